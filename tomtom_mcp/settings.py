@@ -1,0 +1,117 @@
+"""Django settings, read from the environment (and `.env` when present).
+
+Defaults run on one laptop: SQLite beside manage.py, loopback only. Every variable is listed
+with its meaning in README.md ("Configuration"); tests/test_docs.py keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from tomtom_mcp.env import env_bool, env_float, env_int, env_list, env_str, load_dotenv_file
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+load_dotenv_file(BASE_DIR)
+
+# --- Django core -------------------------------------------------------------------------------
+DEBUG = env_bool("DJANGO_DEBUG", False)
+_INSECURE_DEV_KEY = "insecure-dev-key-set-DJANGO_SECRET_KEY-in-production"
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", _INSECURE_DEV_KEY) or _INSECURE_DEV_KEY
+
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
+ALLOWED_HOSTS = env_list("MCP_ALLOWED_HOSTS", LOOPBACK_HOSTS)
+MCP_ALLOWED_ORIGINS = env_list("MCP_ALLOWED_ORIGINS", [])
+"""Browser origins allowed to call /mcp (CORS and Origin validation). Loopback origins always are."""
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "tools",
+    "analytics",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "tomtom_mcp.urls"
+ASGI_APPLICATION = "tomtom_mcp.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}") or "",
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# --- The MCP server ------------------------------------------------------------------------------
+MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1024 * 1024)
+MCP_HOSTED = env_bool("MCP_HOSTED", False)
+"""Hosted mode: over HTTP a caller must send its own TomTom key; the server's key is never used."""
+
+# --- TomTom --------------------------------------------------------------------------------------
+TOMTOM_API_KEY = env_str("TOMTOM_API_KEY")
+TOMTOM_API_BASE_URL = (env_str("TOMTOM_API_BASE_URL", "https://api.tomtom.com") or "").rstrip("/")
+TOMTOM_MAPS_BACKEND = env_str("TOMTOM_MAPS_BACKEND", "tomtom-orbis-maps")
+TOMTOM_CONNECT_TIMEOUT = env_float("TOMTOM_CONNECT_TIMEOUT", 5.0)
+TOMTOM_TIMEOUT = env_float("TOMTOM_TIMEOUT", 20.0)
+"""Total deadline in seconds for one upstream request, retries included."""
+TOMTOM_MAX_RETRIES = env_int("TOMTOM_MAX_RETRIES", 2)
+
+# --- Logging -------------------------------------------------------------------------------------
+LOG_LEVEL = (env_str("LOG_LEVEL", "INFO") or "INFO").upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"json": {"()": "tomtom_mcp.logging.JsonLinesFormatter"}},
+    "handlers": {
+        "stderr": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+    },
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
+    "loggers": {
+        # The SDK logs every stateless request at INFO, and httpx logs full URLs (with the key).
+        "mcp": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+        "uvicorn.access": {"level": "WARNING"},
+        "django.request": {"level": "ERROR"},
+    },
+}

@@ -1,0 +1,15 @@
+from django.contrib import admin
+from django.http import JsonResponse
+from django.urls import path
+
+from tomtom_mcp import SERVER_NAME, version
+
+
+def healthz(request):  # noqa: ANN001, ANN201
+    return JsonResponse({"status": "ok", "name": SERVER_NAME, "version": version()})
+
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ToolsConfig(AppConfig):
+    name = "tools"
+    verbose_name = "MCP tools"
+    default_auto_field = "django.db.models.BigAutoField"

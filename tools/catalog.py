@@ -1,0 +1,194 @@
+"""The catalog: the tools this server offers, and one way to call them.
+
+`Catalog(tools, interceptors=...)` is built once per process from the tool modules listed in
+`default_tools()`. Every call, whatever the transport, goes through `Catalog.call`:
+
+    interceptors (outermost first) -> find the tool -> validate arguments -> tool.run
+
+An interceptor is `async (call, next) -> ToolOutcome`; it can observe, reject or change a call
+(logging, client identity and governance plug in here). Errors come back as a `ToolOutcome`
+with `is_error` set and the closed-set JSON shape; nothing raises out of `call`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools.context import CallContext
+from tools.definition import Tool, ToolDefinitionError
+from tools.errors import ErrorCode, ToolError
+from tools.schema import validate_arguments
+from tomtom_mcp.logging import log_event
+
+logger = logging.getLogger("tools.calls")
+
+
+def dumps(data: Any) -> str:
+    """The one JSON encoding of every result text: compact, UTF-8, no NaN."""
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+@dataclass(slots=True)
+class ToolCall:
+    name: str
+    arguments: dict[str, Any]
+    context: CallContext
+    tool: Tool | None = None
+
+
+@dataclass(slots=True)
+class ToolOutcome:
+    data: dict[str, Any]
+    is_error: bool = False
+    meta: dict[str, Any] | None = None
+    _text: str | None = field(default=None, repr=False)
+
+    @property
+    def code(self) -> str:
+        return self.data["error"]["code"] if self.is_error else "ok"
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = dumps(self.data)
+        return self._text
+
+    @classmethod
+    def from_error(cls, error: ToolError) -> ToolOutcome:
+        return cls(error.as_dict(), is_error=True)
+
+
+Next = Callable[[ToolCall], Awaitable[ToolOutcome]]
+Interceptor = Callable[[ToolCall, Next], Awaitable[ToolOutcome]]
+ListingFilter = Callable[[Sequence[Tool], CallContext], Sequence[Tool]]
+
+
+class Catalog:
+    def __init__(
+        self,
+        tools: Iterable[Tool],
+        *,
+        interceptors: Sequence[Interceptor] = (),
+        listing_filters: Sequence[ListingFilter] = (),
+        services: frozenset[str] = frozenset({"tomtom"}),
+    ) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ToolDefinitionError(f"two tools are named {tool.name!r}")
+            if tool.requires <= services:
+                self._tools[tool.name] = tool
+        self.interceptors = tuple(interceptors)
+        self.listing_filters = tuple(listing_filters)
+        chain: Next = self._invoke
+        for interceptor in reversed(self.interceptors):
+            chain = _bind(interceptor, chain)
+        self._chain = chain
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def list_tools_unfiltered(self) -> list[Tool]:
+        """Every registered tool, before listing filters (for building definitions once)."""
+        return list(self._tools.values())
+
+    def list_tools(self, context: CallContext) -> list[Tool]:
+        tools: Sequence[Tool] = list(self._tools.values())
+        for listing_filter in self.listing_filters:
+            tools = listing_filter(tools, context)
+        return list(tools)
+
+    async def call(self, name: str, arguments: dict[str, Any] | None, context: CallContext) -> ToolOutcome:
+        call = ToolCall(name=name, arguments=dict(arguments or {}), context=context, tool=self._tools.get(name))
+        try:
+            return await self._chain(call)
+        except ToolError as error:
+            return ToolOutcome.from_error(error)
+        except Exception:
+            return _internal_error(call)
+
+    async def _invoke(self, call: ToolCall) -> ToolOutcome:
+        tool = call.tool
+        if tool is None:
+            return ToolOutcome.from_error(
+                ToolError(
+                    ErrorCode.UNKNOWN_TOOL,
+                    f"No tool is named {call.name!r}. Valid tools: {', '.join(self.names)}.",
+                    tools=self.names,
+                )
+            )
+        try:
+            assert tool.validator is not None
+            validate_arguments(tool.validator, call.arguments)
+            data = await tool.run(call.arguments, call.context)
+            meta = call.context.extra.pop("result_meta", None)
+            return ToolOutcome(data, meta=meta)
+        except ToolError as error:
+            return ToolOutcome.from_error(error)
+        except Exception:
+            return _internal_error(call)
+
+
+def _bind(interceptor: Interceptor, next_: Next) -> Next:
+    async def bound(call: ToolCall) -> ToolOutcome:
+        return await interceptor(call, next_)
+
+    return bound
+
+
+def _internal_error(call: ToolCall) -> ToolOutcome:
+    request_id = call.context.request_id
+    logger.exception(
+        "Tool call failed unexpectedly", extra={"fields": {"tool": call.name, "request_id": request_id}}
+    )
+    return ToolOutcome.from_error(
+        ToolError(
+            ErrorCode.INTERNAL,
+            f"Something went wrong on our side; the server log has the details (request {request_id}).",
+            request_id=request_id,
+        )
+    )
+
+
+async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
+    """Interceptor: one JSON line per tool call with its identity, outcome, times and size."""
+    started = time.perf_counter()
+    outcome = await next_(call)
+    context = call.context
+    log_event(
+        logger,
+        logging.INFO if not outcome.is_error or outcome.code != "internal" else logging.ERROR,
+        "Tool call",
+        tool=call.name,
+        client=context.client_name,
+        user_agent=context.user_agent,
+        transport=context.transport,
+        backend=context.effective_backend.value,
+        outcome=outcome.code,
+        upstream_calls=context.stats.calls,
+        upstream_ms=round(context.stats.seconds * 1000, 1),
+        total_ms=round((time.perf_counter() - started) * 1000, 1),
+        bytes=len(outcome.text.encode()),
+        request_id=context.request_id,
+    )
+    return outcome
+
+
+def default_tools() -> list[Tool]:
+    """Every tool module's `TOOL`, in listing order. Register a new tool here (one line)."""
+    from tools.definitions import geocode, routing, traffic
+
+    return [geocode.TOOL, routing.TOOL, traffic.TOOL]
+
+
+def build_catalog(extra_interceptors: Sequence[Interceptor] = ()) -> Catalog:
+    return Catalog(default_tools(), interceptors=(log_calls, *extra_interceptors))

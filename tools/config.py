@@ -1,0 +1,25 @@
+"""The process-wide server configuration, read once from Django settings."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from tomtom_mcp import version
+from tools.context import ServerConfig
+from tools.tomtom.backends import Backend
+from tools.tomtom.client import ClientSettings
+
+
+def server_config() -> ServerConfig:
+    return ServerConfig(
+        version=version(),
+        client=ClientSettings(
+            base_url=settings.TOMTOM_API_BASE_URL,
+            connect_timeout=settings.TOMTOM_CONNECT_TIMEOUT,
+            total_timeout=settings.TOMTOM_TIMEOUT,
+            max_retries=settings.TOMTOM_MAX_RETRIES,
+        ),
+        server_key=settings.TOMTOM_API_KEY,
+        default_backend=Backend.parse(settings.TOMTOM_MAPS_BACKEND or "", source="TOMTOM_MAPS_BACKEND"),
+        hosted=settings.MCP_HOSTED,
+    )

@@ -1,0 +1,79 @@
+"""The call context: who is calling, with which key and backend, and how to reach TomTom.
+
+Built by a transport adapter (HTTP, stdio, exec) for every call and handed to interceptors and
+tools. Tools read `context.tomtom`; they never see headers or sessions.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools.errors import ToolError
+from tools.tomtom.backends import Backend
+from tools.tomtom.client import ClientSettings, TomTomSession, UpstreamStats, upstream_user_agent
+from tools.tomtom.credentials import KeySources, resolve_api_key
+
+PRODUCT_TOKENS = {"http": "TomTomMCPSDKHttp", "stdio": "TomTomMCPSDK", "exec": "TomTomMCPSDK"}
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """What every call on this process shares (read once from Django settings)."""
+
+    version: str
+    client: ClientSettings
+    server_key: str | None
+    default_backend: Backend
+    hosted: bool
+
+
+@dataclass(slots=True)
+class CallContext:
+    config: ServerConfig
+    transport: str
+    keys: KeySources = field(default_factory=KeySources)
+    backend: Backend | None = None
+    client_name: str = "unknown"
+    user_agent: str | None = None
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    stats: UpstreamStats = field(default_factory=UpstreamStats)
+    extra: dict[str, Any] = field(default_factory=dict)
+    _tomtom: TomTomSession | None = None
+
+    @property
+    def effective_backend(self) -> Backend:
+        return self.backend or self.config.default_backend
+
+    @property
+    def auth_method(self) -> str | None:
+        try:
+            return resolve_api_key(
+                self.keys,
+                server_key=self.config.server_key,
+                over_http=self.transport == "http",
+                hosted=self.config.hosted,
+            )[1]
+        except ToolError:
+            return None
+
+    @property
+    def tomtom(self) -> TomTomSession:
+        """The TomTom session for this call; raises `unauthorized` when no key can be used."""
+        if self._tomtom is None:
+            key, _ = resolve_api_key(
+                self.keys,
+                server_key=self.config.server_key,
+                over_http=self.transport == "http",
+                hosted=self.config.hosted,
+            )
+            product = PRODUCT_TOKENS.get(self.transport, "TomTomMCPSDK")
+            self._tomtom = TomTomSession(
+                settings=self.config.client,
+                api_key=key,
+                backend=self.effective_backend,
+                user_agent=upstream_user_agent(product, self.config.version, self.client_name),
+                stats=self.stats,
+            )
+        return self._tomtom

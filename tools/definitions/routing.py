@@ -1,0 +1,128 @@
+"""tomtom-routing: a route through two or more ordered locations."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from tools.context import CallContext
+from tools.definition import define_tool
+from tools.definitions.common import FULL, check_position, detail, exclusive, position, response_detail
+from tools.errors import ErrorCode, ToolError, invalid
+from tools.shaping.points import lat_lon_text
+from tools.shaping.routes import compact_routes
+from tools.tomtom.backends import Backend
+
+AVOID = [
+    "tollRoads", "motorways", "ferries", "unpavedRoads", "carpools", "alreadyUsedRoads",
+    "borderCrossings", "tunnels", "carTrains", "lowEmissionZones",
+]  # fmt: skip
+ROUTE_TYPES = ["fast", "short", "efficient", "thrilling"]
+GENESIS_ROUTE_TYPES = {"fast": "fastest", "short": "shortest", "efficient": "eco", "thrilling": "thrilling"}
+TRAVEL_MODES = ["car", "truck", "pedestrian", "bicycle"]
+MAX_LOCATIONS = 150
+
+INPUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "locations": {
+            "type": "array",
+            "items": position(),
+            "minItems": 2,
+            "maxItems": MAX_LOCATIONS,
+            "description": "Stops in order, origin first: [[longitude, latitude], ...].",
+        },
+        "response_detail": response_detail(geometry=False),
+        "routeType": {"type": "string", "enum": ROUTE_TYPES, "default": "fast"},
+        "travelMode": {
+            "type": "string",
+            "enum": TRAVEL_MODES,
+            "default": "car",
+            "description": "Orbis routes cars only; other modes need the tomtom-maps backend.",
+        },
+        "traffic": {
+            "type": "string",
+            "enum": ["live", "historical"],
+            "default": "live",
+            "description": "live: today's traffic; historical: typical traffic for the time.",
+        },
+        "avoid": {"type": "array", "items": {"type": "string", "enum": AVOID}, "uniqueItems": True},
+        "departAt": {"type": "string", "description": "ISO 8601 date-time, or `now`."},
+        "arriveAt": {"type": "string", "description": "ISO 8601 date-time to arrive by."},
+        "maxAlternatives": {"type": "integer", "minimum": 0, "maximum": 5, "default": 0},
+        "vehicleHeading": {"type": "integer", "minimum": 0, "maximum": 359, "description": "Degrees from north."},
+    },
+    "required": ["locations"],
+    "additionalProperties": False,
+}
+
+
+def _check_time(name: str, value: str) -> None:
+    if name == "departAt" and value == "now":
+        return
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise invalid(name, f"{value!r} is not an ISO 8601 date-time such as 2026-12-01T08:30:00+01:00") from None
+
+
+def check_arguments(arguments: dict[str, Any]) -> None:
+    for index, location in enumerate(arguments["locations"]):
+        check_position(f"locations[{index}]", location)
+    exclusive(arguments, "departAt", "arriveAt", message="a route can leave at a time or arrive by one, not both")
+    for name in ("departAt", "arriveAt"):
+        if name in arguments:
+            _check_time(name, arguments[name])
+    if "arriveAt" in arguments and arguments.get("maxAlternatives"):
+        raise invalid("maxAlternatives", "alternatives cannot be computed with `arriveAt`")
+
+
+def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
+    locations = ":".join(lat_lon_text(point) for point in arguments["locations"])
+    route_type = arguments.get("routeType", "fast")
+    traffic = arguments.get("traffic", "live")
+    travel_mode = arguments.get("travelMode", "car")
+    if backend is Backend.ORBIS:
+        if travel_mode != "car":
+            raise ToolError(
+                ErrorCode.UNSUPPORTED,
+                f"travelMode {travel_mode!r} is not available on tomtom-orbis-maps, which routes cars only; "
+                "use the tomtom-maps backend for other modes.",
+                argument="travelMode",
+            )
+        path = f"/maps/orbis/routing/calculateRoute/{locations}/json"
+        params: dict[str, Any] = {"apiVersion": 2, "routeType": route_type, "traffic": traffic}
+    else:
+        path = f"/routing/1/calculateRoute/{locations}/json"
+        params = {
+            "routeType": GENESIS_ROUTE_TYPES[route_type],
+            "traffic": traffic == "live",
+            "travelMode": travel_mode,
+        }
+    params["sectionType"] = ["traffic"]
+    for name in ("departAt", "arriveAt", "maxAlternatives", "vehicleHeading"):
+        if name in arguments:
+            params[name] = arguments[name]
+    if "avoid" in arguments:
+        params["avoid"] = list(arguments["avoid"])
+    return path, params
+
+
+async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
+    check_arguments(arguments)
+    session = context.tomtom
+    path, params = build_request(arguments, session.backend)
+    body = await session.get(path, params)
+    return body if detail(arguments) == FULL else compact_routes(body)
+
+
+TOOL = define_tool(
+    name="tomtom-routing",
+    title="TomTom Routing",
+    description=(
+        "Plan a route through 2 or more stops in order: distance, travel time and traffic delay, "
+        "with live or typical traffic, departure or arrival times and things to avoid."
+    ),
+    input_schema=INPUT_SCHEMA,
+    run=run,
+)

@@ -1,0 +1,54 @@
+"""The closed set of error codes a tool call can end with.
+
+A tool raises `ToolError(code, message, **data)` for anything a caller can act on. The catalog
+turns it into one JSON shape, `{"error": {"code", "message", ...data}}`, on every transport.
+Any other exception is logged with a request id and answered as `internal` without details.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorCode(StrEnum):
+    INVALID_ARGUMENTS = "invalid_arguments"
+    """The call's arguments are wrong; the message names the argument."""
+    UNKNOWN_TOOL = "unknown_tool"
+    """No tool has that name; `tools` lists the valid names."""
+    UNAUTHORIZED = "unauthorized"
+    """No TomTom key was given, or TomTom refused it."""
+    UNSUPPORTED = "unsupported"
+    """The request is valid but this backend or server cannot do it."""
+    UNAVAILABLE = "unavailable"
+    """TomTom could not be reached or failed; trying later may help."""
+    RETRY_LATER = "retry_later"
+    """Rate limited; `retry_after` says how many seconds to wait."""
+    MALFORMED = "malformed"
+    """TomTom answered with data we cannot read."""
+    INTERNAL = "internal"
+    """A bug on our side; the log has the details under `request_id`."""
+
+
+class ToolError(Exception):
+    """An expected failure, answered to the caller as a tool error."""
+
+    def __init__(self, code: ErrorCode, message: str, **data: Any) -> None:
+        super().__init__(message)
+        self.code = ErrorCode(code)
+        self.message = message
+        self.data = data
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"error": {"code": self.code.value, "message": self.message, **self.data}}
+
+
+def invalid(argument: str, message: str) -> ToolError:
+    """An `invalid_arguments` error naming the argument (a path such as `locations[1]`)."""
+    return ToolError(ErrorCode.INVALID_ARGUMENTS, f"{argument}: {message}", argument=argument)
+
+
+def conflicting(*arguments: str, message: str) -> ToolError:
+    """An `invalid_arguments` error for a rule between inputs; names every input involved."""
+    names = " and ".join(f"`{name}`" for name in arguments)
+    return ToolError(ErrorCode.INVALID_ARGUMENTS, f"{names}: {message}", arguments=list(arguments))

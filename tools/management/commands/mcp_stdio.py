@@ -1,0 +1,25 @@
+"""`manage.py mcp_stdio`: serve MCP over stdin/stdout for desktop clients."""
+
+from __future__ import annotations
+
+import anyio
+from django.core.management.base import BaseCommand
+
+from tools.catalog import build_catalog
+from tools.config import server_config
+from tools.management.commands._options import add_transport_options, parse_backend
+from tools.mcp.stdio import serve_stdio
+
+
+class Command(BaseCommand):
+    help = "Serve the TomTom MCP tools over stdio (stdout carries only JSON-RPC)."
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser):  # noqa: ANN001, ANN201
+        add_transport_options(parser)
+
+    def handle(self, *args, **options):  # noqa: ANN002, ANN003, ANN201
+        backend = parse_backend(options["backend"])
+        anyio.run(
+            lambda: serve_stdio(build_catalog(), server_config(), api_key=options["apikey"], backend=backend)
+        )

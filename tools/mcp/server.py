@@ -1,0 +1,86 @@
+"""The MCP server: the SDK's low-level `Server`, answering from the catalog.
+
+`build_server(catalog, make_context)` wires `tools/list`, `tools/call` (and, when the catalog
+carries widgets, the resources) to the catalog. `make_context(request_context)` is the
+transport's own way to say who is calling; the handlers never look at HTTP or stdio details.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+
+from tomtom_mcp import SERVER_NAME, version
+from tools.catalog import Catalog
+from tools.context import CallContext
+from tools.definition import Tool
+
+INSTRUCTIONS = (
+    "TomTom Maps tools: geocode addresses, search places, plan routes and read live traffic "
+    "anywhere TomTom covers. Coordinates are always [longitude, latitude]; answers are compact "
+    "by default, and response_detail asks for drawable geometry or TomTom's full answer."
+)
+
+ContextFactory = Callable[[ServerRequestContext[Any]], CallContext]
+
+
+def mcp_tool(tool: Tool) -> types.Tool:
+    return types.Tool(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description,
+        input_schema=dict(tool.input_schema),
+        annotations=types.ToolAnnotations(title=tool.title, **_annotation_kwargs(tool)),
+        _meta=dict(tool.meta) or None,
+    )
+
+
+def _annotation_kwargs(tool: Tool) -> dict[str, bool]:
+    hints = tool.annotations
+    return {
+        "read_only_hint": hints.read_only,
+        "destructive_hint": hints.destructive,
+        "idempotent_hint": hints.idempotent,
+        "open_world_hint": hints.open_world,
+    }
+
+
+def client_name_from_handshake(ctx: ServerRequestContext[Any]) -> str | None:
+    """The `clientInfo.name` the session knows (stdio, in-process, and 2026-07-28 `_meta`)."""
+    params = ctx.session.client_params
+    if params is not None and params.client_info is not None:
+        return params.client_info.name
+    return None
+
+
+def build_server(catalog: Catalog, make_context: ContextFactory) -> Server[Any]:
+    listed: dict[str, types.Tool] = {tool.name: mcp_tool(tool) for tool in catalog.list_tools_unfiltered()}
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        context = make_context(ctx)
+        return types.ListToolsResult(tools=[listed[t.name] for t in catalog.list_tools(context)])
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        context = make_context(ctx)
+        outcome = await catalog.call(params.name, params.arguments, context)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=outcome.text)],
+            is_error=outcome.is_error,
+            _meta=outcome.meta,
+        )
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=version(),
+        title="TomTom Maps",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    return server

@@ -1,0 +1,84 @@
+"""Traffic incidents: the compact list, most severe first, capped.
+
+Each incident becomes one flat object with names instead of codes. Over the cap, the list is
+cut after sorting by severity (indefinite > major > moderate > minor > unknown; ties keep
+TomTom's order) and `incidentsByCategory` counts what the whole answer held.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+CATEGORIES = {
+    0: "other", 1: "accident", 2: "fog", 3: "danger", 4: "rain", 5: "frost", 6: "jam",
+    7: "lane-closed", 8: "road-closed", 9: "roadworks", 10: "wind", 11: "flooding",
+    14: "broken-down-vehicle",
+}  # fmt: skip
+CATEGORY_CODES = {name: code for code, name in CATEGORIES.items()}
+MAGNITUDES = {0: "unknown", 1: "minor", 2: "moderate", 3: "major", 4: "indefinite"}
+SEVERITY = {4: 4, 3: 3, 2: 2, 1: 1, 0: 0}
+
+FIELDS = (
+    "{incidents{type,geometry{type,coordinates},properties{id,iconCategory,magnitudeOfDelay,"
+    "events{description,code,iconCategory},startTime,endTime,from,to,length,delay,roadNumbers,"
+    "timeValidity}}}"
+)
+"""The projection we ask TomTom for: what compact and geometry use, nothing more."""
+
+
+def by_severity(incidents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def severity(incident: dict[str, Any]) -> int:
+        magnitude = (incident.get("properties") or {}).get("magnitudeOfDelay")
+        return -SEVERITY.get(magnitude if isinstance(magnitude, int) else 0, 0)
+
+    return sorted(incidents, key=severity)
+
+
+def compact_incident(incident: dict[str, Any], *, with_validity: bool) -> dict[str, Any]:
+    props = incident.get("properties") or {}
+    item: dict[str, Any] = {
+        "category": CATEGORIES.get(props.get("iconCategory"), "other"),
+        "magnitudeOfDelay": MAGNITUDES.get(props.get("magnitudeOfDelay"), "unknown"),
+    }
+    for source, target in (("from", "from"), ("to", "to")):
+        if props.get(source):
+            item[target] = props[source]
+    if isinstance(props.get("length"), (int, float)):
+        item["lengthInMeters"] = round(props["length"])
+    if isinstance(props.get("delay"), (int, float)):
+        item["delayInSeconds"] = round(props["delay"])
+    if props.get("roadNumbers"):
+        item["roadNumbers"] = props["roadNumbers"]
+    for key in ("startTime", "endTime"):
+        if props.get(key):
+            item[key] = props[key]
+    if with_validity and props.get("timeValidity"):
+        item["timeValidity"] = props["timeValidity"]
+    events = list(dict.fromkeys(e.get("description") for e in props.get("events") or [] if e.get("description")))
+    if events:
+        item["events"] = events
+    return item
+
+
+def capped_incidents(body: dict[str, Any], cap: int) -> tuple[list[dict[str, Any]], int]:
+    """The incidents compact and geometry show, in order, and how many TomTom returned."""
+    incidents = [i for i in body.get("incidents") or [] if isinstance(i, dict)]
+    return by_severity(incidents)[:cap], len(incidents)
+
+
+def compact_traffic(body: dict[str, Any], cap: int, *, with_validity: bool) -> dict[str, Any]:
+    shown, total = capped_incidents(body, cap)
+    answer: dict[str, Any] = {
+        "incidents": [compact_incident(i, with_validity=with_validity) for i in shown],
+        "total": total,
+        "returned": len(shown),
+        "truncated": total > len(shown),
+    }
+    if total > len(shown):
+        counts = Counter(
+            CATEGORIES.get((i.get("properties") or {}).get("iconCategory"), "other")
+            for i in body.get("incidents") or []
+        )
+        answer["incidentsByCategory"] = dict(counts.most_common())
+    return answer

@@ -1,0 +1,1 @@
+"""The TomTom API client: one pooled async httpx client per process and event loop."""

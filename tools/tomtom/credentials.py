@@ -1,0 +1,50 @@
+"""Which TomTom key a call uses, highest first:
+
+1. the `tomtom-api-key` HTTP header,
+2. `Authorization: Bearer <key>`,
+3. `--apikey` given to the stdio or exec command,
+4. the server's own `TOMTOM_API_KEY` (environment or `.env`), unless the deployment is hosted
+   and the call came over HTTP: a hosted server never spends its own key on a caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tools.errors import ErrorCode, ToolError
+
+
+@dataclass(frozen=True, slots=True)
+class KeySources:
+    header: str | None = None
+    bearer: str | None = None
+    cli: str | None = None
+
+    def __repr__(self) -> str:  # never show a key
+        given = [name for name in ("header", "bearer", "cli") if getattr(self, name)]
+        return f"KeySources(given={given})"
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    if not authorization:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+def resolve_api_key(
+    sources: KeySources, *, server_key: str | None, over_http: bool, hosted: bool
+) -> tuple[str, str]:
+    """Return `(key, auth_method)`, or raise an `unauthorized` error that says how to give one."""
+    for method, value in (("tomtom-api-key", sources.header), ("bearer", sources.bearer), ("cli", sources.cli)):
+        if value and value.strip():
+            return value.strip(), method
+    if server_key and not (hosted and over_http):
+        return server_key, "server-key"
+    if over_http:
+        how = "send your key in the `tomtom-api-key` header (or `Authorization: Bearer <key>`)"
+        if not hosted:
+            how += ", or set TOMTOM_API_KEY on the server"
+    else:
+        how = "set TOMTOM_API_KEY in the environment or .env, or pass --apikey"
+    raise ToolError(ErrorCode.UNAUTHORIZED, f"No TomTom API key: {how}.")
