@@ -1,0 +1,139 @@
+"""Shared fixtures: a TomTom stub on loopback, the server's configuration pointed at it,
+in-process MCP clients, and real server processes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.tomtom_stub import TomTomStub
+from tools.catalog import build_catalog
+from tools.context import CallContext, ServerConfig
+from tools.tomtom.backends import Backend
+from tools.tomtom.client import ClientSettings
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+SHARED_FIXTURES = REPO.parent / "shared" / "fixtures" / "tomtom"
+CANARY_KEY = "canary-KEY-7f3a9c"
+"""The TomTom key every test uses; tests/test_key_leak.py fails if it shows up anywhere else."""
+
+
+def data(name: str) -> Any:
+    """One of our own test answers (tests/data)."""
+    return json.loads((DATA / name).read_text())
+
+
+def recorded(name: str) -> Any:
+    """A recorded TomTom answer from ../shared/fixtures/tomtom; skips the test when absent."""
+    path = SHARED_FIXTURES / name
+    if not path.is_file():
+        pytest.skip(f"recorded fixture {name} is not available (../shared is absent)")
+    return json.loads(path.read_text())
+
+
+@pytest.fixture
+def stub() -> Iterator[TomTomStub]:
+    with TomTomStub() as running:
+        yield running
+
+
+def make_config(stub: TomTomStub, **overrides: Any) -> ServerConfig:
+    values: dict[str, Any] = {
+        "version": "9.9.9",
+        "client": ClientSettings(base_url=stub.base_url, total_timeout=5.0, max_retries=2, backoff=0.01),
+        "server_key": CANARY_KEY,
+        "default_backend": Backend.ORBIS,
+        "hosted": False,
+    }
+    values.update(overrides)
+    return ServerConfig(**values)
+
+
+@pytest.fixture
+def config(stub: TomTomStub) -> ServerConfig:
+    return make_config(stub)
+
+
+@pytest.fixture
+def catalog():  # noqa: ANN201
+    return build_catalog()
+
+
+@pytest.fixture
+def context(config: ServerConfig) -> CallContext:
+    return CallContext(config=config, transport="exec", client_name="pytest")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def server_process(env: dict[str, str] | None = None, *, workers: int = 0) -> Iterator[str]:
+    """A real server on loopback (uvicorn, or gunicorn with `workers`); yields its base URL."""
+    port = free_port()
+    full_env = {
+        **os.environ,
+        "TOMTOM_API_KEY": CANARY_KEY,
+        "LOG_LEVEL": "INFO",
+        "DOTENV_PATH": "/nonexistent",
+        **(env or {}),
+    }
+    if workers:
+        command = [sys.executable, "-m", "gunicorn", "-c", str(REPO / "gunicorn.conf.py"), "-w", str(workers),
+                   "-b", f"127.0.0.1:{port}", "tomtom_mcp.asgi:application"]  # fmt: skip
+    else:
+        command = [sys.executable, "-m", "uvicorn", "tomtom_mcp.asgi:application", "--port", str(port),
+                   "--log-level", "warning"]  # fmt: skip
+    log = open(REPO / f".server-{port}.log", "w+b")  # noqa: SIM115
+    process = subprocess.Popen(command, cwd=REPO, env=full_env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                raise RuntimeError(f"server did not start:\n{log.read().decode(errors='replace')}")
+            time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.seek(0)
+        server_process.last_log = log.read().decode(errors="replace")  # type: ignore[attr-defined]
+        log.close()
+        os.unlink(log.name)
+
+
+@contextlib.asynccontextmanager
+async def http_client(url: str, headers: dict[str, str] | None = None, **kwargs: Any) -> AsyncIterator[Any]:
+    """The SDK's own client over Streamable HTTP, with extra request headers."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers=headers or {}, timeout=30) as http:
+        async with Client(streamable_http_client(url, http_client=http), **kwargs) as client:
+            yield client

@@ -1,0 +1,165 @@
+"""A TomTom API stand-in on loopback: canned answers by path, every request recorded.
+
+Runs an asyncio HTTP/1.1 server (keep-alive, cached response bytes) in a background thread, so
+a server under test, in this process or another, can be pointed at it with
+TOMTOM_API_BASE_URL. Also used by the benchmarks, which need it to be fast.
+
+    with TomTomStub() as stub:
+        stub.route("GET", r"/search/2/geocode/.*", json_body={...})
+        ... stub.requests[-1].query["key"] ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+
+    def param(self, name: str) -> str | None:
+        values = self.query.get(name)
+        return values[0] if values else None
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Route:
+    method: str
+    pattern: re.Pattern[str]
+    response: bytes
+    times: int | None = None  # answer this many times, then fall through to later routes
+
+
+@dataclass
+class TomTomStub:
+    host: str = "127.0.0.1"
+    port: int = 0
+    record: bool = True
+    requests: list[RecordedRequest] = field(default_factory=list)
+    _routes: list[Route] = field(default_factory=list)
+
+    def route(
+        self,
+        method: str,
+        pattern: str,
+        *,
+        json_body: Any = None,
+        body: bytes | None = None,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+        times: int | None = None,
+    ) -> None:
+        """Answer requests whose path matches `pattern` (newest routes win)."""
+        payload = body if body is not None else json.dumps(json_body).encode()
+        head = [f"HTTP/1.1 {status} X", "Content-Type: application/json", f"Content-Length: {len(payload)}"]
+        head += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        raw = ("\r\n".join(head) + "\r\n\r\n").encode() + payload
+        self._routes.insert(0, Route(method.upper(), re.compile(pattern), raw, times))
+
+    def clear(self) -> None:
+        self.requests.clear()
+        self._routes.clear()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def _answer(self, method: str, path: str) -> bytes:
+        for route in self._routes:
+            if route.method == method and route.pattern.fullmatch(path):
+                if route.times is not None:
+                    if route.times <= 0:
+                        continue
+                    route.times -= 1
+                return route.response
+        payload = json.dumps({"errorText": f"stub has no route for {method} {path}"}).encode()
+        return b"HTTP/1.1 404 X\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (
+            len(payload),
+            payload,
+        )
+
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, target, _ = lines[0].split(" ", 2)
+                headers = {}
+                for line in lines[1:]:
+                    if ":" in line:
+                        name, value = line.split(":", 1)
+                        headers[name.strip().lower()] = value.strip()
+                length = int(headers.get("content-length", "0") or 0)
+                body = await reader.readexactly(length) if length else b""
+                parts = urlsplit(target)
+                path = unquote(parts.path)
+                if self.record:
+                    self.requests.append(
+                        RecordedRequest(method, path, parse_qs(parts.query, keep_blank_values=True), headers, body)
+                    )
+                writer.write(self._answer(method, path))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    def __enter__(self) -> TomTomStub:
+        ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+
+        def run() -> None:
+            asyncio.set_event_loop(self._loop)
+            server = self._loop.run_until_complete(asyncio.start_server(self._serve_connection, self.host, self.port))
+            self.port = server.sockets[0].getsockname()[1]
+            self._server = server
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="tomtom-stub", daemon=True)
+        self._thread.start()
+        ready.wait(5)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        async def shutdown() -> None:
+            self._server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(5)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+        self._loop.close()
+
+
+def main() -> None:  # `python -m tests.support.tomtom_stub PORT FILE.json` for the benchmarks
+    import sys
+
+    stub = TomTomStub(port=int(sys.argv[1]), record=False)
+    routes = json.load(open(sys.argv[2]))
+    for route in routes:
+        stub.route(route["method"], route["pattern"], body=route["body"].encode())
+    with stub:
+        print(f"stub listening on {stub.base_url}", flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+import pytest
+
+from tests.conftest import data, recorded
+from tools.tomtom.backends import Backend
+
+pytestmark = pytest.mark.asyncio
+
+ORBIS = r"/maps/orbis/routing/calculateRoute/.*/json"
+GENESIS = r"/routing/1/calculateRoute/.*/json"
+
+
+async def test_orbis_request(stub, catalog, context):
+    stub.route("GET", ORBIS, json_body=data("route.json"))
+    outcome = await catalog.call(
+        "tomtom-routing",
+        {
+            "locations": [[4.9041, 52.3676], [5.1215, 52.0907], [13.405, 52.52]],
+            "avoid": ["tollRoads", "ferries"],
+            "departAt": "2026-12-01T08:00:00+01:00",
+            "routeType": "efficient",
+            "traffic": "historical",
+        },
+        context,
+    )
+    assert not outcome.is_error, outcome.text
+    sent = stub.requests[-1]
+    assert sent.path == "/maps/orbis/routing/calculateRoute/52.3676,4.9041:52.0907,5.1215:52.52,13.405/json"
+    assert sent.query["avoid"] == ["tollRoads", "ferries"]
+    assert sent.param("apiVersion") == "2"
+    assert (sent.param("routeType"), sent.param("traffic")) == ("efficient", "historical")
+    assert sent.param("departAt") == "2026-12-01T08:00:00+01:00"
+
+
+async def test_genesis_request_uses_its_own_vocabulary(stub, catalog, context):
+    stub.route("GET", GENESIS, json_body=data("route.json"))
+    context.backend = Backend.GENESIS
+    await catalog.call(
+        "tomtom-routing",
+        {"locations": [[4.9, 52.3], [13.4, 52.5]], "routeType": "short", "traffic": "live", "travelMode": "truck"},
+        context,
+    )
+    sent = stub.requests[-1]
+    assert sent.path == "/routing/1/calculateRoute/52.3,4.9:52.5,13.4/json"
+    assert (sent.param("routeType"), sent.param("traffic"), sent.param("travelMode")) == ("shortest", "true", "truck")
+
+
+async def test_compact_route(stub, catalog, context):
+    stub.route("GET", ORBIS, json_body=data("route.json"))
+    outcome = await catalog.call("tomtom-routing", {"locations": [[4.9041, 52.3676], [13.405, 52.52]]}, context)
+    (route,) = outcome.data["routes"]
+    assert route["summary"] == {
+        "lengthInMeters": 657000,
+        "travelTimeInSeconds": 23400,
+        "trafficDelayInSeconds": 420,
+        "trafficLengthInMeters": 12000,
+        "departureTime": "2026-11-29T09:00:00+01:00",
+        "arrivalTime": "2026-11-29T15:30:00+01:00",
+    }
+    assert route["start"] == [4.9041, 52.3676]
+    assert route["end"] == [13.405, 52.52]
+    assert [leg["end"] for leg in route["legs"]] == [route["legs"][1]["start"], route["end"]]
+    assert route["traffic"] == [
+        {"simpleCategory": "JAM", "magnitudeOfDelay": 2, "delayInSeconds": 300, "effectiveSpeedInKmh": 23},
+        {"simpleCategory": "ROADWORK", "magnitudeOfDelay": 1, "delayInSeconds": 120, "effectiveSpeedInKmh": 40},
+    ]
+    assert "points" not in outcome.text and "PointIndex" not in outcome.text
+
+
+async def test_full_keeps_every_point(stub, catalog, context):
+    stub.route("GET", ORBIS, json_body=data("route.json"))
+    outcome = await catalog.call(
+        "tomtom-routing", {"locations": [[4.9, 52.3], [13.4, 52.5]], "response_detail": "full"}, context
+    )
+    assert outcome.data == data("route.json")
+
+
+async def test_recorded_genesis_route_keeps_start_and_end(stub, catalog, context):
+    stub.route("GET", GENESIS, json_body=recorded("genesis-route.json"))
+    context.backend = Backend.GENESIS
+    outcome = await catalog.call("tomtom-routing", {"locations": [[4.90413, 52.36761], [13.40502, 52.52001]]}, context)
+    route = outcome.data["routes"][0]
+    assert route["start"] == [4.90413, 52.36761]
+    assert route["summary"]["lengthInMeters"] == 682749
+
+
+async def test_depart_and_arrive_together_name_both(stub, catalog, context):
+    outcome = await catalog.call(
+        "tomtom-routing",
+        {"locations": [[4.9, 52.3], [13.4, 52.5]], "departAt": "now", "arriveAt": "2026-12-01T08:00:00"},
+        context,
+    )
+    assert outcome.data["error"]["code"] == "invalid_arguments"
+    assert outcome.data["error"]["arguments"] == ["departAt", "arriveAt"]
+    assert "`departAt` and `arriveAt`" in outcome.data["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "argument"),
+    [
+        ({"locations": [[4.9, 52.3]]}, "locations"),
+        ({"locations": [[4.9, 52.3], [200, 52.5]]}, "locations[1][0]"),
+        ({"locations": [[4.9, 52.3], [13.4, 52.5]], "departAt": "tomorrow"}, "departAt"),
+        ({"locations": [[4.9, 52.3], [13.4, 52.5]], "avoid": ["potholes"]}, "avoid[0]"),
+        ({"locations": [[4.9, 52.3], [13.4, 52.5]], "origin": [1, 2]}, "origin"),
+    ],
+)
+async def test_invalid_arguments_name_the_path(stub, catalog, context, arguments, argument):
+    outcome = await catalog.call("tomtom-routing", arguments, context)
+    assert outcome.data["error"]["code"] == "invalid_arguments"
+    assert outcome.data["error"]["argument"] == argument
+    assert stub.requests == []
+
+
+async def test_orbis_refuses_other_travel_modes(stub, catalog, context):
+    outcome = await catalog.call(
+        "tomtom-routing", {"locations": [[4.9, 52.3], [13.4, 52.5]], "travelMode": "bicycle"}, context
+    )
+    assert outcome.data["error"]["code"] == "unsupported"
+    assert "tomtom-maps backend" in outcome.data["error"]["message"]
