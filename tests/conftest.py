@@ -67,7 +67,7 @@ def config(stub: TomTomStub) -> ServerConfig:
 
 
 @pytest.fixture
-def catalog():  # noqa: ANN201
+def catalog():
     return build_catalog()
 
 
@@ -134,6 +134,8 @@ async def http_client(url: str, headers: dict[str, str] | None = None, **kwargs:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(headers=headers or {}, timeout=30) as http:
-        async with Client(streamable_http_client(url, http_client=http), **kwargs) as client:
-            yield client
+    async with (
+        httpx2.AsyncClient(headers=headers or {}, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), **kwargs) as client,
+    ):
+        yield client

@@ -14,12 +14,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tomtom_mcp.settings")
 django_app = get_asgi_application()
 
 
-def build_application():  # noqa: ANN201 - an ASGI callable
+def build_application():
     from django.conf import settings
 
     from tools.catalog import build_catalog
     from tools.config import server_config
     from tools.mcp.http import HttpSettings, build_http_app
+    from tools.mcp.identity import SessionIds
 
     mcp_app = build_http_app(
         build_catalog(),
@@ -28,10 +29,11 @@ def build_application():  # noqa: ANN201 - an ASGI callable
             allowed_hosts=settings.ALLOWED_HOSTS,
             allowed_origins=settings.MCP_ALLOWED_ORIGINS,
             max_body_bytes=settings.MCP_MAX_BODY_BYTES,
+            session_ids=SessionIds(settings.MCP_SESSION_SECRETS),
         ),
     )
 
-    async def application(scope, receive, send):  # noqa: ANN001, ANN202
+    async def application(scope, receive, send):
         if scope["type"] == "lifespan" or (
             scope["type"] == "http" and scope["path"].rstrip("/") == mcp_app.settings.path
         ):

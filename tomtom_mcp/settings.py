@@ -83,6 +83,8 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 
 # --- The MCP server ------------------------------------------------------------------------------
 MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1024 * 1024)
+MCP_SESSION_SECRETS = env_list("MCP_SESSION_SECRETS", []) or [SECRET_KEY]
+"""Secrets that sign `Mcp-Session-Id`s, newest first; every replica needs the same list."""
 MCP_HOSTED = env_bool("MCP_HOSTED", False)
 """Hosted mode: over HTTP a caller must send its own TomTom key; the server's key is never used."""
 

@@ -5,7 +5,7 @@ from django.urls import path
 from tomtom_mcp import SERVER_NAME, version
 
 
-def healthz(request):  # noqa: ANN001, ANN201
+def healthz(request):
     return JsonResponse({"status": "ok", "name": SERVER_NAME, "version": version()})
 
 

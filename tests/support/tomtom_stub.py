@@ -153,7 +153,8 @@ def main() -> None:  # `python -m tests.support.tomtom_stub PORT FILE.json` for 
     import sys
 
     stub = TomTomStub(port=int(sys.argv[1]), record=False)
-    routes = json.load(open(sys.argv[2]))
+    with open(sys.argv[2]) as file:
+        routes = json.load(file)
     for route in routes:
         stub.route(route["method"], route["pattern"], body=route["body"].encode())
     with stub:

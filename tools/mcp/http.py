@@ -28,7 +28,8 @@ from starlette.datastructures import Headers
 
 from tools.catalog import Catalog
 from tools.context import CallContext, ServerConfig
-from tools.mcp.server import build_server, client_name_from_handshake
+from tools.mcp.identity import UNKNOWN, Identity, SessionIds, identify, upstream_metadata
+from tools.mcp.server import build_server
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import close_shared_clients
 from tools.tomtom.credentials import KeySources, bearer_token
@@ -50,6 +51,7 @@ class HttpSettings:
     allowed_hosts: Sequence[str]
     allowed_origins: Sequence[str]
     max_body_bytes: int
+    session_ids: SessionIds
     path: str = "/mcp"
 
 
@@ -67,25 +69,44 @@ def host_allowed(host: str, allowed: Sequence[str]) -> bool:
     return bool(domain) and validate_host(domain, list(allowed))
 
 
+IDENTITY = "tomtom_mcp.identity"
+"""Where the guard leaves the caller's `Identity` in the ASGI scope's `state`."""
+
+
+def key_sources(headers: Headers) -> KeySources:
+    return KeySources(header=headers.get("tomtom-api-key"), bearer=bearer_token(headers.get("authorization")))
+
+
+def auth_method(headers: Headers, config: ServerConfig) -> str | None:
+    context = CallContext(config=config, transport="http", keys=key_sources(headers))
+    return context.auth_method
+
+
 def http_context_factory(config: ServerConfig) -> Callable[[ServerRequestContext[Any]], CallContext]:
     """Who is calling over HTTP, from the request's headers (never from process memory)."""
 
     def make_context(ctx: ServerRequestContext[Any]) -> CallContext:
-        headers = ctx.request.headers if ctx.request is not None else Headers()
+        request = ctx.request
+        headers = request.headers if request is not None else Headers()
+        identity = request.scope.get("state", {}).get(IDENTITY) if request is not None else None
+        if identity is None:  # not through McpHttpApp (cannot happen in production)
+            identity = Identity(UNKNOWN, headers.get("user-agent"))
         backend_header = headers.get("tomtom-maps-backend")
         return CallContext(
             config=config,
             transport="http",
-            keys=KeySources(header=headers.get("tomtom-api-key"), bearer=bearer_token(headers.get("authorization"))),
+            keys=key_sources(headers),
             backend=Backend.parse(backend_header, source="tomtom-maps-backend") if backend_header else None,
-            client_name=client_name_from_handshake(ctx) or headers.get("user-agent") or "unknown",
-            user_agent=headers.get("user-agent"),
+            client_name=identity.client_name,
+            user_agent=identity.user_agent,
         )
 
     return make_context
 
 
-async def _respond(send: Send, status: int, body: dict[str, Any] | str, headers: Sequence[tuple[str, str]] = ()) -> None:
+async def _respond(
+    send: Send, status: int, body: dict[str, Any] | str, headers: Sequence[tuple[str, str]] = ()
+) -> None:
     if isinstance(body, dict):
         payload, content_type = json.dumps(body).encode(), "application/json"
     else:
@@ -103,8 +124,9 @@ def _jsonrpc_error(code: int, message: str) -> dict[str, Any]:
 class McpHttpApp:
     """The ASGI app for `/mcp`; also runs the SDK's task group through the ASGI lifespan."""
 
-    def __init__(self, server: Server[Any], settings: HttpSettings) -> None:
+    def __init__(self, server: Server[Any], settings: HttpSettings, config: ServerConfig) -> None:
         self.settings = settings
+        self.config = config
         self.manager = StreamableHTTPSessionManager(
             app=server,
             stateless=True,
@@ -169,7 +191,13 @@ class McpHttpApp:
         if body is None:
             limit = self.settings.max_body_bytes
             return await _respond(send, 413, _jsonrpc_error(-32600, f"Request body over {limit} bytes"), cors)
-        await self._forward(scope, body, send, cors)
+        identity = identify(headers, body, self.settings.session_ids)
+        metadata = upstream_metadata(identity, auth_method(headers, self.config))
+        response_headers = [*cors, ("TomTom-Upstream-Metadata", metadata)]
+        if identity.mint_session:
+            response_headers.append(("Mcp-Session-Id", self.settings.session_ids.mint(identity.client_name)))
+        state = {**scope.get("state", {}), IDENTITY: identity}
+        await self._forward({**scope, "state": state}, body, send, response_headers)
 
     async def _read_body(self, scope: Scope, receive: Receive, headers: Headers) -> bytes | None:
         limit = self.settings.max_body_bytes
@@ -216,4 +244,4 @@ class McpHttpApp:
 
 
 def build_http_app(catalog: Catalog, config: ServerConfig, settings: HttpSettings) -> McpHttpApp:
-    return McpHttpApp(build_server(catalog, http_context_factory(config)), settings)
+    return McpHttpApp(build_server(catalog, http_context_factory(config)), settings, config)

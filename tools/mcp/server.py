@@ -12,7 +12,9 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import Server
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from tomtom_mcp import SERVER_NAME, version
 from tools.catalog import Catalog
@@ -57,6 +59,19 @@ def client_name_from_handshake(ctx: ServerRequestContext[Any]) -> str | None:
     return None
 
 
+async def name_invalid_params(ctx: ServerRequestContext[Any], call_next: CallNext) -> Any:
+    """Middleware: a -32602 error says which parameter is wrong (the SDK's says only "Invalid")."""
+    try:
+        return await call_next(ctx)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        parts = [str(part) for part in problem["loc"]]
+        path = ".".join(parts if parts[:1] == ["params"] else ["params", *parts])
+        raise MCPError(
+            code=types.INVALID_PARAMS, message=f"Invalid params: {path}: {problem['msg']}", data={"path": path}
+        ) from None
+
+
 def build_server(catalog: Catalog, make_context: ContextFactory) -> Server[Any]:
     listed: dict[str, types.Tool] = {tool.name: mcp_tool(tool) for tool in catalog.list_tools_unfiltered()}
 
@@ -83,4 +98,5 @@ def build_server(catalog: Catalog, make_context: ContextFactory) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    server.middleware.append(name_invalid_params)
     return server

@@ -14,7 +14,7 @@ from tools.tomtom.backends import Backend
 from tools.tomtom.credentials import KeySources
 
 
-def stdio_context_factory(config: ServerConfig, *, api_key: str | None, backend: Backend | None):  # noqa: ANN201
+def stdio_context_factory(config: ServerConfig, *, api_key: str | None, backend: Backend | None):
     def make_context(ctx: ServerRequestContext[Any]) -> CallContext:
         return CallContext(
             config=config,
