@@ -1,7 +1,7 @@
 """The ASGI entry point: `/mcp` goes to the MCP transport, everything else to Django.
 
 Django's ASGI handler does not speak the lifespan protocol, so lifespan events go to the MCP
-app, whose lifespan runs the SDK's task group (see docs/adr/0002-mcp-mounted-beside-django.md).
+app, whose lifespan runs the SDK's task group (see docs/adr/0001-mcp-mounted-beside-django.md).
 """
 
 from __future__ import annotations

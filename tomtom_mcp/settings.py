@@ -88,6 +88,10 @@ MCP_SESSION_SECRETS = env_list("MCP_SESSION_SECRETS", []) or [SECRET_KEY]
 MCP_HOSTED = env_bool("MCP_HOSTED", False)
 """Hosted mode: over HTTP a caller must send its own TomTom key; the server's key is never used."""
 
+# --- Tool-surface governance (docs/governance.md) ------------------------------------------------
+GOVERNANCE_REFRESH_SECONDS = env_int("GOVERNANCE_REFRESH_SECONDS", 5)
+"""How old a replica's copy of the retired tools and contract changes may get before it rereads them."""
+
 # --- TomTom --------------------------------------------------------------------------------------
 TOMTOM_API_KEY = env_str("TOMTOM_API_KEY")
 TOMTOM_API_BASE_URL = (env_str("TOMTOM_API_BASE_URL", "https://api.tomtom.com") or "").rstrip("/")

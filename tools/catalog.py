@@ -15,15 +15,16 @@ from __future__ import annotations
 import json
 import logging
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tomtom_mcp.logging import log_event
 from tools.context import CallContext
 from tools.definition import Tool, ToolDefinitionError
 from tools.errors import ErrorCode, ToolError
 from tools.schema import validate_arguments
-from tomtom_mcp.logging import log_event
 
 logger = logging.getLogger("tools.calls")
 
@@ -147,8 +148,11 @@ def _bind(interceptor: Interceptor, next_: Next) -> Next:
 
 def _internal_error(call: ToolCall) -> ToolOutcome:
     request_id = call.context.request_id
-    logger.exception(
-        "Tool call failed unexpectedly", extra={"fields": {"tool": call.name, "request_id": request_id}}
+    details = traceback.format_exc()
+    for secret in call.context.secrets():
+        details = details.replace(secret, "***")
+    log_event(
+        logger, logging.ERROR, "Tool call failed unexpectedly", tool=call.name, request_id=request_id, exception=details
     )
     return ToolOutcome.from_error(
         ToolError(
@@ -185,10 +189,39 @@ async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
 
 def default_tools() -> list[Tool]:
     """Every tool module's `TOOL`, in listing order. Register a new tool here (one line)."""
-    from tools.definitions import geocode, routing, traffic
+    from tools.definitions import (
+        ev_search,
+        fuzzy_search,
+        geocode,
+        nearby,
+        poi_categories,
+        poi_search,
+        reverse_geocode,
+        routing,
+        traffic,
+    )
 
-    return [geocode.TOOL, routing.TOOL, traffic.TOOL]
+    return [
+        geocode.TOOL,
+        reverse_geocode.TOOL,
+        fuzzy_search.TOOL,
+        poi_search.TOOL,
+        nearby.TOOL,
+        poi_categories.TOOL,
+        ev_search.TOOL,
+        routing.TOOL,
+        traffic.TOOL,
+    ]
 
 
 def build_catalog(extra_interceptors: Sequence[Interceptor] = ()) -> Catalog:
-    return Catalog(default_tools(), interceptors=(log_calls, *extra_interceptors))
+    """The process's catalog: every tool, logged, behind tool-surface governance (retired names
+    and outdated inputs are answered before arguments are validated; see tools.governance)."""
+    from tools.governance.runtime import build_governance
+
+    governance = build_governance()
+    return Catalog(
+        default_tools(),
+        interceptors=(log_calls, governance.intercept, *extra_interceptors),
+        listing_filters=(governance.filter_listing,),
+    )

@@ -24,9 +24,9 @@ class ServerConfig:
 
     version: str
     client: ClientSettings
-    server_key: str | None
-    default_backend: Backend
-    hosted: bool
+    server_key: str | None = field(repr=False)
+    default_backend: Backend = Backend.ORBIS
+    hosted: bool = False
 
 
 @dataclass(slots=True)
@@ -41,6 +41,11 @@ class CallContext:
     stats: UpstreamStats = field(default_factory=UpstreamStats)
     extra: dict[str, Any] = field(default_factory=dict)
     _tomtom: TomTomSession | None = None
+
+    def secrets(self) -> list[str]:
+        """Every key this call could use, for scrubbing text that must not carry them."""
+        candidates = (self.keys.header, self.keys.bearer, self.keys.cli, self.config.server_key)
+        return [c.strip() for c in candidates if c and c.strip()]
 
     @property
     def effective_backend(self) -> Backend:

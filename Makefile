@@ -1,0 +1,50 @@
+# The TomTom Maps MCP server. `make run` serves it locally, `make test` runs everything.
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+export DJANGO_SETTINGS_MODULE := tomtom_mcp.settings
+
+.PHONY: run serve-prod test test-python test-db lint conformance bench browser-deps clean
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(PY) || "$$(scripts/find-python.sh)" -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $@
+
+run: $(VENV)/.installed
+	$(PY) manage.py migrate --no-input
+	@scripts/connect-help.sh http://$(HOST):$(PORT)/mcp
+	$(PY) -m uvicorn tomtom_mcp.asgi:application --host $(HOST) --port $(PORT)
+
+serve-prod: $(VENV)/.installed
+	$(PY) manage.py migrate --no-input
+	$(VENV)/bin/gunicorn -c gunicorn.conf.py tomtom_mcp.asgi:application
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(PY) manage.py check --fail-level ERROR
+
+test-python: $(VENV)/.installed
+	$(PY) -m pytest -q
+
+conformance: $(VENV)/.installed
+	scripts/conformance.sh $(PY)
+
+test: lint test-python conformance
+
+# The database tests again on PostgreSQL (CI: DATABASE_URL=postgres://postgres@127.0.0.1:5432/test).
+test-db: $(VENV)/.installed
+	$(PY) -m pytest -q -m "not browser" tests
+
+bench: $(VENV)/.installed
+	$(PY) bench/bench_simplify.py
+	$(PY) bench/bench_http.py
+
+browser-deps:
+	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

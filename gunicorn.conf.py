@@ -1,0 +1,17 @@
+"""Production: gunicorn with uvicorn workers (`make serve-prod`).
+
+Workers share nothing: any worker (or replica) can answer any request. Settings come from the
+environment: WEB_CONCURRENCY (workers, default 2), BIND (default 127.0.0.1:8000).
+"""
+
+import os
+
+worker_class = "uvicorn_worker.UvicornWorker"
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+bind = os.environ.get("BIND", "127.0.0.1:8000")
+keepalive = 30
+graceful_timeout = 20
+timeout = 60
+accesslog = None
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "0"))
+max_requests_jitter = max_requests // 10

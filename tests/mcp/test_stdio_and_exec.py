@@ -1,0 +1,98 @@
+"""stdio for desktop clients and the one-shot exec command, as real subprocesses."""
+
+import json
+import os
+import subprocess
+import sys
+
+from mcp import Client, StdioServerParameters
+from mcp_types import Implementation
+
+from tests.conftest import CANARY_KEY, REPO, data
+
+
+def env_for(stub) -> dict[str, str]:
+    return {
+        **os.environ,
+        "TOMTOM_API_BASE_URL": stub.base_url,
+        "TOMTOM_API_KEY": "server-key-not-used",
+        "DOTENV_PATH": "/nonexistent",
+    }
+
+
+async def test_stdio_serves_the_catalog(stub):
+    stub.route("GET", r"/maps/orbis/traffic/incidentDetails", json_body=data("traffic.json"))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["manage.py", "mcp_stdio", "--apikey", CANARY_KEY],
+        cwd=str(REPO),
+        env=env_for(stub),
+    )
+    async with Client(params, mode="legacy", client_info=Implementation(name="Claude Desktop", version="1")) as c:
+        names = {tool.name for tool in (await c.list_tools()).tools}
+        result = await c.call_tool("tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4], "maxResults": 2})
+    assert {"tomtom-geocode", "tomtom-routing", "tomtom-traffic"} <= names
+    assert json.loads(result.content[0].text)["returned"] == 2
+    sent = stub.requests[-1]
+    assert sent.param("key") == CANARY_KEY  # --apikey wins over TOMTOM_API_KEY
+    assert sent.headers["tomtom-user-agent"] == "TomTomMCPSDK/0.1.0 Claude%20Desktop"
+
+
+def test_stdout_carries_only_json_rpc(stub):
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "tomtom-geocode", "arguments": {"query": "x", "limit": 0}}},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "manage.py", "mcp_stdio"],
+        input="".join(json.dumps(m) + "\n" for m in messages),
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env_for(stub),
+        timeout=60,
+    )
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["id"] for line in lines] == [1, 2]
+    assert all(line["jsonrpc"] == "2.0" for line in lines)
+    assert '"Tool call"' in done.stderr  # the log went to stderr
+
+
+def run_exec(stub, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", "mcp_exec", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env_for(stub),
+        timeout=60,
+    )
+
+
+def test_exec_prints_the_result(stub):
+    stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+    done = run_exec(stub, "tomtom-geocode", '{"query": "Dam 1"}', "--apikey", CANARY_KEY)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["results"][0]["type"] == "Point Address"
+
+
+def test_exec_fails_on_a_tool_error_with_the_same_error(stub):
+    done = run_exec(stub, "tomtom-routing", '{"locations": [[4.9, 52.3]]}')
+    assert done.returncode == 1
+    error = json.loads(done.stdout)["error"]
+    assert (error["code"], error["argument"]) == ("invalid_arguments", "locations")
+
+
+def test_exec_rejects_arguments_that_are_not_json(stub):
+    done = run_exec(stub, "tomtom-geocode", "{query: Dam}")
+    assert done.returncode == 2
+    assert "not JSON" in done.stderr
+
+
+def test_exec_unknown_tool(stub):
+    done = run_exec(stub, "tomtom-nowhere", "{}")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["error"]["code"] == "unknown_tool"

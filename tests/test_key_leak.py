@@ -1,0 +1,83 @@
+"""The canary: a key sent through every tool and path must never come back anywhere else.
+
+It must reach TomTom (as the `key` parameter) and nothing more: not a result, not an error,
+not a log line, not a response header — even when TomTom echoes it back in an answer.
+"""
+
+import json
+import logging
+
+import pytest
+
+from tests.conftest import CANARY_KEY, data, make_config
+from tools.catalog import build_catalog
+from tools.context import CallContext
+from tools.tomtom.backends import Backend
+from tools.tomtom.credentials import KeySources
+
+CALLS = {
+    "tomtom-geocode": ({"query": "Dam"}, r"/.*geocode/.*", "geocode.json"),
+    "tomtom-routing": ({"locations": [[4.9, 52.3], [13.4, 52.5]]}, r"/.*calculateRoute/.*", "route.json"),
+    "tomtom-traffic": ({"bbox": [4.8, 52.33, 4.95, 52.4]}, r"/.*incidentDetails", "traffic.json"),
+}
+
+
+def echoing(name: str) -> dict:
+    """A canned answer that also echoes the key, as some TomTom answers do (request echoes)."""
+    answer = data(name)
+    answer["echo"] = {"request": f"https://api.tomtom.com/x?key={CANARY_KEY}", "apiKey": CANARY_KEY}
+    return answer
+
+
+@pytest.mark.parametrize("backend", list(Backend))
+@pytest.mark.parametrize("detail", ["compact", "full"])
+@pytest.mark.parametrize("source", ["header", "bearer", "cli", "server"])
+async def test_no_leak_on_success(stub, caplog, backend, detail, source):
+    caplog.set_level(logging.DEBUG)
+    catalog = build_catalog()
+    keys = {"header": KeySources(header=CANARY_KEY), "bearer": KeySources(bearer=CANARY_KEY),
+            "cli": KeySources(cli=CANARY_KEY), "server": KeySources()}[source]  # fmt: skip
+    config = make_config(stub, server_key=CANARY_KEY if source == "server" else "other")
+    for name, (arguments, path, answer) in CALLS.items():
+        stub.route("GET", path, json_body=echoing(answer))
+        context = CallContext(config=config, transport="http", keys=keys, backend=backend)
+        outcome = await catalog.call(name, {**arguments, "response_detail": detail}, context)
+        assert not outcome.is_error, outcome.text
+        assert CANARY_KEY not in outcome.text
+        assert stub.requests[-1].param("key") == CANARY_KEY
+    assert CANARY_KEY not in caplog.text
+    assert CANARY_KEY not in repr(context) and CANARY_KEY not in repr(keys)
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 429, 500, 503])
+async def test_no_leak_on_errors(stub, caplog, status):
+    caplog.set_level(logging.DEBUG)
+    catalog = build_catalog()
+    config = make_config(stub)
+    for name, (arguments, path, _) in CALLS.items():
+        stub.route("GET", path, status=status, json_body={"errorText": f"bad key {CANARY_KEY} in /x?key={CANARY_KEY}"})
+        outcome = await catalog.call(name, arguments, CallContext(config=config, transport="exec"))
+        assert outcome.is_error
+        assert CANARY_KEY not in outcome.text
+    assert CANARY_KEY not in caplog.text
+
+
+async def test_no_leak_from_unexpected_failures(stub, caplog):
+    from tools.catalog import Catalog
+    from tools.definition import define_tool
+
+    caplog.set_level(logging.DEBUG)
+
+    async def explode(arguments, context):
+        raise RuntimeError(f"boom with {context.tomtom!r} and key {CANARY_KEY}")
+
+    broken = define_tool(name="broken", title="Broken", description="fails", input_schema={
+        "type": "object", "properties": {}, "additionalProperties": False}, run=explode)  # fmt: skip
+    outcome = await Catalog([broken]).call("broken", {}, CallContext(config=make_config(stub), transport="exec"))
+    assert outcome.data["error"]["code"] == "internal"
+    assert CANARY_KEY not in outcome.text
+    assert "boom" not in outcome.text and "RuntimeError" not in outcome.text
+    assert json.loads(outcome.text)["error"]["request_id"]
+    logged = [r for r in caplog.records if r.getMessage() == "Tool call failed unexpectedly"]
+    assert "boom" in logged[0].fields["exception"]  # the log keeps the details for us, scrubbed
+    assert CANARY_KEY not in logged[0].fields["exception"]
