@@ -7,8 +7,9 @@ from typing import Any
 
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions.common import FULL, check_position, detail, exclusive, position, response_detail
+from tools.definitions.common import check_position, detail, exclusive, position, response_detail
 from tools.errors import ErrorCode, ToolError, invalid
+from tools.shaping.geometry import route_features, with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.shaping.routes import compact_routes
 from tools.tomtom.backends import Backend
@@ -32,7 +33,7 @@ INPUT_SCHEMA = {
             "maxItems": MAX_LOCATIONS,
             "description": "Stops in order, origin first: [[longitude, latitude], ...].",
         },
-        "response_detail": response_detail(geometry=False),
+        "response_detail": response_detail(geometry=True),
         "routeType": {"type": "string", "enum": ROUTE_TYPES, "default": "fast"},
         "travelMode": {
             "type": "string",
@@ -113,7 +114,13 @@ async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]
     session = context.tomtom
     path, params = build_request(arguments, session.backend)
     body = await session.get(path, params)
-    return body if detail(arguments) == FULL else compact_routes(body)
+    match detail(arguments):
+        case "full":
+            return body
+        case "geometry":
+            return with_geometry(compact_routes(body), route_features(body))
+        case _:
+            return compact_routes(body)
 
 
 TOOL = define_tool(

@@ -7,9 +7,10 @@ from typing import Any
 
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions.common import FULL, bbox, check_bbox, detail, response_detail
+from tools.definitions.common import bbox, check_bbox, detail, response_detail
 from tools.errors import invalid
-from tools.shaping.traffic import CATEGORIES, CATEGORY_CODES, FIELDS, compact_traffic
+from tools.shaping.geometry import incident_features, with_geometry
+from tools.shaping.traffic import CATEGORIES, CATEGORY_CODES, FIELDS, capped_incidents, compact_traffic
 from tools.tomtom.backends import Backend
 
 MAX_AREA_KM2 = 10_000
@@ -20,7 +21,7 @@ INPUT_SCHEMA = {
     "type": "object",
     "properties": {
         "bbox": bbox(f"[minLon, minLat, maxLon, maxLat], at most {MAX_AREA_KM2:,} km²."),
-        "response_detail": response_detail(geometry=False),
+        "response_detail": response_detail(geometry=True),
         "language": {"type": "string", "default": "en-GB", "description": "Language of the descriptions."},
         "categoryFilter": {
             "type": "array",
@@ -76,13 +77,13 @@ async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]
     session = context.tomtom
     path, params = build_request(arguments, session.backend)
     body = await session.get(path, params)
-    if detail(arguments) == FULL:
+    if detail(arguments) == "full":
         return body
-    return compact_traffic(
-        body,
-        arguments.get("maxResults", DEFAULT_CAP),
-        with_validity="future" in arguments.get("timeValidityFilter", ["present"]),
-    )
+    cap = arguments.get("maxResults", DEFAULT_CAP)
+    compact = compact_traffic(body, cap, with_validity="future" in arguments.get("timeValidityFilter", ["present"]))
+    if detail(arguments) == "geometry":
+        return with_geometry(compact, incident_features(capped_incidents(body, cap)[0]))
+    return compact
 
 
 TOOL = define_tool(
