@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+import orjson
 
 from tools.errors import ErrorCode, ToolError
 from tools.tomtom.backends import Backend
@@ -146,19 +146,20 @@ class TomTomSession:
             return self._answer(response)
 
     def _answer(self, response: httpx.Response) -> dict[str, Any]:
-        text = response.text
-        if self._api_key and self._api_key in text:
-            text = text.replace(self._api_key, "***")
+        content = response.content
+        key = self._api_key.encode()
+        if key and key in content:
+            content = content.replace(key, b"***")
         status = response.status_code
         if 200 <= status < 300:
             try:
-                data = json.loads(text)
-            except ValueError:
+                data = orjson.loads(content)
+            except orjson.JSONDecodeError:
                 raise ToolError(ErrorCode.MALFORMED, "TomTom answered with something that is not JSON.") from None
             if not isinstance(data, dict):
                 raise ToolError(ErrorCode.MALFORMED, "TomTom answered with JSON of an unexpected shape.")
             return data
-        raise _status_error(status, _upstream_message(text), _retry_after(response))
+        raise _status_error(status, _upstream_message(content), _retry_after(response))
 
 
 def _query_value(value: Any) -> str | list[str]:
@@ -184,11 +185,11 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None
 
 
-def _upstream_message(text: str) -> str | None:
+def _upstream_message(content: bytes) -> str | None:
     """TomTom's own explanation of a failed request, when it gave one."""
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = orjson.loads(content)
+    except orjson.JSONDecodeError:
         return None
     if not isinstance(data, dict):
         return None

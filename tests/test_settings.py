@@ -1,0 +1,47 @@
+"""Settings come from the environment, and from `.env` when present (the environment wins)."""
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+PRINT = (
+    "import django, json; django.setup(); from django.conf import settings as s; "
+    "print(json.dumps([s.TOMTOM_API_BASE_URL, s.TOMTOM_MAPS_BACKEND, s.MCP_HOSTED, s.DATABASES['default']['ENGINE']]))"
+)
+
+
+def settings_with(env: dict[str, str]) -> list:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("TOMTOM_", "MCP_", "DATABASE_URL"))}
+    done = subprocess.run(
+        [sys.executable, "-c", PRINT],
+        cwd=REPO,
+        env={**clean, "DJANGO_SETTINGS_MODULE": "tomtom_mcp.settings", **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_defaults_run_on_one_laptop():
+    assert settings_with({"DOTENV_PATH": "/nonexistent"}) == [
+        "https://api.tomtom.com",
+        "tomtom-orbis-maps",
+        False,
+        "django.db.backends.sqlite3",
+    ]
+
+
+def test_dotenv_is_read_and_the_environment_wins(tmp_path):
+    dotenv = tmp_path / ".env"
+    dotenv.write_text("TOMTOM_API_BASE_URL=http://from-dotenv.test/\nTOMTOM_MAPS_BACKEND=tomtom-maps\nMCP_HOSTED=yes\n")
+    values = settings_with({"DOTENV_PATH": str(dotenv), "TOMTOM_MAPS_BACKEND": "tomtom-orbis-maps"})
+    assert values[:3] == ["http://from-dotenv.test", "tomtom-orbis-maps", True]
+
+
+def test_postgres_from_database_url():
+    values = settings_with({"DOTENV_PATH": "/nonexistent", "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/test"})
+    assert values[3] == "django.db.backends.postgresql"
