@@ -1,0 +1,293 @@
+"""Every input of every tool changes what we ask TomTom, on both backends.
+
+For each tool in `build_catalog()` the table `TOOLS` holds one row: the TomTom answer the stub
+gives (a tests/data file), a baseline call, and one sample value per input. For each input and
+backend, the call `baseline + sample` must send TomTom a different request (method, path, query
+without `key`, or body) than the baseline call. An input that could never change the request
+does not exist: remove it, or, if the tool itself consumes it (it shapes our answer and is never
+sent), list it in `CONSUMED_BY_TOOL` with the reason; the test then checks that it leaves the
+request alone and changes the answer instead.
+
+A tool or input without a row or sample fails `test_every_tool_and_input_has_a_sample`, whose
+message says what to add. Adding a tool: add one dict to `TOOLS`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import pytest
+
+from tests.conftest import data
+from tests.support.tomtom_stub import TomTomStub
+from tools.catalog import Catalog, build_catalog
+from tools.context import CallContext
+from tools.tomtom.backends import Backend
+
+
+@dataclass(frozen=True)
+class With:
+    """A sample that only makes sense with other inputs (`radius` needs `position`).
+
+    The call `baseline + also + input` is compared with `baseline + also`, so the difference
+    comes from the input alone.
+    """
+
+    value: Any
+    also: dict[str, Any]
+
+
+AMSTERDAM = [4.9041, 52.3676]
+UTRECHT = [5.1215, 52.0907]
+BOX = [4.8, 52.33, 4.95, 52.4]
+
+TOOLS: dict[str, dict[str, Any]] = {
+    "tomtom-geocode": {
+        "answer": "geocode.json",
+        "baseline": {"query": "Dam 1, Amsterdam"},
+        "samples": {
+            "query": "Damrak 1, Amsterdam",
+            "response_detail": "full",
+            "limit": 3,
+            "language": "nl-NL",
+            "countries": ["NL"],
+            "position": AMSTERDAM,
+            "radius": With(5000, also={"position": AMSTERDAM}),
+            "boundingBox": BOX,
+            "entityTypeSet": ["Municipality"],
+        },
+    },
+    "tomtom-reverse-geocode": {
+        "answer": "reverse_geocode.json",
+        "baseline": {"position": AMSTERDAM},
+        "samples": {
+            "position": UTRECHT,
+            "response_detail": "full",
+            "radius": 50,
+            "language": "nl-NL",
+            "heading": 90,
+            "entityType": ["Municipality"],
+            "returnSpeedLimit": True,
+        },
+    },
+    "tomtom-fuzzy-search": {
+        "answer": "poi_search.json",
+        "baseline": {"query": "coffee"},
+        "samples": {
+            "query": "tea",
+            "response_detail": "full",
+            "limit": 3,
+            "language": "nl-NL",
+            "countries": ["NL"],
+            "position": AMSTERDAM,
+            "radius": With(2000, also={"position": AMSTERDAM}),
+            "boundingBox": BOX,
+            "poiCategories": [9376],
+            "idxSet": ["POI"],
+        },
+    },
+    "tomtom-poi-search": {
+        "answer": "poi_search.json",
+        "baseline": {"query": "pharmacy"},
+        "samples": {
+            "query": "apotheek",
+            "response_detail": "full",
+            "limit": 3,
+            "language": "nl-NL",
+            "countries": ["NL"],
+            "position": AMSTERDAM,
+            "radius": With(2000, also={"position": AMSTERDAM}),
+            "boundingBox": BOX,
+            "poiCategories": [7326],
+            "brandSet": ["BENU"],
+            "connectorSet": ["Chademo"],
+            "fuelSet": ["LPG"],
+            "minPowerKW": 50,
+            "maxPowerKW": 150,
+            "openingHours": "nextSevenDays",
+            "timeZone": "iana",
+        },
+    },
+    "tomtom-nearby": {
+        "answer": "poi_search.json",
+        "baseline": {"position": AMSTERDAM, "poiCategories": [7326]},
+        "samples": {
+            "position": UTRECHT,
+            "response_detail": "full",
+            "radius": 1000,
+            "limit": 3,
+            "language": "nl-NL",
+            "countries": ["NL"],
+            "poiCategories": [7315],
+            "brandSet": ["BENU"],
+            "connectorSet": ["Chademo"],
+            "fuelSet": ["LPG"],
+            "minPowerKW": 50,
+            "maxPowerKW": 150,
+            "openingHours": "nextSevenDays",
+            "timeZone": "iana",
+        },
+    },
+    "tomtom-poi-categories": {
+        "answer": "poi_categories.json",
+        "baseline": {},
+        "samples": {"filters": ["pharmacy"], "language": "de-DE", "response_detail": "full"},
+    },
+    "tomtom-ev-search": {
+        "answer": "ev_search.json",
+        "baseline": {"position": AMSTERDAM},
+        "samples": {
+            "position": UTRECHT,
+            "response_detail": "full",
+            "radius": 3000,
+            "limit": 3,
+            "connectorSet": ["IEC62196Type2CCS"],
+            "minPowerKW": 50,
+            "maxPowerKW": 150,
+            "brandSet": ["Fastned"],
+            "language": "nl-NL",
+        },
+    },
+    "tomtom-routing": {
+        "answer": "route.json",
+        "baseline": {"locations": [AMSTERDAM, UTRECHT]},
+        "samples": {
+            "locations": [AMSTERDAM, UTRECHT, [13.405, 52.52]],
+            "response_detail": "full",
+            "routeType": "short",
+            "travelMode": "truck",
+            "traffic": "historical",
+            "avoid": ["tollRoads"],
+            "departAt": "2026-12-01T08:00:00+01:00",
+            "arriveAt": "2026-12-01T18:00:00+01:00",
+            "maxAlternatives": 2,
+            "vehicleHeading": 90,
+        },
+    },
+    "tomtom-traffic": {
+        "answer": "traffic.json",
+        "baseline": {"bbox": BOX},
+        "samples": {
+            "bbox": [4.85, 52.35, 4.9, 52.38],
+            "response_detail": "full",
+            "language": "nl-NL",
+            "categoryFilter": ["jam"],
+            "timeValidityFilter": ["future"],
+            "maxResults": 1,
+        },
+    },
+}
+
+WAIVED_TOOLS: dict[str, str] = {}
+"""Tools this test cannot check, with the reason (none so far)."""
+
+CONSUMED_BY_TOOL: dict[tuple[str, str], str] = {
+    ("*", "response_detail"): "chooses how we shape TomTom's answer; never sent",
+    ("tomtom-traffic", "maxResults"): "caps the incidents we list, most severe first; TomTom has no such parameter",
+    ("tomtom-poi-categories", "filters"): "picks categories out of TomTom's whole list; the endpoint takes no filter",
+}
+"""Inputs the tool consumes instead of sending: they must leave the request alone and change the answer."""
+
+UNSENDABLE_ON: dict[tuple[str, str, Backend], str] = {
+    ("tomtom-routing", "travelMode", Backend.ORBIS): (
+        "Orbis routes cars only: every other mode is refused as unsupported before any request"
+    ),
+}
+"""Inputs a backend refuses outright (the tool answers `unsupported`): checked on the other backend only."""
+
+
+def consumed(tool: str, name: str) -> str | None:
+    return CONSUMED_BY_TOOL.get((tool, name)) or CONSUMED_BY_TOOL.get(("*", name))
+
+
+@cache
+def catalog_inputs() -> dict[str, list[str]]:
+    """Every listed tool's input names."""
+    return {t.name: list(t.input_schema["properties"]) for t in build_catalog().list_tools_unfiltered()}
+
+
+def cases() -> list[Any]:
+    found = []
+    for tool, inputs in catalog_inputs().items():
+        row = TOOLS.get(tool)
+        if tool in WAIVED_TOOLS or row is None:
+            continue
+        for name in inputs:
+            if name not in row["samples"]:
+                continue
+            for backend in Backend:
+                if (tool, name, backend) not in UNSENDABLE_ON:
+                    found.append(pytest.param(tool, name, backend, id=f"{tool}.{name}@{backend.value}"))
+    return found
+
+
+def test_every_tool_and_input_has_a_sample():
+    missing = []
+    for tool, inputs in catalog_inputs().items():
+        if tool in WAIVED_TOOLS:
+            continue
+        row = TOOLS.get(tool)
+        if row is None:
+            required = ", ".join(f'"{name}": ...' for name in inputs)
+            missing.append(
+                f'{tool} has no row. Add to TOOLS: "{tool}": {{"answer": "<a tests/data file TomTom answers '
+                f'with>", "baseline": {{<its required inputs>}}, "samples": {{{required}}}}}, one sample per input '
+                "that changes the TomTom request (or list the tool in WAIVED_TOOLS with the reason)."
+            )
+            continue
+        for name in inputs:
+            if name not in row["samples"]:
+                missing.append(
+                    f'{tool}.{name} has no sample. Add TOOLS["{tool}"]["samples"]["{name}"] = <a value that changes '
+                    f'the TomTom request>; if the tool consumes it without sending it, also add ("{tool}", "{name}") '
+                    "to CONSUMED_BY_TOOL with the reason."
+                )
+        stale = set(row["samples"]) - set(inputs)
+        if stale:
+            missing.append(f"{tool}: samples for inputs it does not have: {sorted(stale)}; remove them.")
+    stale_rows = set(TOOLS) - set(catalog_inputs())
+    if stale_rows:
+        missing.append(f"TOOLS has rows for tools the catalog does not list: {sorted(stale_rows)}; remove them.")
+    assert not missing, "\n".join(missing)
+
+
+async def call(stub: TomTomStub, catalog: Catalog, context: CallContext, tool: str, arguments: dict[str, Any]) -> tuple:
+    """What `arguments` made us send TomTom (order-free), and the answer's text."""
+    stub.requests.clear()
+    outcome = await catalog.call(tool, arguments, context)
+    assert not outcome.is_error, f"{tool} {arguments}: {outcome.text}"
+    sent = sorted(
+        (
+            r.method,
+            r.path,
+            tuple(sorted((k, tuple(v)) for k, v in r.query.items() if k != "key")),
+            json.dumps(r.json(), sort_keys=True) if r.body else "",
+        )
+        for r in stub.requests
+    )
+    assert sent, f"{tool} {arguments}: sent nothing to TomTom"
+    return sent, outcome.text
+
+
+@pytest.mark.parametrize(("tool", "name", "backend"), cases())
+async def test_input_reaches_the_request(stub, catalog, context, tool, name, backend):
+    row = TOOLS[tool]
+    answer = data(row["answer"])
+    for method in ("GET", "POST"):
+        stub.route(method, ".*", json_body=answer)
+    context.backend = backend
+    sample = row["samples"][name]
+    base = dict(row["baseline"])
+    if isinstance(sample, With):
+        base, sample = {**base, **sample.also}, sample.value
+    assert base.get(name) != sample, f"the sample for {tool}.{name} equals its baseline value"
+    sent_before, text_before = await call(stub, catalog, context, tool, base)
+    sent_after, text_after = await call(stub, catalog, context, tool, {**base, name: sample})
+    if consumed(tool, name):
+        assert sent_after == sent_before, f"{tool}.{name} now reaches the request: remove it from CONSUMED_BY_TOOL"
+        assert text_after != text_before, f"{tool}.{name} ({consumed(tool, name)}) changed neither request nor answer"
+    else:
+        assert sent_after != sent_before, f"{tool}.{name}={sample!r} did not change the request on {backend.value}"

@@ -1,0 +1,99 @@
+import pytest
+
+from tests.conftest import CANARY_KEY, data
+from tools.tomtom.backends import Backend
+
+pytestmark = pytest.mark.asyncio
+
+PATHS = {Backend.ORBIS: "/maps/orbis/places/nearbySearch/.json", Backend.GENESIS: "/search/2/nearbySearch/.json"}
+FILTERS = ["poiCategories", "brandSet", "connectorSet", "fuelSet", "minPowerKW", "maxPowerKW"]
+
+
+@pytest.mark.parametrize("backend", list(Backend))
+async def test_request_on_each_backend(stub, catalog, context, backend):
+    stub.route("GET", PATHS[backend], json_body=data("poi_search.json"))
+    context.backend = backend
+    outcome = await catalog.call(
+        "tomtom-nearby",
+        {
+            "position": [4.9041, 52.3676],
+            "radius": 1500,
+            "limit": 20,
+            "poiCategories": [7326],
+            "language": "nl-NL",
+            "countries": ["nl"],
+            "openingHours": "nextSevenDays",
+        },
+        context,
+    )
+    assert not outcome.is_error, outcome.text
+    sent = stub.requests[-1]
+    assert sent.path == PATHS[backend]
+    assert sent.query == {
+        **({"apiVersion": ["1"]} if backend is Backend.ORBIS else {}),
+        "lon": ["4.9041"],
+        "lat": ["52.3676"],
+        "radius": ["1500"],
+        "limit": ["20"],
+        "language": ["nl-NL"],
+        "countrySet": ["NL"],
+        "categorySet": ["7326"],
+        "openingHours": ["nextSevenDays"],
+        "key": [CANARY_KEY],
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "param", "sent"),
+    [
+        ("brandSet", ["Shell"], "brandSet", "Shell"),
+        ("connectorSet", ["Chademo"], "connectorSet", "Chademo"),
+        ("fuelSet", ["LPG"], "fuelSet", "LPG"),
+        ("minPowerKW", 100, "minPowerKW", "100"),
+        ("maxPowerKW", 22, "maxPowerKW", "22"),
+    ],
+)
+async def test_any_filter_is_enough(stub, catalog, context, name, value, param, sent):
+    stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_search.json"))
+    outcome = await catalog.call("tomtom-nearby", {"position": [4.9, 52.37], name: value}, context)
+    assert not outcome.is_error, outcome.text
+    assert stub.requests[-1].param(param) == sent
+
+
+async def test_without_category_or_filter_names_them_all(stub, catalog, context):
+    outcome = await catalog.call("tomtom-nearby", {"position": [4.9, 52.37], "openingHours": "nextSevenDays"}, context)
+    error = outcome.data["error"]
+    assert error["code"] == "invalid_arguments"
+    assert error["arguments"] == FILTERS
+    assert error["message"].endswith("a nearby search needs at least one of these")
+    assert stub.requests == []
+
+
+async def test_compact_answer(stub, catalog, context):
+    stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_search.json"))
+    outcome = await catalog.call("tomtom-nearby", {"position": [4.9, 52.37], "poiCategories": [7326]}, context)
+    assert [r["poi"]["name"] for r in outcome.data["results"]] == ["Apotheek Centrum", "Jordaan Apotheek"]
+    assert [r["distanceInMeters"] for r in outcome.data["results"]] == [310, 846]
+    assert (outcome.data["total"], outcome.data["returned"], outcome.data["truncated"]) == (12, 2, True)
+
+
+async def test_full_is_the_untrimmed_answer(stub, catalog, context):
+    stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_search.json"))
+    outcome = await catalog.call(
+        "tomtom-nearby", {"position": [4.9, 52.37], "poiCategories": [7326], "response_detail": "full"}, context
+    )
+    assert outcome.data == data("poi_search.json")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"poiCategories": [7326]}, "position: is required"),
+        ({"position": [4.9, 52.37], "poiCategories": [7326], "boundingBox": [4, 52, 5, 53]}, "unknown argument(s)"),
+        ({"position": [200, 52.37], "poiCategories": [7326]}, "position[0]: longitude 200 is outside -180..180"),
+    ],
+)
+async def test_bad_arguments_are_named(stub, catalog, context, arguments, message):
+    outcome = await catalog.call("tomtom-nearby", arguments, context)
+    assert outcome.data["error"]["message"].startswith(message)
+    assert stub.requests == []

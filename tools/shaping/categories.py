@@ -1,0 +1,61 @@
+"""Compact shape of a POI Categories answer: words -> the category ids search takes.
+
+TomTom answers `{"poiCategories": [{id, name, childCategoryIds, synonyms}, ...]}`: several
+hundred categories and sub-categories, with synonyms. Compact answers the question asked:
+
+- with `filters`: the categories whose name or a synonym contains one of the phrases
+  (case-insensitive), best first (name equal, name contains, synonym equal, synonym contains,
+  every word of the phrase in the name or a synonym; then by id), at most `MAX_MATCHES`, each
+  `{id, name, synonyms?}` with up to `MAX_SYNONYMS` synonyms;
+- without: the top-level categories (those no other category lists as a child), `{id, name}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tools.shaping.points import pick
+from tools.shaping.search import listing
+
+MAX_MATCHES = 25
+MAX_SYNONYMS = 5
+
+
+def _rank(category: dict[str, Any], words: list[str]) -> int | None:
+    """0 (best) to 4 for how `category` matches any of `words`, or None when it does not."""
+    name = str(category.get("name", "")).casefold()
+    synonyms = [str(s).casefold() for s in category.get("synonyms") or []]
+    ranks = []
+    for word in words:
+        if word == name:
+            ranks.append(0)
+        elif word in name:
+            ranks.append(1)
+        elif word in synonyms:
+            ranks.append(2)
+        elif any(word in synonym for synonym in synonyms):
+            ranks.append(3)
+        elif all(any(token in text for text in (name, *synonyms)) for token in word.split()):
+            ranks.append(4)
+    return min(ranks, default=None)
+
+
+def compact_categories(body: dict[str, Any], filters: list[str] | None) -> dict[str, Any]:
+    categories = [c for c in body.get("poiCategories") or [] if isinstance(c, dict) and "id" in c]
+    if filters:
+        words = [word.strip().casefold() for word in filters if word.strip()]
+        ranked = sorted(
+            ((rank, category) for category in categories if (rank := _rank(category, words)) is not None),
+            key=lambda pair: (pair[0], str(pair[1]["id"])),
+        )
+        shown = [
+            pick(
+                {"id": c["id"], "name": c.get("name"), "synonyms": list(c.get("synonyms") or [])[:MAX_SYNONYMS]},
+                ("id", "name", "synonyms"),
+            )
+            for _, c in ranked[:MAX_MATCHES]
+        ]
+        return {"categories": shown, **listing(shown, len(ranked))}
+    children = {child for c in categories for child in c.get("childCategoryIds") or []}
+    top = [{"id": c["id"], "name": c.get("name")} for c in categories if c["id"] not in children]
+    return {"categories": top, **listing(top, len(top))}
