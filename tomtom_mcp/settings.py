@@ -92,6 +92,10 @@ MCP_HOSTED = env_bool("MCP_HOSTED", False)
 GOVERNANCE_REFRESH_SECONDS = env_int("GOVERNANCE_REFRESH_SECONDS", 5)
 """How old a replica's copy of the retired tools and contract changes may get before it rereads them."""
 
+# --- Widgets (docs/widgets.md) -------------------------------------------------------------------
+WIDGET_MAPLIBRE_URL = env_str("WIDGET_MAPLIBRE_URL")
+"""Folder URL the map widget loads MapLibre GL JS from; unset: the pinned jsDelivr copy."""
+
 # --- TomTom --------------------------------------------------------------------------------------
 TOMTOM_API_KEY = env_str("TOMTOM_API_KEY")
 TOMTOM_API_BASE_URL = (env_str("TOMTOM_API_BASE_URL", "https://api.tomtom.com") or "").rstrip("/")

@@ -12,6 +12,7 @@ with `is_error` set and the closed-set JSON shape; nothing raises out of `call`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import traceback
@@ -22,10 +23,13 @@ from typing import Any
 import orjson
 
 from tomtom_mcp.logging import log_event
+from tools.app_status import AppStatus, emit
 from tools.context import CallContext
-from tools.definition import Tool, ToolDefinitionError
+from tools.definition import Answer, Tool, ToolDefinitionError
 from tools.errors import ErrorCode, ToolError, invalid
 from tools.schema import validate_arguments
+from tools.shaping.appdata import deliver
+from tools.widgets import Widget
 
 logger = logging.getLogger("tools.calls")
 
@@ -79,6 +83,7 @@ class Catalog:
         interceptors: Sequence[Interceptor] = (),
         listing_filters: Sequence[ListingFilter] = (),
         services: frozenset[str] = frozenset({"tomtom"}),
+        widgets: Iterable[Widget] = (),
     ) -> None:
         self._tools: dict[str, Tool] = {}
         for tool in tools:
@@ -86,6 +91,8 @@ class Catalog:
                 raise ToolDefinitionError(f"two tools are named {tool.name!r}")
             if tool.requires <= services:
                 self._tools[tool.name] = tool
+        self.widgets: dict[str, Widget] = {widget.uri: widget for widget in widgets}
+        """The widgets the tools link to (`_meta.ui.resourceUri`), by URI, served as resources."""
         self.interceptors = tuple(interceptors)
         self.listing_filters = tuple(listing_filters)
         chain: Next = self._invoke
@@ -122,11 +129,12 @@ class Catalog:
     async def _invoke(self, call: ToolCall) -> ToolOutcome:
         tool = call.tool
         if tool is None:
+            names = [t.name for t in self.list_tools(call.context)]
             return ToolOutcome.from_error(
                 ToolError(
                     ErrorCode.UNKNOWN_TOOL,
-                    f"No tool is named {call.name!r}. Valid tools: {', '.join(self.names)}.",
-                    tools=self.names,
+                    f"No tool is named {call.name!r}. Valid tools: {', '.join(names)}.",
+                    tools=names,
                 )
             )
         try:
@@ -139,13 +147,32 @@ class Catalog:
                 )
             assert tool.validator is not None
             validate_arguments(tool.validator, call.arguments)
-            data = await tool.run(call.arguments, call.context)
-            meta = call.context.extra.pop("result_meta", None)
-            return ToolOutcome(data, meta=meta)
+            result = await tool.run(call.arguments, call.context)
+            return await _delivered(call, result) if isinstance(result, Answer) else ToolOutcome(result)
         except ToolError as error:
             return ToolOutcome.from_error(error)
         except Exception:
             return _internal_error(call)
+
+
+async def _delivered(call: ToolCall, answer: Answer) -> ToolOutcome:
+    """The one place an `Answer` becomes a result: its text and its only `_meta`, the app data
+    fitted into it (tools.shaping.appdata, on a worker thread: fitting a long route is CPU work),
+    and the app-status lines that say how (docs/app-status.md)."""
+    fitting = answer.show_ui and answer.app_data is not None
+    delivery = await asyncio.to_thread(deliver, call.name, answer) if fitting else deliver(call.name, answer)
+    fitted = delivery.fitted
+    if fitted is not None:
+        context = call.context
+        who = {"tool": call.name, "client": context.client_name, "user_agent": context.user_agent,
+               "request_id": context.request_id}  # fmt: skip
+        simplification = fitted.simplification.as_dict() if fitted.simplification else None
+        emit(AppStatus.APP_DATA, **who, delivery=delivery.meta["delivery"], raw_bytes=fitted.raw_bytes,
+             encoded_chars=len(fitted.encoded) if fitted.encoded else None, result_chars=delivery.result_chars,
+             simplification=simplification)  # fmt: skip
+        if not delivery.inline and not answer.refetchable:
+            emit(AppStatus.TOO_LARGE, **who, raw_bytes=fitted.raw_bytes, result_chars=delivery.result_chars)
+    return ToolOutcome(delivery.data, meta=delivery.meta, _text=delivery.text)
 
 
 def has_geometry(tool: Tool) -> bool:
@@ -205,14 +232,18 @@ async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
 def default_tools() -> list[Tool]:
     """Every tool module's `TOOL`, in listing order. Register a new tool here (one line)."""
     from tools.definitions import (
+        area_search,
+        ev_routing,
         ev_search,
         fuzzy_search,
         geocode,
         nearby,
         poi_categories,
         poi_search,
+        reachable_range,
         reverse_geocode,
         routing,
+        search_along_route,
         traffic,
     )
 
@@ -224,7 +255,11 @@ def default_tools() -> list[Tool]:
         nearby.TOOL,
         poi_categories.TOOL,
         ev_search.TOOL,
+        area_search.TOOL,
+        search_along_route.TOOL,
         routing.TOOL,
+        ev_routing.TOOL,
+        reachable_range.TOOL,
         traffic.TOOL,
     ]
 
@@ -233,10 +268,12 @@ def build_catalog(extra_interceptors: Sequence[Interceptor] = ()) -> Catalog:
     """The process's catalog: every tool, logged, behind tool-surface governance (retired names
     and outdated inputs are answered before arguments are validated; see tools.governance)."""
     from tools.governance.runtime import build_governance
+    from tools.widgets import default_widgets
 
     governance = build_governance()
     return Catalog(
         default_tools(),
         interceptors=(log_calls, governance.intercept, *extra_interceptors),
         listing_filters=(governance.filter_listing,),
+        widgets=default_widgets(),
     )

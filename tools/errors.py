@@ -16,6 +16,8 @@ class ErrorCode(StrEnum):
     """The call's arguments are wrong; the message names the argument."""
     UNKNOWN_TOOL = "unknown_tool"
     """No tool has that name; `tools` lists the valid names."""
+    RETIRED = "retired"
+    """The tool was retired; `replaced_by` lists the tools to call instead."""
     UNAUTHORIZED = "unauthorized"
     """No TomTom key was given, or TomTom refused it."""
     UNSUPPORTED = "unsupported"

@@ -1,0 +1,162 @@
+"""The one write path: the append-only ledger and the rules every write keeps."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models.deletion import Collector
+
+from tests.governance.conftest import fake_tool
+from tools.governance import services
+from tools.governance.surface import ChangeKind
+from tools.models import AppendOnlyError, ContractChange, RetiredTool, ToolName
+
+pytestmark = pytest.mark.django_db
+
+TAGS = {"type": "array", "items": {"type": "string"}}
+
+
+@pytest.fixture
+def release(use_registry):
+    """demo-live and demo-next are registered; demo-old is a ledger name the release dropped."""
+    use_registry(fake_tool("demo-live", query={"type": "string"}, tags=TAGS), fake_tool("demo-next"))
+    for name in ("demo-live", "demo-next", "demo-old"):
+        services.ledger_add(name=name, first_seen=date(2026, 1, 1))
+
+
+def messages(error: pytest.ExceptionInfo[ValidationError]) -> dict[str, list[str]]:
+    return error.value.message_dict
+
+
+@pytest.mark.parametrize(
+    "delete",
+    [
+        lambda: ToolName.objects.get(name="demo-old").delete(),
+        lambda: ToolName.objects.filter(name="demo-old").delete(),
+        lambda: ToolName._base_manager.filter(name="demo-old").delete(),
+        lambda: ToolName.objects.all().delete(),
+    ],
+    ids=["row", "queryset", "base manager", "everything"],
+)
+def test_ledger_rows_cannot_be_deleted(release, delete):
+    with pytest.raises(AppendOnlyError, match="The tool name ledger only grows"):
+        delete()
+    assert ToolName.objects.filter(name="demo-old").exists()
+
+
+def test_the_pre_delete_guard_catches_what_bypasses_the_model():
+    entry = ToolName.objects.create(name="demo-plain", first_seen=date(2026, 1, 1))
+    collector = Collector(using="default")
+    collector.collect([entry])  # what a cascade from another model's delete does
+    with pytest.raises(AppendOnlyError), transaction.atomic():
+        collector.delete()
+    assert ToolName.objects.filter(name="demo-plain").exists()
+
+
+def test_ledger_names_are_never_renamed(release):
+    entry = ToolName.objects.get(name="demo-old")
+    entry.name = "demo-renamed"
+    with pytest.raises(AppendOnlyError):
+        entry.save()
+    entry.name, entry.note = "demo-old", "a note may change"
+    entry.save()
+
+
+def test_ledger_add_only_adds(release):
+    before = ToolName.objects.get(name="demo-live")
+    again = services.ledger_add(name="demo-live", first_seen=date(2030, 1, 1), note="ignored")
+    assert (again.pk, again.first_seen, again.note) == (before.pk, date(2026, 1, 1), "")
+    with pytest.raises(ValidationError) as bad:
+        services.ledger_add(name="not a name!")
+    assert list(messages(bad)) == ["name"]
+
+
+def test_retiring_deletes_the_tools_contract_changes(release):
+    services.contract_change_record(tool="demo-live", input_name="old", kind=ChangeKind.REMOVED, instead="Drop it.")
+    retired = services.retired_tool_create(name="demo-live", replaced_by=["demo-next"], message="Use next.")
+    assert (retired.name, retired.replaced_by, retired.message) == ("demo-live", ["demo-next"], "Use next.")
+    assert not ContractChange.objects.filter(tool_id="demo-live").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "replaced_by", "field", "message"),
+    [
+        ("demo-nowhere", [], "tool", "demo-nowhere is not in the tool name ledger"),
+        ("demo-old", ["demo-gone"], "replaced_by", "demo-gone is not a live tool."),
+        ("demo-old", ["demo-old"], "replaced_by", "demo-old cannot replace itself."),
+        ("demo-old", ["demo-next", "demo-next"], "replaced_by", "names a tool twice."),
+    ],
+)
+def test_retirement_rules(release, name, replaced_by, field, message):
+    with pytest.raises(ValidationError) as refused:
+        services.retired_tool_create(name=name, replaced_by=replaced_by)
+    [text] = messages(refused)[field]
+    assert message in text
+    assert not RetiredTool.objects.filter(tool_id=name).exists()
+
+
+def test_a_replacement_must_not_itself_be_retired(release):
+    services.retired_tool_create(name="demo-next", replaced_by=["demo-live"])
+    with pytest.raises(ValidationError) as refused:
+        services.retired_tool_create(name="demo-old", replaced_by=["demo-next"])
+    assert messages(refused) == {"replaced_by": ["demo-next is not a live tool."]}
+
+
+def test_a_name_is_retired_once(release):
+    services.retired_tool_create(name="demo-old", replaced_by=["demo-live"])
+    with pytest.raises(ValidationError) as refused:
+        services.retired_tool_create(name="demo-old", replaced_by=["demo-next"])
+    assert list(messages(refused)) == ["tool"]
+
+
+def test_update_and_delete_a_retirement(release):
+    retired = services.retired_tool_create(name="demo-old", replaced_by=["demo-live"])
+    services.retired_tool_update(
+        retired=retired, replaced_by=["demo-live", "demo-next"], since=date(2026, 2, 2), release="2.0", message="m"
+    )
+    stored = RetiredTool.objects.get(tool_id="demo-old")
+    assert (stored.replaced_by, stored.since, stored.release) == (["demo-live", "demo-next"], date(2026, 2, 2), "2.0")
+    services.retired_tool_delete(retired=stored)
+    assert not RetiredTool.objects.filter(tool_id="demo-old").exists()
+    assert ToolName.objects.filter(name="demo-old").exists()
+
+
+@pytest.mark.parametrize(
+    ("tool", "input_name", "kind", "field", "message"),
+    [
+        ("demo-live", "query", ChangeKind.REMOVED, "input", "query is still an input of demo-live."),
+        ("demo-live", "query", ChangeKind.STRING_NOW_LIST, "input", "query is not a list in demo-live's input schema."),
+        ("demo-live", "gone", ChangeKind.STRING_NOW_LIST, "input", "gone is not a list in demo-live's input schema."),
+        ("demo-old", "query", ChangeKind.REMOVED, "tool", "demo-old is not a live tool."),
+    ],
+)
+def test_contract_change_rules(release, tool, input_name, kind, field, message):
+    with pytest.raises(ValidationError) as refused:
+        services.contract_change_record(tool=tool, input_name=input_name, kind=kind, instead="x")
+    assert messages(refused) == {field: [message]}
+
+
+def test_a_retired_tool_takes_no_contract_changes(release):
+    services.retired_tool_create(name="demo-old", replaced_by=["demo-live"])
+    with pytest.raises(ValidationError) as refused:
+        services.contract_change_record(tool="demo-old", input_name="x", kind=ChangeKind.REMOVED, instead="x")
+    assert list(messages(refused)) == ["tool"]
+
+
+def test_record_update_and_delete_a_contract_change(release):
+    change = services.contract_change_record(
+        tool="demo-live", input_name="tags", kind=ChangeKind.STRING_NOW_LIST, instead="Send a list."
+    )
+    with pytest.raises(ValidationError):  # one change per input
+        services.contract_change_record(tool="demo-live", input_name="tags", kind=ChangeKind.REMOVED, instead="x")
+    with pytest.raises(ValidationError):  # tags is still an input: it was not removed
+        services.contract_change_update(change=change, kind=ChangeKind.REMOVED, since=date(2026, 3, 3), instead="x")
+    services.contract_change_update(
+        change=change, kind=ChangeKind.STRING_NOW_LIST, since=date(2026, 3, 3), instead="A list of tags."
+    )
+    assert ContractChange.objects.get(tool_id="demo-live", input="tags").instead == "A list of tags."
+    services.contract_change_delete(change=change)
+    assert not ContractChange.objects.filter(tool_id="demo-live").exists()

@@ -1,0 +1,113 @@
+"""The tool-surface tables: the tool name ledger, retired tools and contract changes.
+
+Rows are written through `tools.governance.services` (the admin and code share it) and read
+through `tools.governance.selectors`. The ledger only grows: its rows cannot be deleted, from
+the admin (no delete permission), the ORM (`delete()` on a row or a queryset) or a cascade
+(`pre_delete` receiver in `tools.governance.receivers`), and a row's name never changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
+from django.db import models
+from django.utils import timezone
+
+from tools.definition import TOOL_NAME
+from tools.governance.surface import ChangeKind
+
+tool_name_validator = RegexValidator(TOOL_NAME, "A tool name is 1-128 of A-Z a-z 0-9 _ - .")
+
+
+class AppendOnlyError(Exception):
+    """Raised by any attempt to delete or rename a ledger row."""
+
+
+LEDGER_IS_APPEND_ONLY = "The tool name ledger only grows: {name} cannot be deleted or renamed."
+
+
+class ToolNameQuerySet(models.QuerySet["ToolName"]):
+    def delete(self) -> tuple[int, dict[str, int]]:
+        names = ", ".join(self.values_list("name", flat=True)[:5]) or "a ledger row"
+        raise AppendOnlyError(LEDGER_IS_APPEND_ONLY.format(name=names))
+
+
+class ToolName(models.Model):
+    """The tool name ledger: every tool name ever listed, live or retired."""
+
+    name = models.CharField(max_length=128, unique=True, validators=[tool_name_validator])
+    first_seen = models.DateField(help_text="When a release first listed the name.")
+    first_release = models.CharField(max_length=40, blank=True, help_text="The release that first listed it.")
+    note = models.TextField(blank=True)
+
+    objects = ToolNameQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        base_manager_name = "objects"
+        verbose_name = "ledger name"
+        verbose_name_plural = "tool name ledger"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            stored = ToolName.objects.filter(pk=self.pk).values_list("name", flat=True).first()
+            if stored is not None and stored != self.name:
+                raise AppendOnlyError(LEDGER_IS_APPEND_ONLY.format(name=stored))
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError(LEDGER_IS_APPEND_ONLY.format(name=self.name))
+
+
+class RetiredTool(models.Model):
+    """A ledger name the server no longer offers: never listed, and a call to it is answered
+    with the tools that replace it."""
+
+    tool = models.OneToOneField(
+        ToolName, to_field="name", db_column="name", on_delete=models.PROTECT, related_name="retirement"
+    )
+    replaced_by = models.JSONField(default=list, blank=True, help_text="The live tools a caller should use.")
+    since = models.DateField(default=timezone.localdate)
+    release = models.CharField(max_length=40, blank=True, help_text="The release that retired it.")
+    message = models.TextField(blank=True, help_text="Added to the answer: what to do instead.")
+
+    class Meta:
+        ordering = ["tool"]
+
+    def __str__(self) -> str:
+        return f"{self.name} (retired)"
+
+    @property
+    def name(self) -> str:
+        return self.tool_id  # type: ignore[attr-defined,no-any-return]
+
+    def clean(self) -> None:
+        if not isinstance(self.replaced_by, list) or not all(isinstance(n, str) for n in self.replaced_by):
+            raise ValidationError({"replaced_by": "A list of tool names."})
+        for name in self.replaced_by:
+            tool_name_validator(name)
+
+
+class ContractChange(models.Model):
+    """A breaking change to one input of a tool that kept its name."""
+
+    tool = models.ForeignKey(ToolName, to_field="name", on_delete=models.PROTECT, related_name="contract_changes")
+    input = models.CharField(max_length=128)
+    kind = models.CharField(
+        max_length=20,
+        choices=[(ChangeKind.REMOVED.value, "removed input"), (ChangeKind.STRING_NOW_LIST.value, "string now list")],
+    )
+    since = models.DateField(default=timezone.localdate)
+    instead = models.TextField(help_text="What to send instead; part of the error the caller gets.")
+
+    class Meta:
+        ordering = ["tool", "input"]
+        constraints = [models.UniqueConstraint(fields=["tool", "input"], name="tools_contract_change_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.tool_id}.{self.input} ({self.kind})"  # type: ignore[attr-defined]
