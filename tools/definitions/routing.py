@@ -58,7 +58,7 @@ INPUT_SCHEMA = {
 }
 
 
-def _check_time(name: str, value: str) -> None:
+def check_time(name: str, value: str) -> None:
     if name == "departAt" and value == "now":
         return
     try:
@@ -73,7 +73,7 @@ def check_arguments(arguments: dict[str, Any]) -> None:
     exclusive(arguments, "departAt", "arriveAt", message="a route can leave at a time or arrive by one, not both")
     for name in ("departAt", "arriveAt"):
         if name in arguments:
-            _check_time(name, arguments[name])
+            check_time(name, arguments[name])
     if "arriveAt" in arguments and arguments.get("maxAlternatives"):
         raise invalid("maxAlternatives", "alternatives cannot be computed with `arriveAt`")
 
