@@ -93,6 +93,8 @@ def compile_validator(schema: Mapping[str, Any]) -> Draft202012Validator:
 
 def validate_arguments(validator: Draft202012Validator, arguments: Mapping[str, Any]) -> None:
     """Raise an `invalid_arguments` ToolError naming the first wrong argument."""
+    if validator.is_valid(arguments):
+        return
     errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: (len(e.absolute_path), e.path))
     if errors:
         # Unknown names first: they explain the rest (a misspelt required argument).

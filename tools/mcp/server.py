@@ -20,6 +20,7 @@ from tomtom_mcp import SERVER_NAME, version
 from tools.catalog import Catalog
 from tools.context import CallContext
 from tools.definition import Tool
+from tools.widgets import Widget
 
 INSTRUCTIONS = (
     "TomTom Maps tools: geocode addresses, search places, plan routes and read live traffic "
@@ -49,6 +50,17 @@ def _annotation_kwargs(tool: Tool) -> dict[str, bool]:
         "idempotent_hint": hints.idempotent,
         "open_world_hint": hints.open_world,
     }
+
+
+def mcp_resource(widget: Widget) -> types.Resource:
+    return types.Resource(
+        uri=widget.uri,
+        name=widget.name,
+        title=widget.title,
+        description=widget.description,
+        mime_type=widget.mime_type,
+        _meta=widget.meta,
+    )
 
 
 def client_name_from_handshake(ctx: ServerRequestContext[Any]) -> str | None:
@@ -90,6 +102,25 @@ def build_server(catalog: Catalog, make_context: ContextFactory) -> Server[Any]:
             _meta=outcome.meta,
         )
 
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[mcp_resource(w) for w in catalog.widgets.values()])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        widget = catalog.widgets.get(str(params.uri))
+        if widget is None:
+            known = ", ".join(catalog.widgets) or "none"
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource {params.uri}; known: {known}",
+                           data={"uri": str(params.uri)})  # fmt: skip
+        content = types.TextResourceContents(
+            uri=widget.uri, mime_type=widget.mime_type, text=widget.html, _meta=widget.meta
+        )
+        return types.ReadResourceResult(contents=[content])
+
+    widgets = bool(catalog.widgets)
     server: Server[Any] = Server(
         SERVER_NAME,
         version=version(),
@@ -97,6 +128,10 @@ def build_server(catalog: Catalog, make_context: ContextFactory) -> Server[Any]:
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources if widgets else None,
+        on_read_resource=read_resource if widgets else None,
     )
-    server.middleware.append(name_invalid_params)
+    # The SDK's OpenTelemetry middleware is a no-op without an exporter, but not free on every
+    # request; this server exports no spans, so the list holds only our own middleware.
+    server.middleware[:] = [name_invalid_params]
     return server
