@@ -1,0 +1,1 @@
+"""Pure geometry helpers for tool answers (numpy and shapely, no Django)."""
