@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -99,7 +100,7 @@ def server_process(env: dict[str, str] | None = None, *, workers: int = 0) -> It
     else:
         command = [sys.executable, "-m", "uvicorn", "tomtom_mcp.asgi:application", "--port", str(port),
                    "--log-level", "warning"]  # fmt: skip
-    log = open(REPO / f".server-{port}.log", "w+b")  # noqa: SIM115
+    log = tempfile.NamedTemporaryFile(prefix=f"server-{port}-", suffix=".log", delete=False)  # noqa: SIM115
     process = subprocess.Popen(command, cwd=REPO, env=full_env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
