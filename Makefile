@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE := tomtom_mcp.settings
 
-.PHONY: run serve-prod test test-python test-db lint conformance bench browser-deps clean
+.PHONY: run serve-prod test test-python test-db lint conformance bench browser-deps widget-deps clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || "$$(scripts/find-python.sh)" -m venv $(VENV)
@@ -42,9 +42,14 @@ test-db: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) bench/bench_simplify.py
 	$(PY) bench/bench_http.py
+	$(PY) bench/bench_fitting.py
 
 browser-deps:
 	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+# MapLibre GL JS for the widget browser tests (tests/widgets/test_browser.py), from the npm registry.
+widget-deps: browser-deps
+	cd tests/widgets/js && npm ci --no-audit --no-fund --ignore-scripts
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

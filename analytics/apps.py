@@ -1,7 +1,14 @@
 from django.apps import AppConfig
+from django.conf import settings
 
 
 class AnalyticsConfig(AppConfig):
     name = "analytics"
     verbose_name = "App-status analytics"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        if settings.ANALYTICS_LIVE_INGEST:
+            from analytics.live import install
+
+            install()

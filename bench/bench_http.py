@@ -61,7 +61,9 @@ def geocode_answer() -> dict:
 
 
 def call_body(name: str, arguments: dict) -> str:
-    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    )
 
 
 WRK_SCRIPT = """
@@ -125,9 +127,7 @@ def main() -> None:
     (tmp / "routes.json").write_text(json.dumps(routes))
     (tmp / "post.lua").write_text(WRK_SCRIPT)
     (tmp / "geocode.json").write_text(call_body("tomtom-geocode", {"query": "Dam 1, Amsterdam"}))
-    (tmp / "routing.json").write_text(
-        call_body("tomtom-routing", {"locations": [[4.9041, 52.3676], [13.405, 52.52]]})
-    )
+    (tmp / "routing.json").write_text(call_body("tomtom-routing", {"locations": [[4.9041, 52.3676], [13.405, 52.52]]}))
     stub_port, port = free_port(), free_port()
     stub = subprocess.Popen(
         [sys.executable, "-m", "tests.support.tomtom_stub", str(stub_port), str(tmp / "routes.json")],

@@ -81,3 +81,37 @@ async def test_no_leak_from_unexpected_failures(stub, caplog):
     logged = [r for r in caplog.records if r.getMessage() == "Tool call failed unexpectedly"]
     assert "boom" in logged[0].fields["exception"]  # the log keeps the details for us, scrubbed
     assert CANARY_KEY not in logged[0].fields["exception"]
+
+
+WIDGET_CALLS = {
+    **CALLS,
+    "tomtom-dynamic-map": (
+        {"routePlans": [{"locations": [[4.9, 52.3], [13.4, 52.5]]}], "markers": [{"position": [4.9, 52.3]}]},
+        r"/.*calculateRoute/.*",
+        "route.json",
+    ),
+}
+
+
+@pytest.mark.parametrize("source", ["header", "server"])
+async def test_no_leak_into_app_data(stub, caplog, source):
+    """The widget's app data is TomTom's answer as the client scrubbed it: never the key, even when
+    TomTom echoes it. Only the app-only tomtom-get-map-key hands the key out, and only to a widget."""
+    from tools.shaping.appdata import APP_DATA_KEY, decode
+
+    caplog.set_level(logging.DEBUG)
+    catalog = build_catalog()
+    keys = KeySources(header=CANARY_KEY) if source == "header" else KeySources()
+    config = make_config(stub, server_key=CANARY_KEY if source == "server" else "other")
+    for name, (arguments, path, answer) in WIDGET_CALLS.items():
+        stub.route("GET", path, json_body=echoing(answer))
+        context = CallContext(config=config, transport="http", keys=keys)
+        outcome = await catalog.call(name, {**arguments, "show_ui": True}, context)
+        assert not outcome.is_error, outcome.text
+        assert CANARY_KEY not in outcome.text
+        assert CANARY_KEY not in json.dumps(outcome.meta)
+        if APP_DATA_KEY in outcome.meta:
+            assert CANARY_KEY not in json.dumps(decode(outcome.meta[APP_DATA_KEY]))
+    assert CANARY_KEY not in caplog.text
+    key_tool = catalog.get("tomtom-get-map-key")
+    assert key_tool is not None and key_tool.meta["ui"]["visibility"] == ["app"]

@@ -17,7 +17,7 @@ load_dotenv_file(BASE_DIR)
 
 # --- Django core -------------------------------------------------------------------------------
 DEBUG = env_bool("DJANGO_DEBUG", False)
-_INSECURE_DEV_KEY = "insecure-dev-key-set-DJANGO_SECRET_KEY-in-production"
+_INSECURE_DEV_KEY = "django-insecure-development-key-set-DJANGO_SECRET_KEY-in-production"  # check --deploy flags it
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", _INSECURE_DEV_KEY) or _INSECURE_DEV_KEY
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
@@ -95,6 +95,14 @@ GOVERNANCE_REFRESH_SECONDS = env_int("GOVERNANCE_REFRESH_SECONDS", 5)
 # --- Widgets (docs/widgets.md) -------------------------------------------------------------------
 WIDGET_MAPLIBRE_URL = env_str("WIDGET_MAPLIBRE_URL")
 """Folder URL the map widget loads MapLibre GL JS from; unset: the pinned jsDelivr copy."""
+DATA_VIZ_ALLOWED_NETWORKS = env_list("DATA_VIZ_ALLOWED_NETWORKS", [])
+"""Address ranges tomtom-data-viz may download from although they are not public (an intranet host)."""
+
+# --- App-status analytics (docs/analytics.md) ----------------------------------------------------
+ANALYTICS_LIVE_INGEST = env_bool("ANALYTICS_LIVE_INGEST", False)
+"""Also write app-status events to the database as they are logged, batched off the request path."""
+ANALYTICS_API_TOKENS = env_list("ANALYTICS_API_TOKENS", [])
+"""Bearer tokens /api/analytics/ accepts besides a staff session; none by default."""
 
 # --- TomTom --------------------------------------------------------------------------------------
 TOMTOM_API_KEY = env_str("TOMTOM_API_KEY")

@@ -1,7 +1,8 @@
 from django.contrib import admin
 from django.http import JsonResponse
-from django.urls import path
+from django.urls import include, path
 
+from analytics.api import api as analytics_api
 from tomtom_mcp import SERVER_NAME, version
 
 
@@ -12,4 +13,6 @@ def healthz(request):
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("analytics/", include("analytics.urls")),
+    path("api/analytics/", analytics_api.urls),
 ]

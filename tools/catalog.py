@@ -233,14 +233,19 @@ def default_tools() -> list[Tool]:
     """Every tool module's `TOOL`, in listing order. Register a new tool here (one line)."""
     from tools.definitions import (
         area_search,
+        data_viz,
+        dynamic_map,
         ev_routing,
         ev_search,
         fuzzy_search,
         geocode,
+        get_app_data,
+        get_map_key,
         nearby,
         poi_categories,
         poi_search,
         reachable_range,
+        report_app_status,
         reverse_geocode,
         routing,
         search_along_route,
@@ -261,6 +266,11 @@ def default_tools() -> list[Tool]:
         ev_routing.TOOL,
         reachable_range.TOOL,
         traffic.TOOL,
+        dynamic_map.TOOL,
+        data_viz.TOOL,
+        get_app_data.TOOL,
+        get_map_key.TOOL,
+        report_app_status.TOOL,
     ]
 
 

@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from tools.download import DownloadPolicy
 from tools.errors import ToolError
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import ClientSettings, TomTomSession, UpstreamStats, upstream_user_agent
@@ -27,6 +28,8 @@ class ServerConfig:
     server_key: str | None = field(repr=False)
     default_backend: Backend = Backend.ORBIS
     hosted: bool = False
+    downloads: DownloadPolicy = field(default_factory=DownloadPolicy)
+    """How tomtom-data-viz downloads a caller's `data_url` (tools.download)."""
 
 
 @dataclass(slots=True)

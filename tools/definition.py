@@ -1,8 +1,8 @@
 """What a tool is: one module declares one `Tool` with `define_tool(...)`.
 
 A tool has a name, a title, a description, an input schema, annotations, the services it needs
-and an async `run(arguments, context)` returning a JSON-serialisable dict. It knows nothing of
-HTTP or MCP: transports reach it through the catalog.
+and an async `run(arguments, context)` returning a JSON-serialisable dict, or an `Answer` when
+the tool has a widget. It knows nothing of HTTP or MCP: transports reach it through the catalog.
 """
 
 from __future__ import annotations
@@ -23,7 +23,26 @@ if TYPE_CHECKING:
 TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 """SEP-986 tool names: 1-128 letters, digits, `_`, `-` or `.`."""
 
-Run = Callable[[dict[str, Any], "CallContext"], Awaitable[dict[str, Any]]]
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a tool with a widget answers (docs/widgets.md).
+
+    `data` is the text the model reads, exactly as without a widget. `app_data` is what the
+    widget draws (None: the widget draws from the tool input, or `show_ui` is false); it never
+    reaches the model. `show_ui` is the caller's choice. `refetchable` app data is never altered
+    to fit the result: when it is too large, the widget fetches it again (tomtom-get-app-data);
+    otherwise route lines are simplified until it fits. The catalog turns an Answer into the
+    result (tools.catalog), so a tool never sees how it travels.
+    """
+
+    data: dict[str, Any]
+    app_data: Any = None
+    show_ui: bool = False
+    refetchable: bool = False
+
+
+Run = Callable[[dict[str, Any], "CallContext"], Awaitable[dict[str, Any] | Answer]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +106,9 @@ def define_tool(
         check_schema(input_schema)
     except SchemaDefinitionError as exc:
         raise ToolDefinitionError(f"{name}: {exc}") from None
+    ui = (meta or {}).get("ui") or {}
+    if "show_ui" in input_schema.get("properties", {}) and not ui.get("resourceUri"):
+        raise ToolDefinitionError(f"{name}: a tool that takes `show_ui` must name its widget in meta ui.resourceUri")
     return Tool(
         name=name,
         title=title,

@@ -150,7 +150,12 @@ def test_cors_for_an_allowed_browser_origin(server):
 
 def test_backend_header_picks_tomtom_maps(server, module_stub):
     module_stub.route("GET", r"/search/2/geocode/.*", json_body=data("geocode.json"))
-    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "tomtom-geocode", "arguments": {"query": "Dam"}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "tomtom-geocode", "arguments": {"query": "Dam"}},
+    }
     response = post(server, call, {"tomtom-maps-backend": "tomtom-maps"})
     assert response.json()["result"]["isError"] is False
     assert module_stub.requests[-1].path == "/search/2/geocode/Dam.json"
@@ -170,7 +175,12 @@ def test_no_request_crashed_the_worker(server):
 
 def test_hosted_server_never_spends_its_own_key(module_stub):
     module_stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
-    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "tomtom-geocode", "arguments": {"query": "Dam"}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "tomtom-geocode", "arguments": {"query": "Dam"}},
+    }
     with server_process({"TOMTOM_API_BASE_URL": module_stub.base_url, "MCP_HOSTED": "true"}) as base:
         refused = post(base, call).json()["result"]
         accepted = post(base, call, {"Authorization": "Bearer callers-own-key"}).json()["result"]

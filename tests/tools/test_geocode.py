@@ -65,13 +65,14 @@ async def test_compact_keeps_the_answer_and_drops_the_rest(stub, catalog, contex
         "total": 7,
         "returned": 2,
         "truncated": True,
+        "show_ui": False,
     }
 
 
 async def test_full_is_the_untrimmed_answer(stub, catalog, context):
     stub.route("GET", BACKEND_PATHS[Backend.ORBIS], json_body=data("geocode.json"))
     outcome = await catalog.call("tomtom-geocode", {"query": "dam", "response_detail": "full"}, context)
-    assert outcome.data == data("geocode.json")
+    assert outcome.data == {**data("geocode.json"), "show_ui": False}
 
 
 async def test_genesis_recorded_answer_compacts(stub, catalog, context):

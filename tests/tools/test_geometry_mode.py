@@ -10,8 +10,14 @@ from tests.conftest import data, recorded
 from tools.geometry.simplify import VERTEX_CAP
 from tools.tomtom.backends import Backend
 
-ROUTE_PATHS = {Backend.ORBIS: r"/maps/orbis/routing/calculateRoute/.*", Backend.GENESIS: r"/routing/1/calculateRoute/.*"}
-TRAFFIC_PATHS = {Backend.ORBIS: r"/maps/orbis/traffic/incidentDetails", Backend.GENESIS: r"/traffic/services/5/incidentDetails"}
+ROUTE_PATHS = {
+    Backend.ORBIS: r"/maps/orbis/routing/calculateRoute/.*",
+    Backend.GENESIS: r"/routing/1/calculateRoute/.*",
+}
+TRAFFIC_PATHS = {
+    Backend.ORBIS: r"/maps/orbis/traffic/incidentDetails",
+    Backend.GENESIS: r"/traffic/services/5/incidentDetails",
+}
 BOX = [4.8, 52.33, 4.95, 52.4]
 LOCATIONS = [[4.9041, 52.3676], [13.405, 52.52]]
 
@@ -54,7 +60,9 @@ async def test_routing_geometry(stub, catalog, context, backend):
     stub.route("GET", ROUTE_PATHS[backend], json_body=data("route.json"))
     context.backend = backend
     compact = (await catalog.call("tomtom-routing", {"locations": LOCATIONS}, context)).data
-    answer = (await catalog.call("tomtom-routing", {"locations": LOCATIONS, "response_detail": "geometry"}, context)).data
+    answer = (
+        await catalog.call("tomtom-routing", {"locations": LOCATIONS, "response_detail": "geometry"}, context)
+    ).data
     features = assert_geojson_contract(answer)
     assert {k: v for k, v in answer.items() if k != "geometry"} == compact
     assert [f["properties"] for f in features] == [{"route": 0}]
@@ -67,7 +75,9 @@ async def test_routing_geometry(stub, catalog, context, backend):
 
 async def test_a_long_route_is_capped_and_says_so(stub, catalog, context):
     stub.route("GET", ROUTE_PATHS[Backend.ORBIS], json_body=long_route(8000))
-    answer = (await catalog.call("tomtom-routing", {"locations": LOCATIONS, "response_detail": "geometry"}, context)).data
+    answer = (
+        await catalog.call("tomtom-routing", {"locations": LOCATIONS, "response_detail": "geometry"}, context)
+    ).data
     (feature,) = assert_geojson_contract(answer)
     report = feature["properties"]["simplification"]
     assert report["original_points"] == 8000
@@ -78,10 +88,15 @@ async def test_a_long_route_is_capped_and_says_so(stub, catalog, context):
 
 async def test_recorded_routes_on_both_backends_have_one_shape(stub, catalog, context):
     shapes = []
-    for backend, name in ((Backend.GENESIS, "geometry-genesis-route.json"), (Backend.GENESIS, "geometry-genesis-waypoint-route.json")):
+    for backend, name in (
+        (Backend.GENESIS, "geometry-genesis-route.json"),
+        (Backend.GENESIS, "geometry-genesis-waypoint-route.json"),
+    ):
         stub.route("GET", ROUTE_PATHS[backend], json_body=recorded(name))
         context.backend = backend
-        answer = (await catalog.call("tomtom-routing", {"locations": LOCATIONS, "response_detail": "geometry"}, context)).data
+        answer = (
+            await catalog.call("tomtom-routing", {"locations": LOCATIONS, "response_detail": "geometry"}, context)
+        ).data
         features = assert_geojson_contract(answer)
         assert [f["properties"]["route"] for f in features] == list(range(len(answer["routes"])))
         shapes.append(sorted(features[0]))
@@ -102,7 +117,10 @@ async def test_traffic_geometry_joins_the_capped_list(stub, catalog, context, ba
     assert features[0]["geometry"]["coordinates"][0] == [4.86, 52.37]
 
 
-@pytest.mark.parametrize(("name", "backend"), [("geometry-orbis-traffic.json", Backend.ORBIS), ("geometry-genesis-traffic.json", Backend.GENESIS)])
+@pytest.mark.parametrize(
+    ("name", "backend"),
+    [("geometry-orbis-traffic.json", Backend.ORBIS), ("geometry-genesis-traffic.json", Backend.GENESIS)],
+)
 async def test_recorded_traffic(stub, catalog, context, name, backend):
     body = recorded(name)
     stub.route("GET", TRAFFIC_PATHS[backend], json_body=body)

@@ -40,6 +40,18 @@ class With:
     also: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Instead:
+    """A sample for one of several inputs that exclude each other (one budget, one area).
+
+    The call `baseline - of + input` is compared with the baseline: the input takes the place of
+    the baseline's inputs `of`, so the difference comes from choosing it instead of them.
+    """
+
+    value: Any
+    of: tuple[str, ...]
+
+
 AMSTERDAM = [4.9041, 52.3676]
 UTRECHT = [5.1215, 52.0907]
 BOX = [4.8, 52.33, 4.95, 52.4]
@@ -51,6 +63,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         "samples": {
             "query": "Damrak 1, Amsterdam",
             "response_detail": "full",
+            "show_ui": True,
             "limit": 3,
             "language": "nl-NL",
             "countries": ["NL"],
@@ -157,6 +170,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         "samples": {
             "locations": [AMSTERDAM, UTRECHT, [13.405, 52.52]],
             "response_detail": "full",
+            "show_ui": True,
             "routeType": "short",
             "travelMode": "truck",
             "traffic": "historical",
@@ -167,25 +181,116 @@ TOOLS: dict[str, dict[str, Any]] = {
             "vehicleHeading": 90,
         },
     },
+    "tomtom-dynamic-map": {
+        "answer": "route.json",
+        "baseline": {"routePlans": [{"locations": [AMSTERDAM, UTRECHT]}]},
+        "samples": {
+            "routePlans": [{"locations": [AMSTERDAM, [13.405, 52.52]], "routeType": "short", "avoid": ["ferries"]}],
+            "markers": [{"position": AMSTERDAM, "label": "Dam"}],
+            "lines": [{"coordinates": [AMSTERDAM, UTRECHT]}],
+            "polygons": [{"coordinates": [AMSTERDAM, UTRECHT, [5.0, 52.5]]}],
+            "bbox": BOX,
+            "title": "Trip",
+            "show_ui": False,
+        },
+    },
     "tomtom-traffic": {
         "answer": "traffic.json",
         "baseline": {"bbox": BOX},
         "samples": {
             "bbox": [4.85, 52.35, 4.9, 52.38],
             "response_detail": "full",
+            "show_ui": True,
             "language": "nl-NL",
             "categoryFilter": ["jam"],
             "timeValidityFilter": ["future"],
             "maxResults": 1,
         },
     },
+    "tomtom-area-search": {
+        "answer": "poi_search.json",
+        "baseline": {"query": "pharmacy", "center": AMSTERDAM, "radius": 1000},
+        "samples": {
+            "query": "apotheek",
+            "response_detail": "full",
+            "center": UTRECHT,
+            "radius": 2000,
+            "polygon": Instead([[4.88, 52.36], [4.92, 52.36], [4.9, 52.38]], of=("center", "radius")),
+            "boundingBox": Instead(BOX, of=("center", "radius")),
+            "limit": 3,
+            "language": "nl-NL",
+            "poiCategories": [7326],
+            "brandSet": ["BENU"],
+        },
+    },
+    "tomtom-search-along-route": {
+        "answer": "along_route.json",  # one file answers both calls: the route, then the places along it
+        "baseline": {"origin": AMSTERDAM, "destination": UTRECHT, "query": "petrol station"},
+        "samples": {
+            "origin": [4.95, 52.3],
+            "destination": [5.2, 52.1],
+            "query": "cafe",
+            "response_detail": "full",
+            "maxDetourTime": 300,
+            "limit": 5,
+            "language": "nl-NL",
+            "poiCategories": [7311],
+            "brandSet": ["Shell"],
+            "routeType": "short",
+            "avoid": ["tollRoads"],
+        },
+    },
+    "tomtom-ev-routing": {
+        "answer": "ev_route.json",
+        "baseline": {"locations": [AMSTERDAM, [13.405, 52.52]], "maxChargeInkWh": 75, "currentChargeInkWh": 60},
+        "samples": {
+            "locations": [AMSTERDAM, UTRECHT, [13.405, 52.52]],
+            "response_detail": "full",
+            "maxChargeInkWh": 80,
+            "currentChargeInkWh": 50,
+            "minChargeAtDestinationInkWh": 10,
+            "minChargeAtChargingStopsInkWh": 5,
+            "consumption": [[50, 14], [100, 19]],
+            "batteryCurve": [[0, 200], [60, 100]],
+            "chargingConnectors": [{"currentType": "DC", "plugTypes": ["CHAdeMO"], "maxPowerInkW": 50}],
+            "traffic": "historical",
+            "avoid": ["ferries"],
+            "departAt": "2026-12-01T08:00:00+01:00",
+        },
+    },
+    "tomtom-reachable-range": {
+        "answer": "reachable_range.json",
+        "baseline": {"origin": AMSTERDAM, "timeBudgetInSec": 1800},
+        "samples": {
+            "origin": UTRECHT,
+            "response_detail": "full",
+            "timeBudgetInSec": 3600,
+            "distanceBudgetInMeters": Instead(20000, of=("timeBudgetInSec",)),
+            "routeType": "short",
+            "travelMode": "truck",
+            "traffic": "historical",
+            "avoid": ["tollRoads"],
+            "departAt": "2026-12-01T08:00:00+01:00",
+        },
+    },
 }
 
-WAIVED_TOOLS: dict[str, str] = {}
-"""Tools this test cannot check, with the reason (none so far)."""
+WAIVED_TOOLS: dict[str, str] = {
+    "tomtom-data-viz": "draws the caller's GeoJSON; never calls TomTom (tests/widgets/test_data_viz.py)",
+    "tomtom-get-app-data": "runs tomtom-data-viz again; never calls TomTom (tests/widgets/test_data_viz.py)",
+    "tomtom-get-map-key": "answers from the call's key; never calls TomTom (tests/widgets/test_widget_tools.py)",
+    "tomtom-report-app-status": "logs a widget's report; never calls TomTom (tests/widgets/test_widget_tools.py)",
+}
+"""Tools this test cannot check, with the reason."""
 
 CONSUMED_BY_TOOL: dict[tuple[str, str], str] = {
     ("*", "response_detail"): "chooses how we shape TomTom's answer; never sent",
+    ("*", "show_ui"): "asks for the widget (show_ui and app data in the result); never sent",
+    ("tomtom-dynamic-map", "markers"): "drawn on the map and summarised; never sent",
+    ("tomtom-dynamic-map", "lines"): "drawn on the map and counted; never sent",
+    ("tomtom-dynamic-map", "polygons"): "drawn on the map and counted; never sent",
+    ("tomtom-dynamic-map", "bbox"): "the map's view; never sent",
+    ("tomtom-dynamic-map", "title"): "the map's title; never sent",
     ("tomtom-traffic", "maxResults"): "caps the incidents we list, most severe first; TomTom has no such parameter",
     ("tomtom-poi-categories", "filters"): "picks categories out of TomTom's whole list; the endpoint takes no filter",
 }
@@ -194,6 +299,9 @@ CONSUMED_BY_TOOL: dict[tuple[str, str], str] = {
 UNSENDABLE_ON: dict[tuple[str, str, Backend], str] = {
     ("tomtom-routing", "travelMode", Backend.ORBIS): (
         "Orbis routes cars only: every other mode is refused as unsupported before any request"
+    ),
+    ("tomtom-reachable-range", "travelMode", Backend.ORBIS): (
+        "Orbis computes car ranges only: trucks are refused as unsupported before any request"
     ),
 }
 """Inputs a backend refuses outright (the tool answers `unsupported`): checked on the other backend only."""
@@ -281,11 +389,15 @@ async def test_input_reaches_the_request(stub, catalog, context, tool, name, bac
     context.backend = backend
     sample = row["samples"][name]
     base = dict(row["baseline"])
+    replaced: tuple[str, ...] = ()
     if isinstance(sample, With):
         base, sample = {**base, **sample.also}, sample.value
+    elif isinstance(sample, Instead):
+        replaced, sample = sample.of, sample.value
     assert base.get(name) != sample, f"the sample for {tool}.{name} equals its baseline value"
     sent_before, text_before = await call(stub, catalog, context, tool, base)
-    sent_after, text_after = await call(stub, catalog, context, tool, {**base, name: sample})
+    kept = {key: value for key, value in base.items() if key not in replaced}
+    sent_after, text_after = await call(stub, catalog, context, tool, {**kept, name: sample})
     if consumed(tool, name):
         assert sent_after == sent_before, f"{tool}.{name} now reaches the request: remove it from CONSUMED_BY_TOOL"
         assert text_after != text_before, f"{tool}.{name} ({consumed(tool, name)}) changed neither request nor answer"

@@ -71,7 +71,7 @@ async def test_full_keeps_every_point(stub, catalog, context):
     outcome = await catalog.call(
         "tomtom-routing", {"locations": [[4.9, 52.3], [13.4, 52.5]], "response_detail": "full"}, context
     )
-    assert outcome.data == data("route.json")
+    assert outcome.data == {**data("route.json"), "show_ui": False}
 
 
 async def test_recorded_genesis_route_keeps_start_and_end(stub, catalog, context):

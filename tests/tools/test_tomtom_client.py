@@ -41,7 +41,12 @@ async def test_bounded_retries(stub, catalog, context):
 @pytest.mark.parametrize(
     ("status", "body", "code", "text"),
     [
-        (400, {"errorText": "Invalid query: countrySet"}, "invalid_arguments", "TomTom said: Invalid query: countrySet"),
+        (
+            400,
+            {"errorText": "Invalid query: countrySet"},
+            "invalid_arguments",
+            "TomTom said: Invalid query: countrySet",
+        ),
         (403, {"detailedError": {"message": "Forbidden"}}, "unauthorized", "TomTom refused the API key"),
         (401, {}, "unauthorized", "invalid, expired"),
         (500, {}, "unavailable", "status 500"),

@@ -73,7 +73,7 @@ async def test_compact_is_capped_most_severe_first(stub, catalog, context):
 async def test_full_is_uncapped(stub, catalog, context):
     stub.route("GET", ORBIS, json_body=data("traffic.json"))
     outcome = await catalog.call("tomtom-traffic", {"bbox": BOX, "maxResults": 1, "response_detail": "full"}, context)
-    assert outcome.data == data("traffic.json")
+    assert outcome.data == {**data("traffic.json"), "show_ui": False}
 
 
 async def test_recorded_answers_compact_the_same_on_both_backends(stub, catalog, context):

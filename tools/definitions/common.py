@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tools.definition import Answer
 from tools.errors import conflicting
 
 COMPACT, GEOMETRY, FULL = "compact", "geometry", "full"
@@ -69,3 +70,20 @@ def requires(arguments: dict[str, Any], name: str, needed: str) -> None:
 
 def detail(arguments: dict[str, Any]) -> str:
     return arguments.get("response_detail", COMPACT)
+
+
+def show_ui(default: bool = False) -> dict[str, Any]:
+    """The `show_ui` input of a tool drawn by a widget; the tool also passes `meta=MAP_WIDGET`
+    (tools.widgets) and returns `answer(...)`. docs/widgets.md has the recipe."""
+    return {
+        "type": "boolean",
+        "default": default,
+        "description": "Also draw the answer on a map where the host shows MCP Apps; the text is unchanged.",
+    }
+
+
+def answer(arguments: dict[str, Any], data: dict[str, Any], app_data: Any = None) -> Answer:
+    """`data` for the model and, when `show_ui` (default false) is on, `app_data` for the widget:
+    for a TomTom tool, TomTom's untrimmed answer (the client already took the key out of it)."""
+    shown = bool(arguments.get("show_ui", False))
+    return Answer(data, app_data if shown else None, show_ui=shown)

@@ -6,12 +6,23 @@ from typing import Any
 from urllib.parse import quote
 
 from tools.context import CallContext
-from tools.definition import define_tool
+from tools.definition import Answer, define_tool
 from tools.definitions.common import (
-    FULL, bbox, check_bbox, check_position, detail, exclusive, position, requires, response_detail,
+    FULL,
+    answer,
+    bbox,
+    check_bbox,
+    check_position,
+    detail,
+    exclusive,
+    position,
+    requires,
+    response_detail,
+    show_ui,
 )  # fmt: skip
 from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend
+from tools.widgets import MAP_WIDGET
 
 ENTITY_TYPES = [
     "Country", "CountrySubdivision", "CountrySecondarySubdivision", "CountryTertiarySubdivision",
@@ -23,6 +34,7 @@ INPUT_SCHEMA = {
     "properties": {
         "query": {"type": "string", "minLength": 1, "maxLength": 400, "description": "Address or place name."},
         "response_detail": response_detail(geometry=False),
+        "show_ui": show_ui(),
         "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10, "description": "Max results."},
         "language": {"type": "string", "description": "IETF language tag, e.g. en-GB."},
         "countries": {
@@ -71,7 +83,7 @@ def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dic
     return path, params
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
+async def run(arguments: dict[str, Any], context: CallContext) -> Answer:
     requires(arguments, "radius", "position")
     exclusive(arguments, "position", "boundingBox", message="bias near a position or limit to a box, not both")
     if "position" in arguments:
@@ -81,7 +93,7 @@ async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]
     session = context.tomtom
     path, params = build_request(arguments, session.backend)
     body = await session.get(path, params)
-    return body if detail(arguments) == FULL else compact_search(body)
+    return answer(arguments, body if detail(arguments) == FULL else compact_search(body), body)
 
 
 TOOL = define_tool(
@@ -93,4 +105,5 @@ TOOL = define_tool(
     ),
     input_schema=INPUT_SCHEMA,
     run=run,
+    meta=MAP_WIDGET,
 )

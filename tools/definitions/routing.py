@@ -6,13 +6,14 @@ from datetime import datetime
 from typing import Any
 
 from tools.context import CallContext
-from tools.definition import define_tool
-from tools.definitions.common import check_position, detail, exclusive, position, response_detail
+from tools.definition import Answer, define_tool
+from tools.definitions.common import answer, check_position, detail, exclusive, position, response_detail, show_ui
 from tools.errors import ErrorCode, ToolError, invalid
 from tools.shaping.geometry import route_features, with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.shaping.routes import compact_routes
 from tools.tomtom.backends import Backend
+from tools.widgets import MAP_WIDGET
 
 AVOID = [
     "tollRoads", "motorways", "ferries", "unpavedRoads", "carpools", "alreadyUsedRoads",
@@ -34,6 +35,7 @@ INPUT_SCHEMA = {
             "description": "Stops in order, origin first: [[longitude, latitude], ...].",
         },
         "response_detail": response_detail(geometry=True),
+        "show_ui": show_ui(),
         "routeType": {"type": "string", "enum": ROUTE_TYPES, "default": "fast"},
         "travelMode": {
             "type": "string",
@@ -109,18 +111,24 @@ def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dic
     return path, params
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
+async def route(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
+    """TomTom's untrimmed Calculate Route answer for valid `arguments` (also used by the dynamic map)."""
     check_arguments(arguments)
     session = context.tomtom
     path, params = build_request(arguments, session.backend)
-    body = await session.get(path, params)
+    return await session.get(path, params)
+
+
+async def run(arguments: dict[str, Any], context: CallContext) -> Answer:
+    body = await route(arguments, context)
     match detail(arguments):
         case "full":
-            return body
+            data = body
         case "geometry":
-            return with_geometry(compact_routes(body), route_features(body))
+            data = with_geometry(compact_routes(body), route_features(body))
         case _:
-            return compact_routes(body)
+            data = compact_routes(body)
+    return answer(arguments, data, body)
 
 
 TOOL = define_tool(
@@ -132,4 +140,5 @@ TOOL = define_tool(
     ),
     input_schema=INPUT_SCHEMA,
     run=run,
+    meta=MAP_WIDGET,
 )

@@ -6,12 +6,13 @@ import math
 from typing import Any
 
 from tools.context import CallContext
-from tools.definition import define_tool
-from tools.definitions.common import bbox, check_bbox, detail, response_detail
+from tools.definition import Answer, define_tool
+from tools.definitions.common import answer, bbox, check_bbox, detail, response_detail, show_ui
 from tools.errors import invalid
 from tools.shaping.geometry import incident_features, with_geometry
 from tools.shaping.traffic import CATEGORIES, CATEGORY_CODES, FIELDS, capped_incidents, compact_traffic
 from tools.tomtom.backends import Backend
+from tools.widgets import MAP_WIDGET
 
 MAX_AREA_KM2 = 10_000
 """TomTom's limit for one incident-details request."""
@@ -22,6 +23,7 @@ INPUT_SCHEMA = {
     "properties": {
         "bbox": bbox(f"[minLon, minLat, maxLon, maxLat], at most {MAX_AREA_KM2:,} km²."),
         "response_detail": response_detail(geometry=True),
+        "show_ui": show_ui(),
         "language": {"type": "string", "default": "en-GB", "description": "Language of the descriptions."},
         "categoryFilter": {
             "type": "array",
@@ -70,7 +72,12 @@ def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dic
     return path, params
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
+async def run(arguments: dict[str, Any], context: CallContext) -> Answer:
+    """The widget draws live traffic for `bbox` from the tool input: no app data."""
+    return answer(arguments, await incidents(arguments, context))
+
+
+async def incidents(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
     check_bbox("bbox", arguments["bbox"])
     if area_km2(arguments["bbox"]) > MAX_AREA_KM2:
         raise invalid("bbox", f"covers about {area_km2(arguments['bbox']):,.0f} km²; the limit is {MAX_AREA_KM2:,} km²")
@@ -95,4 +102,5 @@ TOOL = define_tool(
     ),
     input_schema=INPUT_SCHEMA,
     run=run,
+    meta=MAP_WIDGET,
 )

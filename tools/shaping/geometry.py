@@ -73,5 +73,7 @@ def incident_features(incidents: list[dict[str, Any]]) -> list[dict[str, Any]]:
         geometry = incident.get("geometry")
         if not isinstance(geometry, dict) or "type" not in geometry:
             raise ToolError(ErrorCode.MALFORMED, f"TomTom answered with incident {i} without geometry.")
-        features.append(feature({"type": geometry["type"], "coordinates": geometry.get("coordinates")}, {"incident": i}))
+        features.append(
+            feature({"type": geometry["type"], "coordinates": geometry.get("coordinates")}, {"incident": i})
+        )
     return features

@@ -23,12 +23,12 @@ class Command(BaseCommand):
     help = "Run one TomTom MCP tool and print its JSON result."
     requires_system_checks: list[str] = []
 
-    def add_arguments(self, parser):  # noqa: ANN001, ANN201
+    def add_arguments(self, parser):
         parser.add_argument("tool", help="Tool name, e.g. tomtom-geocode.")
         parser.add_argument("arguments", nargs="?", default="{}", help="The arguments as a JSON object.")
         add_transport_options(parser)
 
-    def handle(self, *args, **options):  # noqa: ANN002, ANN003, ANN201
+    def handle(self, *args, **options):
         try:
             arguments = json.loads(options["arguments"])
         except ValueError as exc:

@@ -15,10 +15,10 @@ class Command(BaseCommand):
     help = "Serve the TomTom MCP tools over stdio (stdout carries only JSON-RPC)."
     requires_system_checks: list[str] = []
 
-    def add_arguments(self, parser):  # noqa: ANN001, ANN201
+    def add_arguments(self, parser):
         add_transport_options(parser)
 
-    def handle(self, *args, **options):  # noqa: ANN002, ANN003, ANN201
+    def handle(self, *args, **options):
         backend = parse_backend(options["backend"])
         anyio.run(
             lambda: serve_stdio(build_catalog(), server_config(), api_key=options["apikey"], backend=backend)

@@ -1,0 +1,204 @@
+"""The analytics JSON API at /api/analytics/ (OpenAPI schema at /api/analytics/openapi.json).
+
+The same selectors as the dashboard, so the same numbers. Callers authenticate with a staff
+session (the admin login) or `Authorization: Bearer <token>` with one of
+`ANALYTICS_API_TOKENS`. Every stat field is described from analytics/stats.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
+
+from django.conf import settings
+from django.http import HttpRequest
+from ninja import Field, NinjaAPI, Query, Schema
+from ninja.errors import HttpError
+from ninja.security import HttpBearer, SessionAuthIsStaff
+from pydantic import create_model
+
+from analytics.models import FAILING_KINDS, OLD_CALLER_KINDS
+from analytics.selectors import (
+    Bucket,
+    Dimension,
+    ReportQuery,
+    failing_events,
+    failure_counts,
+    old_callers,
+)
+from analytics.stats import COUNT_STATS, RATE_STATS
+
+MAX_EVENTS = 500
+
+
+class ApiToken(HttpBearer):
+    """A bearer token listed in ANALYTICS_API_TOKENS, compared in constant time (hashed first, so
+    not even the length leaks)."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> str | None:
+        offered = hashlib.sha256(token.encode()).digest()
+        matched = False
+        for allowed in settings.ANALYTICS_API_TOKENS:
+            matched |= hmac.compare_digest(offered, hashlib.sha256(allowed.encode()).digest())
+        return "token" if matched else None
+
+
+api = NinjaAPI(
+    title="TomTom MCP app-status analytics",
+    version="1",
+    description="Widget failure rates by host and tool, failing events, and callers of retired tools "
+    "or outdated inputs, from the server's app-status events. Dates are whole UTC days.",
+    urls_namespace="analytics_api",
+    auth=[SessionAuthIsStaff(), ApiToken()],
+    docs_url=None,  # the Swagger page would load its script from a CDN; the schema is served
+)
+
+
+class Filters(Schema):
+    start: date | None = Field(None, description="First UTC day; default: 29 days before `end`.")
+    end: date | None = Field(None, description="Last UTC day, included; default: today.")
+    bucket: Bucket = Field("day", description="Bucket size of time series.")
+    tool: str = Field("", description="Only this tool.")
+    client: str = Field("", description="Only this host (client name).")
+
+    def query(self) -> ReportQuery:
+        try:
+            return ReportQuery.from_filters(
+                start=self.start, end=self.end, bucket=self.bucket, tool=self.tool, client=self.client
+            )
+        except ValueError as error:
+            raise HttpError(422, str(error)) from None
+
+
+def _stat_fields() -> dict[str, Any]:
+    fields: dict[str, Any] = {stat.name: (int, Field(description=stat.description)) for stat in COUNT_STATS}
+    fields |= {stat.name: (float | None, Field(description=stat.description)) for stat in RATE_STATS}
+    return fields
+
+
+FailureRow = create_model(
+    "FailureRow",
+    __base__=Schema,
+    bucket=(datetime, Field(description="Start of the UTC hour or day.")),
+    client=(str, Field(description="The host (client name).")),
+    tool=(str, ...),
+    **_stat_fields(),
+)
+HostFailureRow = create_model(
+    "HostFailureRow",
+    __base__=Schema,
+    bucket=(datetime, Field(description="Start of the UTC hour or day.")),
+    client=(str, Field(description="The host (client name).")),
+    **_stat_fields(),
+)
+TotalFailureRow = create_model(
+    "TotalFailureRow",
+    __base__=Schema,
+    client=(str, Field(description="The host (client name).")),
+    tool=(str, ...),
+    **_stat_fields(),
+)
+
+
+class Report(Schema):
+    start: date
+    end: date
+    bucket: str
+    tool: str
+    client: str
+
+
+class FailureReport(Report):
+    rows: list[FailureRow]  # type: ignore[valid-type]
+
+
+class HostFailureReport(Report):
+    rows: list[HostFailureRow]  # type: ignore[valid-type]
+
+
+class TotalFailureReport(Report):
+    rows: list[TotalFailureRow]  # type: ignore[valid-type]
+
+
+class Event(Schema):
+    time: datetime
+    kind: str
+    client: str
+    tool: str
+    stage: str
+    source: str
+    reason: str
+    error: str
+    error_code: str
+    duration_ms: float | None
+    replica: str
+    user_agent: str
+    request_id: str
+
+
+class EventPage(Schema):
+    count: int = Field(description="Failing events in the range, all pages.")
+    events: list[Event]
+
+
+class OldCaller(Schema):
+    kind: Literal[OLD_CALLER_KINDS]  # type: ignore[valid-type]
+    client: str
+    tool: str
+    replaced_by: str = Field(description="For a retired tool: the tools that replace it, comma-separated.")
+    input: str = Field(description="For an outdated call: the input that changed.")
+    change: str = Field(description="For an outdated call: `removed` or `string_now_list`.")
+    calls: int
+    first_seen: datetime
+    last_seen: datetime
+
+
+def _report(query: ReportQuery, by: tuple[Dimension, ...]) -> dict[str, object]:
+    """The query and its rows; each response schema keeps the dimensions it groups by."""
+    return {
+        "start": query.start,
+        "end": query.end,
+        "bucket": query.bucket,
+        "tool": query.tool,
+        "client": query.client,
+        "rows": [row.as_dict() for row in failure_counts(query, by=by)],
+    }
+
+
+@api.get("/failures", response=FailureReport, url_name="failures")
+def failures(request: HttpRequest, filters: Query[Filters]) -> dict[str, object]:
+    """Widget outcomes per bucket, host and tool."""
+    return _report(filters.query(), ("bucket", "client", "tool"))
+
+
+@api.get("/failures/by-host", response=HostFailureReport, url_name="failures_by_host")
+def failures_by_host(request: HttpRequest, filters: Query[Filters]) -> dict[str, object]:
+    """Widget outcomes per bucket and host, all tools together: the dashboard's chart."""
+    return _report(filters.query(), ("bucket", "client"))
+
+
+@api.get("/failures/totals", response=TotalFailureReport, url_name="failure_totals")
+def failure_totals(request: HttpRequest, filters: Query[Filters]) -> dict[str, object]:
+    """Widget outcomes per host and tool over the whole range: the dashboard's table."""
+    return _report(filters.query(), ("client", "tool"))
+
+
+@api.get("/failing-events", response=EventPage, url_name="failing_events")
+def failing_events_list(
+    request: HttpRequest,
+    filters: Query[Filters],
+    kind: Literal[FAILING_KINDS] | None = None,  # type: ignore[valid-type]
+    limit: Annotated[int, Field(ge=1, le=MAX_EVENTS)] = 100,
+    offset: Annotated[int, Field(ge=0)] = 0,
+) -> dict[str, object]:
+    """The events behind the failure counts, newest first (the dashboard's drill-down)."""
+    events = failing_events(filters.query(), kinds=[kind] if kind else FAILING_KINDS)
+    return {"count": events.count(), "events": list(events[offset : offset + limit])}
+
+
+@api.get("/old-callers", response=list[OldCaller], url_name="old_callers")
+def old_callers_list(request: HttpRequest, filters: Query[Filters]) -> list[object]:
+    """Who still calls retired tool names or outdated inputs, with counts, first and last seen."""
+    return list(old_callers(filters.query()))

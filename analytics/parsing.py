@@ -1,0 +1,172 @@
+"""Turn one log line into an app-status event row, or say why it is not one.
+
+A line is one of three things:
+
+- an **event**: a JSON object with `"event": "app_status"`, a `message`, a `time` with a UTC
+  offset, a `tool` and a `client`. Its kind comes from the exact `message`
+  (`AppStatus.by_message`); a message the contract does not know gives kind `unknown`, and the
+  event is kept.
+- **skipped**: a blank line, or a JSON object that is not an app-status event (a tool-call line,
+  a Django warning).
+- **malformed**: not UTF-8, not JSON, not an object, or an app-status event without a required
+  field. A partial last line of a log still being written is malformed this way.
+
+The identity of an event is the line itself: 128 bits of the SHA-256 of its bytes, stripped of
+surrounding whitespace. The formatter writes `time` to the millisecond with the replica and pid,
+so two lines that are byte for byte the same are the same event logged once, and a line read
+again (from the same file, a rotated copy, or the live path) gets the same identity.
+Optional fields of an unexpected type are stored empty; the raw line keeps them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+import orjson
+
+from analytics.models import UNKNOWN_KIND
+from tools.app_status import AppStatus
+
+
+class EventRow(NamedTuple):
+    """The columns of `AppStatusEvent` (COPY and the ORM use these names)."""
+
+    event_id: bytes
+    time: datetime
+    kind: str
+    tool: str
+    client: str
+    # Text fields, "" when absent.
+    user_agent: str
+    request_id: str
+    replica: str
+    delivery: str
+    source: str
+    reason: str
+    stage: str
+    error: str
+    error_code: str
+    input: str
+    change: str
+    # Whole numbers, None when absent.
+    pid: int | None
+    raw_bytes: int | None
+    encoded_chars: int | None
+    result_chars: int | None
+    features: int | None
+    original_points: int | None
+    points: int | None
+    # Other numbers, None when absent.
+    max_error_m: float | None
+    duration_ms: float | None
+    # `replaced_by` joined with ", " (tool names hold no commas), and the line itself.
+    replaced_by: str
+    raw: str
+
+
+_TEXT_KEYS = EventRow._fields[EventRow._fields.index("user_agent") : EventRow._fields.index("pid")]
+_WHOLE_KEYS = EventRow._fields[EventRow._fields.index("pid") : EventRow._fields.index("original_points")]
+_NUL_ESCAPE = "\\u0000"
+_MIN, _MAX = -(2**63), 2**63
+COLUMNS: tuple[str, ...] = EventRow._fields
+
+
+class Skipped(NamedTuple):
+    """Not an app-status event."""
+
+
+class Malformed(NamedTuple):
+    reason: str
+
+
+SKIPPED = Skipped()
+
+
+def event_identity(line: bytes) -> bytes:
+    """The identity of the event a line records: the first 16 bytes of the SHA-256 of the
+    stripped line (128 bits: a collision is as likely as between two random UUIDs)."""
+    return hashlib.sha256(line.strip()).digest()[:16]
+
+
+def parse_line(line: bytes) -> EventRow | Skipped | Malformed:
+    stripped = line.strip()
+    if not stripped:
+        return SKIPPED
+    try:
+        data = orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return Malformed("not JSON (a partial line?)" if _is_utf8(stripped) else "not UTF-8")
+    if type(data) is not dict:
+        return Malformed("not a JSON object")
+    get = data.get
+    if get("event") != "app_status":
+        return SKIPPED
+    message, time, tool, client = get("message"), get("time"), get("tool"), get("client")
+    if not (type(message) is str and type(time) is str and type(tool) is str and type(client) is str):
+        missing = [name for name in ("message", "time", "tool", "client") if type(get(name)) is not str]
+        return Malformed(f"app-status event without a text {missing[0]!r}")
+    try:
+        when = datetime.fromisoformat(time)
+        if when.utcoffset() is None:
+            return Malformed("'time' has no UTC offset")
+        when = when.astimezone(UTC)
+    except (ValueError, OverflowError):
+        return Malformed(f"'time' is not an ISO 8601 time: {time[:40]!r}")
+    status = AppStatus.by_message(message)
+    simplification = get("simplification")
+    if type(simplification) is not dict:
+        simplification = {}
+    replaced_by = get("replaced_by")
+    text = stripped.decode()
+    row = EventRow._make(
+        (
+            event_identity(stripped),
+            when,
+            status.kind if status else UNKNOWN_KIND,
+            tool,
+            client,
+            *[value if type(value := get(key)) is str else "" for key in _TEXT_KEYS],
+            *[value if type(value := get(key)) is int and _MIN < value < _MAX else None for key in _WHOLE_KEYS],
+            _whole(simplification.get("original_points")),
+            _whole(simplification.get("points")),
+            _number(simplification.get("max_error_m")),
+            _number(get("duration_ms")),
+            ", ".join(name for name in replaced_by if type(name) is str) if type(replaced_by) is list else "",
+            text,
+        )
+    )
+    return _without_nul(row) if _NUL_ESCAPE in text else row
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _without_nul(row: EventRow) -> EventRow:
+    """PostgreSQL text cannot hold NUL, which JSON can (as \\u0000): replace it in every field but `raw`."""
+    return row._replace(
+        **{
+            name: value.replace("\x00", "\ufffd")
+            for name, value in zip(EventRow._fields[:-1], row[:-1], strict=True)
+            if type(value) is str
+        }
+    )
+
+
+def _whole(value: object) -> int | None:
+    """A whole number (not a bool) that fits a 64-bit column, else None."""
+    return value if type(value) is int and _MIN < value < _MAX else None
+
+
+def _number(value: object) -> float | None:
+    """A finite number (not a bool), else None."""
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    return float(value) if type(value) is int and _MIN < value < _MAX else None

@@ -1,0 +1,182 @@
+"""Reports on app-status events, shared by the dashboard and the JSON API.
+
+A report covers whole UTC days, `start` to `end` inclusive, optionally one tool and one host
+(client name). Counts are summed in SQL from the hourly counts, grouped by any of bucket (the
+UTC hour or day), client and tool; rates are computed from the summed counts when read.
+Drill-down and old-caller reports read the raw events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Literal, get_args
+
+from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum
+from django.db.models.functions import TruncDay
+
+from analytics.models import FAILING_KINDS, OLD_CALLER_KINDS, AppStatusEvent, AppStatusHourlyCount
+from analytics.stats import COUNT_STATS, RATE_STATS, REPORT_KINDS
+
+Bucket = Literal["hour", "day"]
+Dimension = Literal["bucket", "client", "tool"]
+BUCKETS: tuple[str, ...] = get_args(Bucket)
+MAX_DAYS = 400
+"""The longest range a report may cover."""
+DEFAULT_DAYS = 30
+"""The range of a report whose dates are not given: 30 days up to and including the end."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportQuery:
+    """Whole UTC days `start`..`end` (inclusive); empty `tool`/`client` means all of them."""
+
+    start: date
+    end: date
+    bucket: Bucket = "day"
+    tool: str = ""
+    client: str = ""
+
+    def __post_init__(self) -> None:
+        if self.start > self.end:
+            raise ValueError("the start date is after the end date")
+        if (self.end - self.start).days >= MAX_DAYS:
+            raise ValueError(f"a report covers at most {MAX_DAYS} days")
+        if self.bucket not in BUCKETS:
+            raise ValueError(f"bucket must be one of {', '.join(BUCKETS)}")
+
+    @classmethod
+    def from_filters(
+        cls, *, start: date | None, end: date | None, bucket: str | None, tool: str | None, client: str | None
+    ) -> ReportQuery:
+        """The query a user's filters describe: `end` defaults to today (UTC), `start` to
+        DEFAULT_DAYS days before `end`. Raises ValueError for an impossible query."""
+        end = end or datetime.now(UTC).date()
+        return cls(
+            start=start or end - timedelta(days=DEFAULT_DAYS - 1),
+            end=end,
+            bucket=bucket or "day",  # type: ignore[arg-type]  # checked in __post_init__
+            tool=(tool or "").strip(),
+            client=(client or "").strip(),
+        )
+
+    @property
+    def start_time(self) -> datetime:
+        return datetime.combine(self.start, time(), tzinfo=UTC)
+
+    @property
+    def end_time(self) -> datetime:
+        """The first moment after the range."""
+        return datetime.combine(self.end + timedelta(days=1), time(), tzinfo=UTC)
+
+    def buckets(self) -> list[datetime]:
+        """The start of every bucket in the range, in order."""
+        step = timedelta(hours=1) if self.bucket == "hour" else timedelta(days=1)
+        count = (self.end_time - self.start_time) // step
+        return [self.start_time + step * index for index in range(count)]
+
+
+@dataclass(frozen=True, slots=True)
+class FailureRow:
+    """Counts of the report's stats for one group; dimensions not grouped by are None."""
+
+    bucket: datetime | None
+    client: str | None
+    tool: str | None
+    counts: Mapping[str, int]
+
+    @property
+    def rates(self) -> dict[str, float | None]:
+        return {stat.name: stat.value(self.counts) for stat in RATE_STATS}
+
+    def as_dict(self) -> dict[str, object]:
+        """Dimensions, then every stat by name (the API's and the template's row)."""
+        return {"bucket": self.bucket, "client": self.client, "tool": self.tool, **self.counts, **self.rates}
+
+
+def failure_counts(query: ReportQuery, *, by: Sequence[Dimension]) -> list[FailureRow]:
+    """The widget-failure stats per group of `by`, sorted by bucket, client, tool.
+
+    Groups without any counted event are absent (no zero rows)."""
+    rows = AppStatusHourlyCount.objects.filter(
+        hour__gte=query.start_time, hour__lt=query.end_time, kind__in=REPORT_KINDS
+    )
+    rows = _filtered(rows, query)
+    if "bucket" in by:
+        rows = rows.annotate(bucket=TruncDay("hour", tzinfo=UTC) if query.bucket == "day" else F("hour"))
+    grouped = rows.values(*by).annotate(
+        **{stat.name: Sum("count", filter=Q(kind=stat.kind), default=0) for stat in COUNT_STATS}
+    )
+    result = [
+        FailureRow(
+            bucket=row.get("bucket"),
+            client=row.get("client"),
+            tool=row.get("tool"),
+            counts={stat.name: int(row[stat.name]) for stat in COUNT_STATS},
+        )
+        for row in grouped.order_by()
+    ]
+    # Sorted here, not in SQL: collations differ between databases, and the rows are few.
+    return sorted(result, key=lambda row: (row.bucket or query.start_time, row.client or "", row.tool or ""))
+
+
+def hosts_and_tools(query: ReportQuery) -> tuple[list[str], list[str]]:
+    """Every host (client) and every tool with an event in the query's range, whatever its
+    tool and host filters: the filters' suggestions."""
+    pairs = (
+        AppStatusHourlyCount.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time)
+        .values_list("client", "tool")
+        .distinct()
+        .order_by()
+    )
+    clients, tools = set(), set()
+    for client, tool in pairs:
+        clients.add(client)
+        tools.add(tool)
+    return sorted(clients), sorted(tools)
+
+
+def failing_events(query: ReportQuery, *, kinds: Iterable[str] = FAILING_KINDS) -> QuerySet[AppStatusEvent]:
+    """Events that mean a widget did not draw as it should, newest first."""
+    events = AppStatusEvent.objects.filter(kind__in=list(kinds), time__gte=query.start_time, time__lt=query.end_time)
+    return _filtered(events, query).order_by("-time", "-id")
+
+
+@dataclass(frozen=True, slots=True)
+class OldCaller:
+    """A client that called a retired tool name, or a tool with an outdated input."""
+
+    kind: str
+    client: str
+    tool: str
+    replaced_by: str
+    input: str
+    change: str
+    calls: int
+    first_seen: datetime
+    last_seen: datetime
+
+
+def old_callers(query: ReportQuery) -> list[OldCaller]:
+    """Who still calls retired names or outdated inputs, with counts and first and last seen;
+    sorted by kind, then most calls first."""
+    events = AppStatusEvent.objects.filter(
+        kind__in=OLD_CALLER_KINDS, time__gte=query.start_time, time__lt=query.end_time
+    )
+    grouped = (
+        _filtered(events, query)
+        .values("kind", "client", "tool", "replaced_by", "input", "change")
+        .annotate(calls=Count("id"), first_seen=Min("time"), last_seen=Max("time"))
+        .order_by()
+    )
+    callers = [OldCaller(**row) for row in grouped]
+    return sorted(callers, key=lambda c: (c.kind, -c.calls, c.client, c.tool, c.input, c.change))
+
+
+def _filtered[Q_: QuerySet](rows: Q_, query: ReportQuery) -> Q_:
+    if query.tool:
+        rows = rows.filter(tool=query.tool)
+    if query.client:
+        rows = rows.filter(client=query.client)
+    return rows

@@ -1,0 +1,149 @@
+"""Realistic app-status log lines for the analytics benchmark: deterministic for a seed.
+
+Each tool call with a widget writes the lines a real server would (docs/app-status.md):
+`App data`, then what its widget reported. Hosts differ the way ADR 9 describes: one drops the
+result `_meta` (the widget cannot draw), one sometimes fails to decode, long routes are too
+large to inline; data-viz fetches its data again, and a few clients still call a retired tool
+or send an outdated input. Lines are in time order over `days` days ending at `end`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+from tools.app_status import AppStatus
+
+HOSTS = {
+    # client name: (share of calls, chance the host drops _meta, chance the widget fails to decode)
+    "claude-ai": (0.34, 0.0, 0.002),
+    "ChatGPT": (0.22, 0.0, 0.01),
+    "Visual Studio Code": (0.14, 0.0, 0.004),
+    "cursor-vscode": (0.10, 1.0, 0.0),
+    "goose": (0.07, 0.0, 0.03),
+    "mcp-inspector": (0.05, 0.0, 0.0),
+    "unknown": (0.05, 0.2, 0.01),
+    "fleet-agent": (0.03, 0.0, 0.0),
+}
+TOOLS = {
+    # tool: (share of calls, chance its app data is too large)
+    "tomtom-geocode": (0.35, 0.0),
+    "tomtom-routing": (0.30, 0.04),
+    "tomtom-traffic": (0.15, 0.0),
+    "tomtom-dynamic-map": (0.10, 0.02),
+    "tomtom-data-viz": (0.10, 0.0),
+}
+RETIRED = ("tomtom-fuzzy-search", ["tomtom-geocode", "tomtom-poi-search"])
+REPLICAS = ("mcp-6d9f7c-2xk4p", "mcp-6d9f7c-8hq2m", "mcp-6d9f7c-tz9wl")
+
+
+def app_status_lines(count: int, *, end: datetime, days: int = 30, seed: int = 7) -> Iterator[str]:
+    """`count` lines (without newlines) spread evenly over `days` days before `end`."""
+    rng = random.Random(seed)
+    hosts, host_weights = list(HOSTS), [share for share, _, _ in HOSTS.values()]
+    tools, tool_weights = list(TOOLS), [share for share, _ in TOOLS.values()]
+    start = end - timedelta(days=days)
+    step = (end - start) / count
+    written = 0
+    while written < count:
+        when = start + step * written
+        client = rng.choices(hosts, host_weights)[0]
+        for fields in _call(rng, client, rng.choices(tools, tool_weights)[0]):
+            if written == count:
+                return
+            when += timedelta(milliseconds=rng.randint(5, 900))
+            yield _line(when, rng, client, fields)
+            written += 1
+
+
+def _call(rng: random.Random, client: str, tool: str) -> Iterator[dict[str, object]]:
+    """The lines of one tool call and its widget, as (status, fields) dicts."""
+    _, drops_meta, decode_failure = HOSTS[client]
+    if rng.random() < 0.004:
+        yield {"status": AppStatus.RETIRED_TOOL, "tool": RETIRED[0], "replaced_by": RETIRED[1]}
+        return
+    if rng.random() < 0.003:
+        yield {"status": AppStatus.OUTDATED_CALL, "tool": tool, "input": "language", "change": "string_now_list"}
+    raw_bytes = rng.randint(2_000, 400_000)
+    too_large = rng.random() < TOOLS[tool][1]
+    app_data: dict[str, object] = {
+        "status": AppStatus.APP_DATA,
+        "tool": tool,
+        "delivery": "too_large" if too_large else "inline",
+        "raw_bytes": raw_bytes,
+        "encoded_chars": raw_bytes // 7,
+        "result_chars": raw_bytes // 7 + rng.randint(400, 3_000),
+    }
+    if raw_bytes > 200_000:
+        app_data["simplification"] = {"original_points": raw_bytes // 10, "points": 9_000, "max_error_m": 4.0}
+    if tool != "tomtom-traffic":
+        yield app_data
+    if too_large:
+        yield {"status": AppStatus.TOO_LARGE, "tool": tool, "raw_bytes": raw_bytes, "result_chars": 160_000}
+        yield _failed(rng, tool, "none", "result", "App data too large for the result")
+        return
+    if tool == "tomtom-data-viz":
+        if rng.random() < 0.02:
+            yield {"status": AppStatus.FETCH_FAILED, "tool": tool, "error_code": "upstream", "error": "HTTP 502"}
+            yield _failed(rng, tool, "data_url", "fetch", "data_url could not be downloaded")
+            return
+        yield {"status": AppStatus.FETCHED, "tool": tool, "source": "data_url", "raw_bytes": raw_bytes}
+        source = "data_url"
+    elif tool == "tomtom-traffic":
+        source = "tool_input"
+    elif rng.random() < drops_meta:
+        yield {"status": AppStatus.HOST_DROPPED, "tool": tool, "source": "inline"}
+        yield _failed(rng, tool, "none", "result", "The host did not pass the result's _meta")
+        return
+    else:
+        source = "inline"
+    if rng.random() < decode_failure:
+        yield {"status": AppStatus.DECODE_FAILED, "tool": tool, "source": source, "error": "incorrect header check"}
+        yield _failed(rng, tool, source, "decode", "incorrect header check")
+        return
+    if rng.random() < 0.003:
+        yield _failed(rng, tool, source, "render", "WebGL context lost")
+        return
+    yield {
+        "status": AppStatus.DRAWN,
+        "tool": tool,
+        "source": source,
+        "duration_ms": round(rng.uniform(40, 2_500), 1),
+        "features": rng.randint(1, 40),
+    }
+
+
+def _failed(rng: random.Random, tool: str, source: str, stage: str, error: str) -> dict[str, object]:
+    return {
+        "status": AppStatus.FAILED,
+        "tool": tool,
+        "source": source,
+        "stage": stage,
+        "duration_ms": round(rng.uniform(5, 400), 1),
+        "error": error,
+    }
+
+
+def _line(when: datetime, rng: random.Random, client: str, fields: dict[str, object]) -> str:
+    """One line as tomtom_mcp.logging.JsonLinesFormatter writes it (same keys, same order)."""
+    status = fields.pop("status")
+    assert isinstance(status, AppStatus)
+    tool = fields.pop("tool")
+    event = {
+        "time": when.isoformat(timespec="milliseconds"),
+        "level": "info" if status.level == 20 else "warning",
+        "logger": "tools.app_status",
+        "message": status.message,
+        "replica": rng.choice(REPLICAS),
+        "pid": rng.randint(7, 10),
+        "event": "app_status",
+        "kind": status.kind,
+        "tool": tool,
+        "client": client,
+        "user_agent": f"{client}/1.{rng.randint(0, 9)} (bench)",
+        "request_id": f"{rng.getrandbits(64):016x}",
+        **fields,
+    }
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))

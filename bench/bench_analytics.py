@@ -1,0 +1,233 @@
+"""Benchmark app-status analytics on PostgreSQL: ingestion speed and memory, report latency.
+
+    .venv/bin/python bench/bench_analytics.py [--events 1000000] [--database-url URL]
+
+Writes `--events` realistic lines (bench/app_status_lines.py, fixed seed) over 30 days into a
+temporary gzip file, creates a scratch database beside DATABASE_URL's (default
+postgres://postgres@127.0.0.1:5432/test), migrates it, and measures:
+
+- ingestion (`events_ingest`, as `manage.py ingest_app_status` runs it) in a fresh process
+  each time: events/s and peak RSS, for a tenth of the file and for all of it (bounded memory:
+  the two peaks match);
+- the same file again (idempotent: nothing new);
+- the 30-day by-host reports (median of 7): the dashboard's table and chart from the hourly
+  counts, the whole dashboard page, the API's hourly rows, and the table computed from the raw
+  events instead, which is why the hourly counts exist.
+
+Prints a markdown table, then drops the scratch database and the file. Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+END = datetime(2026, 11, 30, tzinfo=UTC)
+DAYS = 30
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument(
+        "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
+    )
+    parser.add_argument("--ingest-child", metavar="FILE", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.ingest_child:
+        ingest_child(args.ingest_child)
+        return
+    if not args.database_url.startswith("postgres"):
+        parser.error("the benchmark needs PostgreSQL")
+
+    scratch = f"analytics_bench_{os.getpid()}"
+    admin_url = args.database_url
+    bench_url = admin_url.rsplit("/", 1)[0] + "/" + scratch
+    with tempfile.TemporaryDirectory() as tmp:
+        full, tenth = Path(tmp) / "app-status.jsonl.gz", Path(tmp) / "app-status-tenth.jsonl.gz"
+        print(f"writing {args.events:,} lines ...", file=sys.stderr)
+        write_log(full, args.events)
+        write_log(tenth, args.events // 10)
+        print(f"{full.stat().st_size / 1e6:.1f} MB gzip; creating database {scratch}", file=sys.stderr)
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            admin.execute(f"CREATE DATABASE {scratch}")
+        try:
+            os.environ["DATABASE_URL"] = bench_url
+            rows = run(full, tenth, args.events)
+        finally:
+            close_django()
+            with psycopg.connect(admin_url, autocommit=True) as admin:
+                admin.execute(f"DROP DATABASE IF EXISTS {scratch} WITH (FORCE)")
+    print_table(rows)
+
+
+def write_log(path: Path, count: int) -> None:
+    from app_status_lines import app_status_lines  # beside this file
+
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as out:
+        for line in app_status_lines(count, end=END, days=DAYS):
+            out.write(line + "\n")
+
+
+def run(full: Path, tenth: Path, events: int) -> list[tuple[str, str]]:
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tomtom_mcp.settings")
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    call_command("migrate", verbosity=0)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        (version,) = cursor.fetchone()
+    rows = [("machine", f"PostgreSQL {version}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")]
+    small = ingest(tenth)
+    rows.append((f"ingest {events // 10:,} events (gzip), fresh process", describe(small)))
+    truncate()
+    first = ingest(full)
+    assert first["new"] == events, first
+    rows.append((f"ingest {events:,} events (gzip), fresh process", describe(first)))
+    again = ingest(full)
+    assert again["new"] == 0, again
+    rows.append(("ingest the same file again (idempotent: 0 new)", describe(again)))
+    rows.extend(report_latencies())
+    rows.append(("load average (1, 5, 15 min) at the end", ", ".join(f"{load:.1f}" for load in os.getloadavg())))
+    return rows
+
+
+def ingest(path: Path) -> dict[str, float]:
+    """Run the ingestion in a fresh process; its own peak RSS is what we want to see."""
+    result = subprocess.run(
+        [sys.executable, __file__, "--ingest-child", str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=os.environ,
+    )
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def ingest_child(path: str) -> None:
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tomtom_mcp.settings")
+    django.setup()
+    from analytics.services import events_ingest, log_lines, log_open
+
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    with log_open(path) as stream:
+        report = events_ingest(log_lines(stream))
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(
+        json.dumps(
+            {"events": report.events, "new": report.new, "seconds": seconds, "peak_kb": peak, "baseline_kb": baseline}
+        )
+    )
+
+
+def describe(result: dict[str, float]) -> str:
+    rate = result["events"] / result["seconds"]
+    return (
+        f"{result['seconds']:.1f} s, **{rate:,.0f} events/s**, peak RSS {result['peak_kb'] / 1024:.0f} MB "
+        f"({result['baseline_kb'] / 1024:.0f} MB before reading)"
+    )
+
+
+def truncate() -> None:
+    from django.db import connection
+
+    from analytics.models import AppStatusEvent, AppStatusHourlyCount
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {AppStatusEvent._meta.db_table}, {AppStatusHourlyCount._meta.db_table}")
+
+
+def report_latencies() -> list[tuple[str, str]]:
+    from django.contrib.auth.models import User
+    from django.db import connection
+    from django.db.models import Count, Q
+    from django.test import RequestFactory
+
+    from analytics.models import AppStatusEvent
+    from analytics.selectors import ReportQuery, failure_counts
+    from analytics.stats import COUNT_STATS
+    from analytics.views import dashboard
+
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    end = (END - timedelta(days=1)).date()
+    days = ReportQuery(start=end - timedelta(days=DAYS - 1), end=end)
+    hours = ReportQuery(start=days.start, end=end, bucket="hour")
+    request = RequestFactory().get("/analytics/", {"start": days.start.isoformat(), "end": end.isoformat()})
+    request.user = User(username="bench", is_staff=True, is_superuser=True, is_active=True)
+
+    def raw_totals() -> list[object]:
+        counts = {stat.name: Count("id", filter=Q(kind=stat.kind)) for stat in COUNT_STATS}
+        return list(
+            AppStatusEvent.objects.filter(time__gte=days.start_time, time__lt=days.end_time)
+            .values("client", "tool")
+            .annotate(**counts)
+        )
+
+    def table() -> object:
+        return failure_counts(days, by=("client", "tool"))
+
+    def chart() -> object:
+        return failure_counts(days, by=("bucket", "client"))
+
+    def hourly() -> object:
+        return failure_counts(hours, by=("bucket", "client", "tool"))
+
+    return [
+        ("30-day totals by host and tool (dashboard table)", median_ms(table)),
+        ("30-day daily failure rate by host (dashboard chart)", median_ms(chart)),
+        ("whole 30-day dashboard page (every query and the HTML)", median_ms(lambda: dashboard(request))),
+        (f"30-day hourly rows by host and tool (API, {len(hourly()):,} rows)", median_ms(hourly)),
+        ("30-day totals by host and tool from the raw events (no rollup)", median_ms(raw_totals)),
+    ]
+
+
+def median_ms(report: Callable[[], object]) -> str:
+    """Median (min, max) of 7 runs."""
+    timings = []
+    for _ in range(7):
+        started = time.perf_counter()
+        report()
+        timings.append((time.perf_counter() - started) * 1000)
+    return f"median **{statistics.median(timings):.0f} ms** (min {min(timings):.0f}, max {max(timings):.0f})"
+
+
+def close_django() -> None:
+    if "django.db" in sys.modules:
+        from django.db import connections
+
+        connections.close_all()
+
+
+def print_table(rows: list[tuple[str, str]]) -> None:
+    print("| measurement | result |")
+    print("| --- | --- |")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""App-status lines exactly as the server writes them, at chosen times, and a way to ingest them."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from analytics.services import IngestReport, events_ingest
+from tomtom_mcp.logging import JsonLinesFormatter
+from tools.app_status import AppStatus, emit, logger
+
+
+class _Capture(logging.Handler):
+    def __init__(self, at: datetime) -> None:
+        super().__init__(logging.DEBUG)
+        self.setFormatter(JsonLinesFormatter())
+        self.at = at
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        record.created = self.at.timestamp()
+        self.lines.append(self.format(record))
+
+
+@contextlib.contextmanager
+def _captured(at: datetime) -> Iterator[_Capture]:
+    handler = _Capture(at)
+    level, propagate = logger.level, logger.propagate
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
+
+
+def line(
+    status: AppStatus,
+    at: str,
+    *,
+    tool: str = "tomtom-routing",
+    client: str = "claude-ai",
+    user_agent: str | None = "claude-ai/1.0",
+    **fields: Any,
+) -> str:
+    """One app-status line from `tools.app_status.emit`, logged at `at` (ISO 8601, UTC)."""
+    with _captured(datetime.fromisoformat(at).replace(tzinfo=UTC)) as capture:
+        emit(status, tool=tool, client=client, user_agent=user_agent, request_id="req-1", **fields)
+    (text,) = capture.lines
+    return text
+
+
+def log(*lines: str) -> bytes:
+    """A log file's bytes: one line each, newline-terminated."""
+    return "".join(f"{text}\n" for text in lines).encode()
+
+
+def ingest(*lines: str, batch_size: int = 5000) -> IngestReport:
+    return events_ingest([text.encode() + b"\n" for text in lines], batch_size=batch_size)
+
+
+S = AppStatus
+D1, D2 = "2026-11-02", "2026-11-03"
+"""A small known data set: four hosts, four tools, two days (tests assert its reports whole)."""
+KNOWN_DATA = [
+    line(S.APP_DATA, f"{D1}T10:00:00", delivery="inline", raw_bytes=9_000),  # not a report stat
+    line(S.DRAWN, f"{D1}T10:00:00", source="inline"),
+    line(S.DRAWN, f"{D1}T10:05:00", source="inline"),
+    line(S.DRAWN, f"{D1}T10:10:00", tool="tomtom-geocode", source="inline"),
+    line(S.DRAWN, f"{D1}T10:06:00", source="inline").replace("App drawn", "App drawn twice"),  # unknown
+    line(S.FAILED, f"{D1}T11:00:00", source="inline", stage="render", error="WebGL context lost"),
+    line(S.HOST_DROPPED, f"{D1}T10:20:00", client="cursor-vscode", source="inline"),
+    line(S.FAILED, f"{D1}T10:20:01", client="cursor-vscode", source="none", stage="result"),
+    line(S.HOST_DROPPED, f"{D1}T10:40:00", client="cursor-vscode", source="inline"),
+    line(S.FAILED, f"{D1}T10:40:01", client="cursor-vscode", source="none", stage="result"),
+    line(S.TOO_LARGE, f"{D1}T12:00:00", client="goose", raw_bytes=900_000, result_chars=160_000),
+    line(S.RETIRED_TOOL, f"{D1}T12:30:00", client="goose", tool="tomtom-fuzzy-search", replaced_by=["tomtom-geocode"]),
+    line(S.FETCH_FAILED, f"{D1}T10:00:00", client="ChatGPT", tool="tomtom-data-viz", error_code="upstream"),
+    line(S.FAILED, f"{D1}T10:00:01", client="ChatGPT", tool="tomtom-data-viz", source="data_url", stage="fetch"),
+    line(S.DECODE_FAILED, f"{D1}T10:30:00", client="ChatGPT", tool="tomtom-data-viz", source="inline", error="bad"),
+    line(S.FAILED, f"{D1}T10:30:01", client="ChatGPT", tool="tomtom-data-viz", source="inline", stage="decode"),
+    line(S.DRAWN, f"{D1}T11:00:00", client="ChatGPT", tool="tomtom-data-viz", source="data_url"),
+    line(S.DRAWN, f"{D2}T09:00:00", source="inline"),
+    line(S.FAILED, f"{D2}T09:00:00", client="cursor-vscode", source="none", stage="result"),
+    line(S.RETIRED_TOOL, f"{D2}T09:30:00", client="goose", tool="tomtom-fuzzy-search", replaced_by=["tomtom-geocode"]),
+    line(S.OUTDATED_CALL, f"{D2}T09:45:00", client="ChatGPT", tool="tomtom-traffic", input="language",
+         change="string_now_list"),
+]  # fmt: skip
+
+
+@pytest.fixture
+def known_data() -> None:
+    ingest(*KNOWN_DATA)

@@ -1,0 +1,120 @@
+"""The JSON API: who may read it, and that it gives the dashboard's numbers."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import pytest
+
+from analytics.selectors import ReportQuery, failure_counts
+from analytics.stats import STAT_NAMES
+
+pytestmark = pytest.mark.django_db
+
+TOTALS = "/api/analytics/failures/totals?start=2026-11-02&end=2026-11-03"
+TOKEN = "analytics-token-9d2f"
+
+
+@pytest.fixture
+def staff_client(client, django_user_model):
+    client.force_login(django_user_model.objects.create_user("ops", is_staff=True))
+    return client
+
+
+def test_anonymous_callers_are_refused(client):
+    assert client.get(TOTALS).status_code == 401
+
+
+def test_a_signed_in_user_who_is_not_staff_is_refused(client, django_user_model):
+    client.force_login(django_user_model.objects.create_user("someone"))
+
+    assert client.get(TOTALS).status_code == 401
+
+
+def test_a_listed_bearer_token_is_accepted_and_any_other_refused(client, settings, known_data):
+    settings.ANALYTICS_API_TOKENS = ["other-token", TOKEN]
+
+    assert client.get(TOTALS, HTTP_AUTHORIZATION=f"Bearer {TOKEN}").status_code == 200
+    assert client.get(TOTALS, HTTP_AUTHORIZATION=f"Bearer {TOKEN}x").status_code == 401
+    settings.ANALYTICS_API_TOKENS = []
+    assert client.get(TOTALS, HTTP_AUTHORIZATION=f"Bearer {TOKEN}").status_code == 401
+
+
+def test_the_totals_are_the_dashboard_tables_numbers(staff_client, known_data):
+    body = staff_client.get(TOTALS).json()
+
+    query = ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3))
+    expected = [
+        {key: value for key, value in row.as_dict().items() if key != "bucket"}
+        for row in failure_counts(query, by=("client", "tool"))
+    ]
+    assert body == {"start": "2026-11-02", "end": "2026-11-03", "bucket": "day", "tool": "", "client": "",
+                    "rows": expected}  # fmt: skip
+    assert body["rows"][3] == {
+        "client": "cursor-vscode", "tool": "tomtom-routing", "widgets_drawn": 0, "widgets_failed": 3,
+        "too_large": 0, "host_dropped": 2, "decode_failed": 0, "fetch_failed": 0, "unknown_events": 0,
+        "failure_rate": 1.0,
+    }  # fmt: skip
+
+
+def test_the_series_by_host_are_the_dashboard_charts_numbers(staff_client, known_data):
+    rows = staff_client.get("/api/analytics/failures/by-host?start=2026-11-02&end=2026-11-03").json()["rows"]
+
+    query = ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3))
+    assert [(datetime.fromisoformat(row.pop("bucket")), row) for row in rows] == [
+        (row.bucket, {key: value for key, value in row.as_dict().items() if key not in ("bucket", "tool")})
+        for row in failure_counts(query, by=("bucket", "client"))
+    ]
+
+
+def test_hourly_rows_for_one_host_and_tool(staff_client, known_data):
+    rows = staff_client.get(
+        "/api/analytics/failures?start=2026-11-02&end=2026-11-02&bucket=hour&client=claude-ai&tool=tomtom-routing"
+    ).json()["rows"]
+
+    assert [(row["bucket"], row["widgets_drawn"], row["widgets_failed"], row["failure_rate"]) for row in rows] == [
+        ("2026-11-02T10:00:00Z", 2, 0, 0.0),
+        ("2026-11-02T11:00:00Z", 0, 1, 1.0),
+    ]
+
+
+def test_failing_events_come_a_page_at_a_time(staff_client, known_data):
+    url = "/api/analytics/failing-events?start=2026-11-02&end=2026-11-03&client=cursor-vscode&limit=2&offset=1"
+
+    body = staff_client.get(url).json()
+
+    assert body["count"] == 5
+    assert [(event["time"], event["kind"], event["stage"]) for event in body["events"]] == [
+        ("2026-11-02T10:40:01Z", "failed", "result"),
+        ("2026-11-02T10:40:00Z", "host_dropped", ""),
+    ]
+
+
+def test_old_callers(staff_client, known_data):
+    body = staff_client.get("/api/analytics/old-callers?start=2026-11-02&end=2026-11-03").json()
+
+    assert [(c["kind"], c["client"], c["tool"], c["calls"], c["last_seen"]) for c in body] == [
+        ("outdated_call", "ChatGPT", "tomtom-traffic", 1, "2026-11-03T09:45:00Z"),
+        ("retired_tool", "goose", "tomtom-fuzzy-search", 2, "2026-11-03T09:30:00Z"),
+    ]
+
+
+def test_an_impossible_range_is_a_422(staff_client):
+    response = staff_client.get("/api/analytics/failures?start=2026-11-03&end=2026-11-02")
+
+    assert response.status_code == 422
+    assert response.json() == {"detail": "the start date is after the end date"}
+
+
+def test_the_openapi_schema_describes_every_endpoint_and_stat(client):
+    schema = client.get("/api/analytics/openapi.json").json()
+
+    assert sorted(schema["paths"]) == [
+        "/api/analytics/failing-events",
+        "/api/analytics/failures",
+        "/api/analytics/failures/by-host",
+        "/api/analytics/failures/totals",
+        "/api/analytics/old-callers",
+    ]
+    row = schema["components"]["schemas"]["FailureRow"]["properties"]
+    assert [name for name in STAT_NAMES if not row[name].get("description")] == []

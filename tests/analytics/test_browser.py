@@ -1,0 +1,91 @@
+"""The dashboard in a real headless Chromium: the chart and the table render; non-staff are refused."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.analytics.conftest import KNOWN_DATA, ingest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run", "--disable-quic"]  # fmt: skip
+DASHBOARD = "/analytics/?start=2026-11-02&end=2026-11-03"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium"),
+]
+
+
+def signed_in(client: Any, user: Any, live_server: Any) -> list[dict[str, str]]:
+    """The session cookie of `user`, for the browser."""
+    client.force_login(user)
+    return [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
+
+
+# The database is filled before the browser starts: Playwright runs an event loop in this
+# thread, and Django refuses ORM calls while one runs.
+@pytest.fixture
+def staff_cookies(live_server: Any, client: Any, django_user_model: Any) -> list[dict[str, str]]:
+    ingest(*KNOWN_DATA)
+    return signed_in(client, django_user_model.objects.create_user("ops", is_staff=True), live_server)
+
+
+@pytest.fixture
+def other_cookies(live_server: Any, client: Any, django_user_model: Any) -> list[dict[str, str]]:
+    ingest(*KNOWN_DATA)
+    return signed_in(client, django_user_model.objects.create_user("someone"), live_server)
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+def test_staff_see_the_chart_and_the_table(live_server, staff_cookies, browser):
+    context = browser.new_context()
+    context.add_cookies(staff_cookies)
+    page = context.new_page()
+
+    page.goto(live_server.url + DASHBOARD)
+
+    chart = page.locator("#failure-rate-chart")
+    assert chart.is_visible()
+    assert chart.bounding_box()["width"] > 300
+    assert page.locator("#failure-rate-chart g.series").evaluate_all("gs => gs.map(g => g.dataset.host)") == [
+        "ChatGPT", "claude-ai", "cursor-vscode"]  # fmt: skip
+    assert page.locator("#failure-rate-chart path").count() == 3
+    assert page.locator("#failure-table tbody tr").count() == 5
+    first = page.locator("#failure-table tbody tr").first.locator("th, td").all_inner_texts()
+    assert first == ["cursor-vscode", "tomtom-routing", "0", "3", "0", "2", "0", "0", "0", "100.0%"]
+    if os.environ.get("ANALYTICS_SCREENSHOT"):
+        page.screenshot(path=os.environ["ANALYTICS_SCREENSHOT"], full_page=True)
+
+    page.get_by_role("link", name="Drawn").click()  # sort by a column
+    assert page.locator("#failure-table tbody tr th").first.inner_text() == "claude-ai"
+
+    page.locator("#failure-table a", has_text="3").first.click()  # drill down to cursor-vscode's failures
+    assert page.locator("#failing-events tbody tr").count() == 3
+    assert page.locator("#failing-events tbody tr td:nth-child(5)").all_inner_texts() == ["result"] * 3
+
+
+def test_a_user_who_is_not_staff_gets_the_login_page(live_server, other_cookies, browser):
+    context = browser.new_context()
+    context.add_cookies(other_cookies)
+    page = context.new_page()
+
+    page.goto(live_server.url + DASHBOARD)
+
+    assert page.url.startswith(live_server.url + "/admin/login/")
+    assert page.locator("#failure-rate-chart").count() == 0
+    assert page.locator("#failure-table").count() == 0

@@ -1,0 +1,36 @@
+"""docs/analytics.md describes every stat, every analytics setting and every API endpoint."""
+
+from __future__ import annotations
+
+from analytics.api import api
+from analytics.models import UNKNOWN_KIND
+from analytics.stats import STAT_NAMES
+from tests.conftest import REPO
+from tomtom_mcp.env import ENV_VARS
+from tools.app_status import AppStatus
+
+DOCS = (REPO / "docs" / "analytics.md").read_text()
+
+
+def test_every_stat_is_described():
+    assert [name for name in STAT_NAMES if f"| `{name}` |" not in DOCS] == []
+
+
+def test_every_analytics_setting_is_described():
+    settings = [name for name in ENV_VARS if name.startswith("ANALYTICS_")]
+
+    assert settings, "the analytics settings are read through tomtom_mcp.env"
+    assert [name for name in settings if f"| `{name}` |" not in DOCS] == []
+
+
+def test_every_endpoint_is_listed():
+    paths = api.get_openapi_schema(path_prefix="/api/analytics/")["paths"]
+
+    assert [path for path in paths if f"`GET {path}`" not in DOCS] == []
+
+
+def test_every_counted_message_and_the_unknown_kind_are_named():
+    counted = [status for status in AppStatus if status not in (AppStatus.APP_DATA, AppStatus.FETCHED)]
+
+    assert [status.message for status in counted if f"`{status.message}`" not in DOCS] == []
+    assert f"kind **`{UNKNOWN_KIND}`**" in DOCS

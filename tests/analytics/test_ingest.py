@@ -1,0 +1,213 @@
+"""Ingesting app-status logs: every event once, nothing lost, every other line accounted for."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import sys
+from datetime import UTC, datetime
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import connection
+from django.db.models import Sum
+
+from analytics import services
+from analytics.models import AppStatusEvent, AppStatusHourlyCount
+from analytics.services import events_ingest, log_lines, log_open
+from tests.analytics.conftest import ingest, line, log
+from tools.app_status import AppStatus
+
+pytestmark = pytest.mark.django_db
+
+EVENTS = [
+    line(AppStatus.APP_DATA, "2026-11-02T10:00:01", delivery="inline", raw_bytes=93_000, encoded_chars=41_000,
+         result_chars=44_000, simplification={"original_points": 20_571, "points": 14_065, "max_error_m": 2.0}),
+    line(AppStatus.DRAWN, "2026-11-02T10:00:02", source="inline", duration_ms=412.5, features=3),
+    line(AppStatus.HOST_DROPPED, "2026-11-02T10:30:00", client="cursor-vscode", source="inline", reason="host_dropped"),
+    line(AppStatus.FAILED, "2026-11-02T10:30:01", client="cursor-vscode", source="none", stage="result",
+         duration_ms=20.0, error="no app data"),
+    line(AppStatus.RETIRED_TOOL, "2026-11-02T11:05:00", tool="tomtom-fuzzy-search", client="goose",
+         replaced_by=["tomtom-geocode", "tomtom-poi-search"]),
+]  # fmt: skip
+TOOL_CALL = '{"time":"2026-11-02T10:00:00.000+00:00","level":"info","logger":"tools.calls","message":"Tool call"}'
+
+
+def stored() -> int:
+    return AppStatusEvent.objects.count()
+
+
+def hourly_matches_events() -> bool:
+    """The rollup holds exactly the raw events' counts per hour, client, tool and kind."""
+    counted = {(row.hour, row.client, row.tool, row.kind): row.count for row in AppStatusHourlyCount.objects.all()}
+    raw: dict[tuple[object, ...], int] = {}
+    for event in AppStatusEvent.objects.all():
+        key = (event.time.replace(minute=0, second=0, microsecond=0), event.client, event.tool, event.kind)
+        raw[key] = raw.get(key, 0) + 1
+    return counted == raw
+
+
+def test_ingesting_the_same_lines_twice_adds_nothing():
+    first = ingest(*EVENTS)
+    second = ingest(*EVENTS)
+
+    assert (first.lines, first.events, first.new, first.duplicates) == (5, 5, 5, 0)
+    assert (second.lines, second.events, second.new, second.duplicates) == (5, 5, 0, 5)
+    assert stored() == 5
+    assert AppStatusHourlyCount.objects.aggregate(total=Sum("count")) == {"total": 5}
+    assert hourly_matches_events()
+
+
+def test_an_event_keeps_every_field_of_its_line():
+    ingest(*EVENTS)
+
+    app_data = AppStatusEvent.objects.get(kind="app_data")
+    assert (app_data.delivery, app_data.raw_bytes, app_data.encoded_chars, app_data.result_chars) == (
+        "inline", 93_000, 41_000, 44_000)  # fmt: skip
+    assert (app_data.original_points, app_data.points, app_data.max_error_m) == (20_571, 14_065, 2.0)
+    failed = AppStatusEvent.objects.get(kind="failed")
+    assert (failed.client, failed.tool, failed.source, failed.stage, failed.duration_ms, failed.error) == (
+        "cursor-vscode", "tomtom-routing", "none", "result", 20.0, "no app data")  # fmt: skip
+    assert (failed.user_agent, failed.request_id, failed.time) == (
+        "claude-ai/1.0", "req-1", datetime(2026, 11, 2, 10, 30, 1, tzinfo=UTC))  # fmt: skip
+    assert failed.replica and failed.pid
+    assert failed.raw == EVENTS[3]
+    dropped = AppStatusEvent.objects.get(kind="host_dropped")
+    assert (dropped.source, dropped.reason) == ("inline", "host_dropped")
+    retired = AppStatusEvent.objects.get(kind="retired_tool")
+    assert (retired.tool, retired.replaced_by) == ("tomtom-fuzzy-search", "tomtom-geocode, tomtom-poi-search")
+
+
+def test_gzip_and_plain_copies_of_a_log_are_the_same_events(tmp_path):
+    plain, packed = tmp_path / "app.log", tmp_path / "app.log.1.gz"
+    plain.write_bytes(log(*EVENTS))
+    packed.write_bytes(gzip.compress(log(*EVENTS)))
+
+    reports = []
+    for path in (packed, plain):
+        with log_open(str(path)) as stream:
+            reports.append(events_ingest(log_lines(stream)))
+
+    assert [(report.events, report.new) for report in reports] == [(5, 5), (5, 0)]
+    assert stored() == 5
+
+
+def test_lines_that_are_not_app_status_events_are_skipped():
+    report = ingest(TOOL_CALL, EVENTS[1], "", '{"level":"warning","message":"Not Found: /favicon.ico"}')
+
+    assert (report.lines, report.events, report.skipped, report.malformed) == (4, 1, 3, 0)
+    assert stored() == 1
+
+
+def test_malformed_lines_are_reported_with_their_line_numbers_and_the_events_around_them_kept():
+    no_client = EVENTS[1].replace('"client":"claude-ai",', "")
+    naive_time = EVENTS[1].replace("+00:00", "")
+    lines = [EVENTS[0], "not json", EVENTS[1], "[1, 2]", no_client, naive_time, EVENTS[2]]
+
+    report = ingest(*lines)
+
+    assert report.malformed_lines == [
+        (2, "not JSON (a partial line?)"),
+        (4, "not a JSON object"),
+        (5, "app-status event without a text 'client'"),
+        (6, "'time' has no UTC offset"),
+    ]
+    assert (report.lines, report.events, report.new, report.malformed) == (7, 3, 3, 4)
+    assert stored() == 3
+
+
+def test_a_partial_last_line_is_malformed_until_the_line_is_complete():
+    complete = log(*EVENTS)
+    cut = complete[: -len(EVENTS[-1]) // 2 - 1]  # the last line half written, no newline
+
+    first = events_ingest(log_lines(io.BytesIO(cut)))
+    later = events_ingest(log_lines(io.BytesIO(complete)))
+
+    assert (first.events, first.malformed_lines) == (4, [(5, "not JSON (a partial line?)")])
+    assert (later.events, later.new, later.malformed) == (5, 1, 0)
+    assert stored() == 5
+
+
+def test_a_truncated_gzip_file_keeps_the_lines_before_the_break(tmp_path):
+    packed = gzip.compress(log(*EVENTS * 200))
+    path = tmp_path / "cut.gz"
+    path.write_bytes(packed[: len(packed) * 3 // 4])
+
+    with log_open(str(path)) as stream:
+        report = events_ingest(log_lines(stream))
+
+    assert report.malformed == 1
+    number, reason = report.malformed_lines[0]
+    assert number == report.lines and reason.startswith("unreadable, the rest of the input is lost")
+    assert stored() == 5  # the 200 copies are 5 events, and the first 5 lines were read
+
+
+def test_a_message_the_contract_does_not_know_is_kept_as_kind_unknown():
+    newer = EVENTS[1].replace('"message":"App drawn"', '"message":"App drawn twice"')
+
+    report = ingest(newer)
+
+    assert (report.events, report.unknown, report.new) == (1, 1, 1)
+    event = AppStatusEvent.objects.get()
+    assert (event.kind, event.tool, event.client) == ("unknown", "tomtom-routing", "claude-ai")
+
+
+def test_no_event_is_lost_across_batches_duplicates_and_reruns():
+    hours = [f"2026-11-{day:02d}T{hour:02d}:{minute:02d}:00" for day in (2, 3) for hour in (0, 9, 23)
+             for minute in (0, 59)]  # fmt: skip
+    lines = [line(AppStatus.DRAWN, at, client=f"host-{i % 3}", source="inline") for i, at in enumerate(hours)]
+    doubled = [text for pair in zip(lines, lines, strict=True) for text in pair]
+
+    report = ingest(*doubled, batch_size=5)
+    again = ingest(*reversed(lines), batch_size=4)
+
+    assert (report.events, report.new, again.new) == (24, 12, 0)
+    assert stored() == 12
+    assert hourly_matches_events()
+
+
+def test_a_rerun_repairs_hourly_counts_left_behind():
+    ingest(*EVENTS)
+    AppStatusHourlyCount.objects.all().delete()  # as if an earlier run stopped between the two
+
+    ingest(*EVENTS)
+
+    assert hourly_matches_events()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the direct COPY path is PostgreSQL's")
+def test_a_concurrent_writer_that_stored_some_events_first_costs_nothing(monkeypatch):
+    ingest(*EVENTS[:3])
+    # The fast path sees nothing stored (another writer committed after the check): the COPY
+    # meets the unique constraint and the batch goes through ON CONFLICT DO NOTHING instead.
+    monkeypatch.setattr(services, "_nothing_stored_between", lambda first, last: True)
+
+    report = ingest(*EVENTS)
+
+    assert (report.events, report.new) == (5, 2)
+    assert stored() == 5
+    assert hourly_matches_events()
+
+
+def test_the_command_reads_files_and_stdin_and_reports_malformed_lines(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "app.log.gz"
+    path.write_bytes(gzip.compress(log(EVENTS[0], "{oops", TOOL_CALL)))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(log(*EVENTS))))
+
+    call_command("ingest_app_status", str(path), "-")
+
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        f"{path}: 3 lines: 1 app-status events (1 new, 0 already stored, 0 of unknown kind), "
+        "1 other lines skipped, 1 malformed",
+        "stdin: 5 lines: 5 app-status events (4 new, 1 already stored, 0 of unknown kind), "
+        "0 other lines skipped, 0 malformed",
+    ]
+    assert err.splitlines() == [f"{path}:2: not JSON (a partial line?)"]
+    assert stored() == 5
+
+
+def test_the_command_refuses_a_missing_file(tmp_path):
+    with pytest.raises(CommandError, match=r"missing\.log: cannot open"):
+        call_command("ingest_app_status", str(tmp_path / "missing.log"))

@@ -1,0 +1,104 @@
+"""The widget lines of the app-status log match docs/app-status.md, the one place analytics reads.
+
+Every widget message is produced the way the server produces it, then compared with its row in
+the document: the message text, and each field it carries must be one the row names.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+
+import pytest
+
+from tests.conftest import REPO
+from tests.support.long_routes import route_answer
+from tools.app_status import AppStatus
+from tools.catalog import Catalog, build_catalog
+from tools.context import CallContext
+from tools.definition import Answer, define_tool
+from tools.widgets import MAP_WIDGET
+
+COMMON = {
+    "time",
+    "level",
+    "logger",
+    "message",
+    "event",
+    "kind",
+    "replica",
+    "pid",
+    "tool",
+    "client",
+    "user_agent",
+    "request_id",
+}
+WIDGET_KINDS = {"app_data", "too_large", "fetched", "host_dropped", "decode_failed", "fetch_failed", "drawn", "failed"}
+GEOJSON = '{"type":"Feature","geometry":{"type":"Point","coordinates":[4.9,52.37]},"properties":{}}'
+
+
+def documented() -> dict[str, tuple[str, set[str]]]:
+    """kind -> (message, every name in backticks in its fields column)."""
+    rows = {}
+    for line in (REPO / "docs" / "app-status.md").read_text().splitlines():
+        cells = [cell.strip() for cell in line.replace("\\|", "/").strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].startswith("`") and cells[2] in ("info", "warning"):
+            kind, message = cells[0].strip("`"), cells[1].strip("`")
+            rows[kind] = (message, set(re.findall(r"`([^`]+)`", cells[3])))
+    return rows
+
+
+def fake_tool(app_data: dict):
+    async def run(arguments: dict, context: CallContext) -> Answer:
+        return Answer({"ok": True}, app_data, show_ui=True)
+
+    schema = {"type": "object", "properties": {"show_ui": {"type": "boolean"}}, "additionalProperties": False}
+    return define_tool(
+        name="fake-map", title="Fake", description="fake", input_schema=schema, run=run, requires=(), meta=MAP_WIDGET
+    )
+
+
+async def every_widget_line(config, caplog) -> list[dict]:
+    caplog.set_level(logging.INFO)
+    context = CallContext(config=config, transport="http", client_name="Host", user_agent="Host/1")
+    noise = random.Random(1).randbytes(200_000).hex()
+    await Catalog([fake_tool({"blob": noise})]).call("fake-map", {}, context)
+    await Catalog([fake_tool(route_answer(20_571))]).call("fake-map", {}, context)
+    catalog = build_catalog()
+    viz = {"geojson": GEOJSON, "layers": [{"type": "markers"}]}
+    for reason in ("too_large", "host_dropped", "decode_failed"):
+        call = {"tool": "tomtom-data-viz", "arguments": viz, "reason": reason, "error": "bad base64"}
+        await catalog.call("tomtom-get-app-data", call, context)
+    await catalog.call(
+        "tomtom-get-app-data", {"tool": "tomtom-traffic", "arguments": viz, "reason": "too_large"}, context
+    )
+    report = {"tool": "tomtom-routing", "source": "inline", "duration_ms": 12.5}
+    await catalog.call("tomtom-report-app-status", {**report, "outcome": "drawn", "features": 3}, context)
+    await catalog.call(
+        "tomtom-report-app-status", {**report, "outcome": "failed", "stage": "render", "error": "x"}, context
+    )
+    return [
+        {"message": r.getMessage(), **r.fields}
+        for r in caplog.records
+        if isinstance(getattr(r, "fields", None), dict) and r.fields.get("event") == "app_status"
+    ]
+
+
+async def test_every_widget_line_is_documented(config, caplog):
+    rows = documented()
+    lines = await every_widget_line(config, caplog)
+    assert {line["kind"] for line in lines} == WIDGET_KINDS
+    for line in lines:
+        message, names = rows[line["kind"]]
+        assert line["message"] == message == AppStatus.by_message(message).message
+        assert (line["client"], line["user_agent"]) == ("Host", "Host/1")
+        undocumented = set(line) - COMMON - names
+        assert not undocumented, f"{line['kind']}: document {sorted(undocumented)} in docs/app-status.md"
+        if "simplification" in line:
+            assert set(line["simplification"]) <= names
+
+
+@pytest.mark.parametrize("kind", sorted(WIDGET_KINDS))
+def test_each_widget_kind_has_its_row(kind):
+    assert kind in documented()

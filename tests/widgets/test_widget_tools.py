@@ -1,0 +1,257 @@
+"""Tools with a widget: `show_ui`, the result's `_meta`, the dynamic map, the app-only tools and
+the `ui://` resource, as a caller and a host see them."""
+
+from __future__ import annotations
+
+import logging
+
+import orjson
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from tests.conftest import CANARY_KEY, data, make_config
+from tools.catalog import build_catalog
+from tools.context import CallContext
+from tools.definition import ToolDefinitionError, define_tool
+from tools.mcp.server import build_server
+from tools.shaping.appdata import APP_DATA_KEY, decode
+from tools.tomtom.credentials import KeySources
+from tools.widgets import MAP_APP_URI, MAPLIBRE_CDN, MIME_TYPE
+
+ORBIS_ROUTE = r"/maps/orbis/routing/calculateRoute/.*/json"
+ROUTE = {"locations": [[4.9041, 52.3676], [13.405, 52.52]]}
+WIDGET_TOOLS = {"tomtom-geocode", "tomtom-routing", "tomtom-traffic", "tomtom-dynamic-map", "tomtom-data-viz"}
+APP_ONLY_TOOLS = {"tomtom-get-app-data", "tomtom-get-map-key", "tomtom-report-app-status"}
+
+
+def app_status(caplog) -> list[dict]:
+    return [
+        {"message": r.getMessage(), **r.fields}
+        for r in caplog.records
+        if isinstance(getattr(r, "fields", None), dict) and r.fields.get("event") == "app_status"
+    ]
+
+
+# --- show_ui -----------------------------------------------------------------------------------
+
+
+async def test_show_ui_adds_no_coordinates_to_the_text(stub, catalog, context):
+    stub.route("GET", ORBIS_ROUTE, json_body=data("route.json"))
+    plain = await catalog.call("tomtom-routing", ROUTE, context)
+    shown = await catalog.call("tomtom-routing", {**ROUTE, "show_ui": True}, context)
+    plain_text, shown_text = orjson.loads(plain.text), orjson.loads(shown.text)
+    assert plain_text.pop("show_ui") is False
+    assert shown_text.pop("show_ui") is True
+    assert shown_text.pop("tool") == "tomtom-routing"
+    assert shown_text == plain_text
+    assert "_meta" not in shown.text and "points" not in shown.text
+    assert plain.meta == {"show_ui": False, "tool": "tomtom-routing"}
+    assert set(shown.meta) == {"show_ui", "tool", "delivery", APP_DATA_KEY}
+    assert shown.meta["delivery"] == "inline"
+    assert decode(shown.meta[APP_DATA_KEY]) == data("route.json"), "a TomTom tool's app data is its untrimmed answer"
+
+
+async def test_app_data_is_logged_with_the_caller(stub, catalog, config, caplog):
+    caplog.set_level(logging.INFO)
+    stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+    context = CallContext(config=config, transport="http", client_name="Claude", user_agent="Claude-User/1.0")
+    outcome = await catalog.call("tomtom-geocode", {"query": "Dam 1", "show_ui": True}, context)
+    assert decode(outcome.meta[APP_DATA_KEY]) == data("geocode.json")
+    (line,) = app_status(caplog)
+    assert line["message"] == "App data" and line["kind"] == "app_data"
+    assert (line["tool"], line["client"], line["user_agent"]) == ("tomtom-geocode", "Claude", "Claude-User/1.0")
+    assert line["delivery"] == "inline" and line["encoded_chars"] == len(outcome.meta[APP_DATA_KEY])
+    assert line["raw_bytes"] == len(orjson.dumps(data("geocode.json")))
+    assert line["result_chars"] > line["encoded_chars"] and "simplification" not in line
+
+
+async def test_traffic_widget_gets_no_app_data(stub, catalog, context, caplog):
+    caplog.set_level(logging.INFO)
+    stub.route("GET", r"/maps/orbis/traffic/incidentDetails", json_body=data("traffic.json"))
+    outcome = await catalog.call("tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4], "show_ui": True}, context)
+    assert outcome.meta == {"show_ui": True, "tool": "tomtom-traffic"}
+    assert orjson.loads(outcome.text)["show_ui"] is True and "tool" not in orjson.loads(outcome.text)
+    assert app_status(caplog) == []
+
+
+def test_widget_tools_link_the_map_app_and_app_only_tools_are_hidden():
+    tools = {tool.name: tool for tool in build_catalog().list_tools_unfiltered()}
+    for name in WIDGET_TOOLS:
+        assert tools[name].meta["ui"]["resourceUri"] == MAP_APP_URI
+        assert tools[name].meta["ui/resourceUri"] == MAP_APP_URI
+        assert "show_ui" in tools[name].input_schema["properties"]
+    for name in APP_ONLY_TOOLS:
+        assert tools[name].meta["ui"]["visibility"] == ["app"]
+        assert "show_ui" not in tools[name].input_schema["properties"]
+
+
+def test_a_tool_cannot_take_show_ui_without_a_widget():
+    schema = {"type": "object", "properties": {"show_ui": {"type": "boolean"}}, "additionalProperties": False}
+
+    async def run(arguments, context):
+        return {}
+
+    with pytest.raises(ToolDefinitionError, match=r"ui\.resourceUri"):
+        define_tool(name="x", title="X", description="x", input_schema=schema, run=run)
+
+
+# --- the resource ------------------------------------------------------------------------------
+
+
+async def test_the_map_app_is_served_as_an_mcp_app(config):
+    catalog = build_catalog()
+    server = build_server(catalog, lambda ctx: CallContext(config=config, transport="stdio"))
+    async with Client(server) as client:
+        (resource,) = (await client.list_resources()).resources
+        assert str(resource.uri) == MAP_APP_URI and resource.mime_type == MIME_TYPE
+        read = await client.read_resource(MAP_APP_URI)
+        (content,) = read.contents
+        with pytest.raises(MCPError, match="Unknown resource"):
+            await client.read_resource("ui://tomtom-map/other.html")
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert content.mime_type == MIME_TYPE and str(content.uri) == MAP_APP_URI
+    assert content.text.startswith("<!doctype html>") and "ui/initialize" in content.text
+    csp = content.meta["ui"]["csp"]
+    assert "https://api.tomtom.com" in csp["connectDomains"] and "https://api.tomtom.com" in csp["resourceDomains"]
+    assert "https://cdn.jsdelivr.net" in csp["resourceDomains"] and "https://cdn.jsdelivr.net" in csp["connectDomains"]
+    assert MAPLIBRE_CDN in content.text
+    assert tools["tomtom-routing"].meta["ui"]["resourceUri"] == MAP_APP_URI
+    assert tools["tomtom-get-map-key"].meta == {"ui": {"visibility": ["app"]}}
+
+
+# --- tomtom-dynamic-map ------------------------------------------------------------------------
+
+
+async def test_dynamic_map_plans_routes_and_summarises(stub, catalog, context):
+    stub.route("GET", ORBIS_ROUTE, json_body=data("route.json"))
+    arguments = {
+        "title": "Trip",
+        "markers": [{"position": [4.9, 52.37], "label": "Home"}, {"position": [5.12, 52.09]}],
+        "polygons": [{"coordinates": [[4.8, 52.3], [4.9, 52.3], [4.85, 52.4]], "label": "Zone"}],
+        "routePlans": [
+            {"locations": ROUTE["locations"], "label": "To Berlin", "routeType": "short", "avoid": ["ferries"]}
+        ],
+    }
+    outcome = await catalog.call("tomtom-dynamic-map", arguments, context)
+    assert not outcome.is_error, outcome.text
+    sent = stub.requests[-1]
+    assert sent.path.endswith("/52.3676,4.9041:52.52,13.405/json")
+    assert (sent.param("routeType"), sent.query["avoid"]) == ("short", ["ferries"])
+    text = orjson.loads(outcome.text)
+    assert text["title"] == "Trip" and text["show_ui"] is True and text["tool"] == "tomtom-dynamic-map"
+    assert text["markers"] == {"count": 2, "labels": ["Home"]}
+    assert text["polygons"] == 1
+    assert text["routes"] == [
+        {
+            "label": "To Berlin",
+            "lengthInMeters": 657000,
+            "travelTimeInSeconds": 23400,
+            "trafficDelayInSeconds": 420,
+            "trafficLengthInMeters": 12000,
+            "departureTime": "2026-11-29T09:00:00+01:00",
+            "arrivalTime": "2026-11-29T15:30:00+01:00",
+        }
+    ]
+    west, south, east, north = text["view"]["bbox"]
+    assert west <= 4.8 and south <= 52.09 and east >= 13.405 and north >= 52.52
+    state = decode(outcome.meta[APP_DATA_KEY])["map"]
+    assert state["markers"] == arguments["markers"] and state["polygons"] == arguments["polygons"]
+    assert state["routes"][0]["route"] == data("route.json")["routes"][0]
+    assert "points" not in outcome.text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "argument"),
+    [
+        ({}, "markers"),
+        ({"markers": [{"position": [200, 52]}]}, "markers[0].position[0]"),
+        ({"routePlans": [{"locations": [[4.9, 52.3], [4.9, 95]]}]}, "routePlans[0].locations[1][1]"),
+    ],
+)
+async def test_dynamic_map_names_the_wrong_input(catalog, context, arguments, argument):
+    outcome = await catalog.call("tomtom-dynamic-map", arguments, context)
+    assert outcome.data["error"]["code"] == "invalid_arguments"
+    assert outcome.data["error"]["argument"] == argument
+
+
+# --- tomtom-report-app-status ------------------------------------------------------------------
+
+
+async def test_reports_become_app_status_lines(catalog, config, caplog):
+    caplog.set_level(logging.INFO)
+    context = CallContext(config=config, transport="http", client_name="ChatGPT", user_agent="openai-mcp/1.0")
+    drawn = {"tool": "tomtom-routing", "outcome": "drawn", "source": "inline", "duration_ms": 812.34, "features": 7}
+    failed = {
+        "tool": "tomtom-routing",
+        "outcome": "failed",
+        "source": "none",
+        "stage": "result",
+        "duration_ms": 3,
+        "error": f"https://api.tomtom.com/t.png?style=x&key={CANARY_KEY}&v=1 failed, and key=abc123",
+    }
+    assert orjson.loads((await catalog.call("tomtom-report-app-status", drawn, context)).text)["logged"] == "App drawn"
+    assert (
+        orjson.loads((await catalog.call("tomtom-report-app-status", failed, context)).text)["logged"] == "App failed"
+    )
+    first, second = app_status(caplog)
+    assert first["message"] == "App drawn" and first["kind"] == "drawn"
+    assert (first["tool"], first["client"], first["user_agent"]) == ("tomtom-routing", "ChatGPT", "openai-mcp/1.0")
+    assert (first["source"], first["duration_ms"], first["features"]) == ("inline", 812.3, 7)
+    assert second["message"] == "App failed" and (second["stage"], second["source"]) == ("result", "none")
+    assert CANARY_KEY not in second["error"] and "key=***&v=1" in second["error"] and "abc123" not in second["error"]
+    assert CANARY_KEY not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        {"tool": "tomtom-routing", "outcome": "drawn", "source": "inline", "duration_ms": 5},
+        {"tool": "tomtom-routing", "outcome": "failed", "source": "inline", "duration_ms": 5, "error": "x"},
+        {"tool": "tomtom-routing", "outcome": "maybe", "source": "inline", "duration_ms": 5, "features": 1},
+        {"tool": "tomtom-routing", "outcome": "drawn", "source": "cache", "duration_ms": 5, "features": 1},
+        {"tool": "tomtom-routing", "outcome": "drawn", "source": "inline", "duration_ms": -1, "features": 1},
+        {"tool": "tomtom-routing", "outcome": "drawn", "source": "inline", "duration_ms": 5, "features": 1, "x": 1},
+        {"tool": "a b", "outcome": "drawn", "source": "inline", "duration_ms": 5, "features": 1},
+        {
+            "tool": "tomtom-routing",
+            "outcome": "drawn",
+            "source": "inline",
+            "duration_ms": 5,
+            "features": 1,
+            "stage": "render",
+        },
+    ],
+)
+async def test_a_malformed_report_is_refused_and_not_logged(catalog, context, caplog, report):
+    caplog.set_level(logging.INFO)
+    outcome = await catalog.call("tomtom-report-app-status", report, context)
+    assert outcome.is_error and outcome.data["error"]["code"] == "invalid_arguments"
+    assert app_status(caplog) == []
+
+
+# --- tomtom-get-map-key ------------------------------------------------------------------------
+
+
+async def test_the_map_key_is_the_callers_own(stub, catalog):
+    config = make_config(stub, server_key="server-key-1")
+    header = CallContext(config=config, transport="http", keys=KeySources(header="caller-key-2"), client_name="Claude")
+    answer = orjson.loads((await catalog.call("tomtom-get-map-key", {}, header)).text)
+    assert answer == {
+        "key": "caller-key-2",
+        "key_source": "tomtom-api-key",
+        "backend": "tomtom-orbis-maps",
+        "user_agent": "TomTomMCPAPPHttp/9.9.9 Claude",
+    }
+    stdio = CallContext(config=config, transport="stdio", keys=KeySources(cli="cli-key-3"), client_name="Zed")
+    answer = orjson.loads((await catalog.call("tomtom-get-map-key", {}, stdio)).text)
+    assert (answer["key"], answer["user_agent"]) == ("cli-key-3", "TomTomMCPAPP/9.9.9 Zed")
+
+
+async def test_hosted_mode_never_hands_out_the_servers_key(stub, catalog):
+    hosted = CallContext(config=make_config(stub, server_key="server-key-1", hosted=True), transport="http")
+    outcome = await catalog.call("tomtom-get-map-key", {}, hosted)
+    assert outcome.data["error"]["code"] == "unauthorized"
+    assert "server-key-1" not in outcome.text
+    local = CallContext(config=make_config(stub, server_key="server-key-1"), transport="http")
+    assert orjson.loads((await catalog.call("tomtom-get-map-key", {}, local)).text)["key_source"] == "server-key"

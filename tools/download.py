@@ -1,0 +1,199 @@
+"""Downloading a caller's file from a URL without letting the URL reach inside our network.
+
+`download(url, policy)` returns the body, or raises a `ToolError` naming `data_url` whose
+message says which rule refused it:
+
+- `https` only, with a host, and no user name or password in the URL (`invalid_arguments`);
+- every address the host resolves to is public unicast (`ipaddress`: global, not multicast;
+  an IPv4-mapped IPv6 address is judged as IPv4), or inside `policy.allowed_networks`
+  (`invalid_arguments`), and the connection goes to the first of them: the name is resolved
+  once, so a second lookup cannot point elsewhere (DNS rebinding), while TLS (SNI and the
+  certificate check) and the `Host` header still use the name;
+- no redirects, and only a 200 answer (`invalid_arguments` for 3xx/4xx, `unavailable` for 5xx);
+- at most `policy.max_bytes`, by `Content-Length` and while reading, with no content
+  encoding requested (no decompression bombs) (`invalid_arguments`);
+- the whole download, lookup included, within `policy.timeout` seconds (`unavailable`).
+
+`policy.resolve` and `policy.connect` are where tests stand in for DNS and for the network;
+production uses the system resolver and connects to the pinned address itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import os
+import socket
+import ssl
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+from urllib.parse import urlsplit
+
+import certifi
+import httpcore
+
+from tools.errors import ErrorCode, ToolError, invalid
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+"""`(host, port) -> addresses`, in the order to try them."""
+Connector = Callable[[str, int], tuple[str, int]]
+"""`(pinned address, port) -> (host, port)` actually dialled; tests map public addresses to loopback."""
+
+ARGUMENT = "data_url"
+MB = 1024 * 1024
+
+
+async def system_resolve(host: str, port: int) -> list[str]:
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+@cache
+def _default_ssl_context() -> ssl.SSLContext:
+    """Certificates from SSL_CERT_FILE when set (a private CA), else certifi's bundle."""
+    return ssl.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or certifi.where())
+
+
+@dataclass(frozen=True, slots=True)
+class DownloadPolicy:
+    """The limits of one download; `allowed_networks` opens private ranges (an intranet host)."""
+
+    max_bytes: int = 50 * MB
+    timeout: float = 30.0
+    allowed_networks: tuple[Network, ...] = ()
+    resolve: Resolver = field(default=system_resolve, repr=False)
+    connect: Connector | None = field(default=None, repr=False)
+    ssl_context: ssl.SSLContext | None = field(default=None, repr=False)
+
+
+def parse_networks(values: Sequence[str], *, source: str) -> tuple[Network, ...]:
+    """CIDR ranges from configuration; a wrong one stops start-up with a message naming it."""
+    networks = []
+    for value in values:
+        try:
+            networks.append(ipaddress.ip_network(value.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"{source}: {value!r} is not an address range such as 10.0.0.0/8") from None
+    return tuple(networks)
+
+
+def public(address: Address) -> bool:
+    """Whether `address` is a public unicast address (IPv4-mapped IPv6 judged as IPv4)."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_global and not address.is_multicast
+
+
+async def download(url: str, policy: DownloadPolicy) -> bytes:
+    """The body at `url`, under the rules of the module docstring."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "https":
+        raise invalid(ARGUMENT, f"only https URLs are downloaded, not {parts.scheme or 'a URL without a scheme'}")
+    if parts.username is not None or parts.password is not None:
+        raise invalid(ARGUMENT, "must not carry a user name or password; give a URL that needs no credentials")
+    try:
+        host, port = parts.hostname, parts.port or 443
+    except ValueError:
+        raise invalid(ARGUMENT, "has a port that is not a number") from None
+    if not host:
+        raise invalid(ARGUMENT, "has no host name")
+    try:
+        async with asyncio.timeout(policy.timeout):
+            address = await _pinned_address(host, port, policy)
+            return await _fetch(url, host, port, address, policy)
+    except TimeoutError:
+        raise ToolError(
+            ErrorCode.UNAVAILABLE, f"{ARGUMENT}: the download took longer than {policy.timeout:g} s", argument=ARGUMENT
+        ) from None
+
+
+async def _pinned_address(host: str, port: int, policy: DownloadPolicy) -> str:
+    try:
+        found = await policy.resolve(host, port)
+    except OSError:
+        found = []
+    if not found:
+        raise invalid(ARGUMENT, f"the host {host} could not be found")
+    for text in found:
+        address = ipaddress.ip_address(text.split("%", 1)[0])
+        if not public(address) and not any(address in network for network in policy.allowed_networks):
+            raise invalid(
+                ARGUMENT, f"the host {host} is at {address}, which is not a public address; only public hosts are used"
+            )
+    return found[0]
+
+
+class _PinnedBackend(httpcore.AsyncNetworkBackend):
+    """Dials the pinned address whatever host httpcore asks for (TLS still uses the name)."""
+
+    def __init__(self, address: str, connect: Connector | None) -> None:
+        self._address = address
+        self._connect = connect
+        self._inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.AsyncNetworkStream:  # fmt: skip
+        target, target_port = self._connect(self._address, port) if self._connect else (self._address, port)
+        return await self._inner.connect_tcp(target, target_port, timeout, local_address, socket_options)
+
+    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("unix sockets are not used")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+async def _fetch(url: str, host: str, port: int, address: str, policy: DownloadPolicy) -> bytes:
+    headers = [(b"Accept", b"application/geo+json, application/json;q=0.9, */*;q=0.1"),
+               (b"Accept-Encoding", b"identity"), (b"User-Agent", b"tomtom-maps-mcp data-viz")]  # fmt: skip
+    pool = httpcore.AsyncConnectionPool(
+        ssl_context=policy.ssl_context or _default_ssl_context(),
+        network_backend=_PinnedBackend(address, policy.connect),
+        max_connections=1,
+    )
+    try:
+        async with pool, pool.stream("GET", url, headers=headers) as response:
+            _check_status(response.status, host)
+            length = dict(response.headers).get(b"Content-Length")
+            if length is not None and length.isdigit() and int(length) > policy.max_bytes:
+                raise _too_large(policy)
+            chunks, size = [], 0
+            async for chunk in response.aiter_stream():
+                size += len(chunk)
+                if size > policy.max_bytes:
+                    raise _too_large(policy)
+                chunks.append(chunk)
+            return b"".join(chunks)
+    except ssl.SSLError as exc:
+        raise _unreachable(host, f"its TLS certificate could not be verified ({exc.reason or exc})") from None
+    except httpcore.ConnectError as exc:
+        cause = exc.__cause__ or exc.__context__
+        if isinstance(cause, ssl.SSLError) or "CERTIFICATE" in str(exc).upper():
+            raise _unreachable(host, "its TLS certificate could not be verified") from None
+        raise _unreachable(host, "the connection failed") from None
+    except (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError):
+        raise _unreachable(host, "the connection broke off") from None
+
+
+def _check_status(status: int, host: str) -> None:
+    if status == 200:
+        return
+    if 300 <= status < 400:
+        raise invalid(ARGUMENT, f"{host} answered with a redirect ({status}); redirects are not followed")
+    if 400 <= status < 500:
+        raise invalid(ARGUMENT, f"{host} answered {status}; check that the URL is right and public")
+    raise _unreachable(host, f"it answered {status}")
+
+
+def _too_large(policy: DownloadPolicy) -> ToolError:
+    return invalid(ARGUMENT, f"the file is larger than {policy.max_bytes / MB:g} MB")
+
+
+def _unreachable(host: str, why: str) -> ToolError:
+    return ToolError(ErrorCode.UNAVAILABLE, f"{ARGUMENT}: could not download from {host}: {why}", argument=ARGUMENT)

@@ -1,0 +1,102 @@
+"""The widgets this server serves as MCP Apps: one shared map app (docs/widgets.md).
+
+A tool links to its widget through its definition's `_meta` (`widget_meta(uri)`: the nested
+`ui.resourceUri` and the legacy flat `ui/resourceUri`); tools only the widget may call say so
+with `APP_ONLY` (`ui.visibility: ["app"]`). The catalog holds the `Widget`s and the MCP adapter
+serves them as `ui://` resources with mimeType `text/html;profile=mcp-app` and their CSP.
+
+The map app tells results apart by their shape and tool name, so every tool with `show_ui`
+shares `MAP_APP_URI`. It loads MapLibre GL JS `MAPLIBRE_VERSION` from `MAPLIBRE_CDN`, or from
+`maplibre_url` (a folder holding `maplibre-gl.mjs` and `maplibre-gl.css` of that version:
+self-hosting, and the browser tests, which cannot reach a CDN).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+MIME_TYPE = "text/html;profile=mcp-app"
+MAP_APP_URI = "ui://tomtom-map/app.html"
+MAPLIBRE_VERSION = "6.17.0"
+MAPLIBRE_CDN = f"https://cdn.jsdelivr.net/npm/maplibre-gl@{MAPLIBRE_VERSION}/dist/"
+TOMTOM_DOMAINS = ("https://api.tomtom.com", "https://*.api.tomtom.com")
+"""Map tiles and traffic tiles: the only other places the map app talks to."""
+WORKER_DOMAINS = ("blob:", "data:")
+"""MapLibre starts its workers from a blob: or data: URL when the frame's origin is opaque."""
+
+APP_ONLY: Mapping[str, Any] = {"ui": {"visibility": ["app"]}}
+"""Tool `_meta` of a tool only widgets call: hosts hide it from the model."""
+
+
+def widget_meta(uri: str) -> dict[str, Any]:
+    """Tool `_meta` linking a tool to its widget (nested key, and the legacy flat key)."""
+    return {"ui": {"resourceUri": uri}, "ui/resourceUri": uri}
+
+
+MAP_WIDGET = widget_meta(MAP_APP_URI)
+"""Tool `_meta` of every tool drawn by the shared map app."""
+
+
+@dataclass(frozen=True, slots=True)
+class Widget:
+    """One `ui://` resource: a self-contained HTML page and the domains it may reach."""
+
+    uri: str
+    name: str
+    title: str
+    description: str
+    html: str
+    connect_domains: tuple[str, ...]
+    resource_domains: tuple[str, ...]
+    mime_type: str = MIME_TYPE
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The resource's `_meta.ui`: its CSP, and a request for the host's border."""
+        csp = {"connectDomains": list(self.connect_domains), "resourceDomains": list(self.resource_domains)}
+        return {"ui": {"csp": csp, "prefersBorder": True}}
+
+
+@cache
+def _template() -> str:
+    return (Path(__file__).with_name("map_app.html")).read_text(encoding="utf-8")
+
+
+def _script_json(value: Any) -> str:
+    """JSON that is safe inside an inline <script> (no `</script>`, no HTML comment opener)."""
+    return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def map_app(maplibre_url: str = MAPLIBRE_CDN, *, version: str = "") -> Widget:
+    """The shared map app, loading MapLibre from `maplibre_url` (a folder URL)."""
+    base = maplibre_url if maplibre_url.endswith("/") else maplibre_url + "/"
+    parts = urlsplit(base)
+    if parts.scheme not in ("https", "http") or not parts.netloc:
+        raise ValueError(f"WIDGET_MAPLIBRE_URL: {maplibre_url!r} is not an http(s) folder URL")
+    origin = f"{parts.scheme}://{parts.netloc}"
+    config = {"maplibre": base, "version": version}
+    html = _template().replace("/*CONFIG*/{}", _script_json(config))
+    return Widget(
+        uri=MAP_APP_URI,
+        name="tomtom-map",
+        title="TomTom map",
+        description="Interactive map for TomTom tool results: places, routes, areas, traffic and your own data.",
+        html=html,
+        connect_domains=(*TOMTOM_DOMAINS, origin),
+        resource_domains=(origin, *TOMTOM_DOMAINS, *WORKER_DOMAINS),
+    )
+
+
+def default_widgets() -> list[Widget]:
+    """The process's widgets, configured from Django settings (WIDGET_MAPLIBRE_URL)."""
+    from django.conf import settings
+
+    from tomtom_mcp import version
+
+    return [map_app(settings.WIDGET_MAPLIBRE_URL or MAPLIBRE_CDN, version=version())]
