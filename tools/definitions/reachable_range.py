@@ -19,7 +19,7 @@ from tools.context import CallContext
 from tools.definition import define_tool
 from tools.definitions import routing
 from tools.definitions.common import check_position, detail, position, response_detail
-from tools.errors import ErrorCode, ToolError, conflicting
+from tools.errors import conflicting
 from tools.shaping.geometry import with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.shaping.reachable import Budget, compact_range, range_features
@@ -85,26 +85,7 @@ def check_arguments(arguments: dict[str, Any]) -> None:
 
 def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
     origin = lat_lon_text(arguments["origin"])
-    route_type = arguments.get("routeType", "fast")
-    traffic = arguments.get("traffic", "live")
-    travel_mode = arguments.get("travelMode", "car")
-    if backend is Backend.ORBIS:
-        if travel_mode != "car":
-            raise ToolError(
-                ErrorCode.UNSUPPORTED,
-                f"travelMode {travel_mode!r} is not available on tomtom-orbis-maps, which computes car ranges "
-                "only; use the tomtom-maps backend for trucks.",
-                argument="travelMode",
-            )
-        path = f"/maps/orbis/routing/calculateReachableRange/{origin}/json"
-        params: dict[str, Any] = {"apiVersion": 2, "routeType": route_type, "traffic": traffic}
-    else:
-        path = f"/routing/1/calculateReachableRange/{origin}/json"
-        params = {
-            "routeType": routing.GENESIS_ROUTE_TYPES[route_type],
-            "traffic": traffic == "live",
-            "travelMode": travel_mode,
-        }
+    path, params = routing.routing_service("calculateReachableRange", origin, arguments, backend)
     for name in (*BUDGETS, "departAt"):
         if name in arguments:
             params[name] = arguments[name]

@@ -80,8 +80,12 @@ def check_arguments(arguments: dict[str, Any]) -> None:
         raise invalid("maxAlternatives", "alternatives cannot be computed with `arriveAt`")
 
 
-def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
-    locations = ":".join(lat_lon_text(point) for point in arguments["locations"])
+def routing_service(
+    service: str, where: str, arguments: dict[str, Any], backend: Backend
+) -> tuple[str, dict[str, Any]]:
+    """The path of a Routing API `service` (`calculateRoute`, `calculateReachableRange`) at
+    `where`, and the route type, traffic and travel mode in the backend's own vocabulary.
+    Orbis plans for cars only: another `travelMode` there is `unsupported`."""
     route_type = arguments.get("routeType", "fast")
     traffic = arguments.get("traffic", "live")
     travel_mode = arguments.get("travelMode", "car")
@@ -89,19 +93,23 @@ def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dic
         if travel_mode != "car":
             raise ToolError(
                 ErrorCode.UNSUPPORTED,
-                f"travelMode {travel_mode!r} is not available on tomtom-orbis-maps, which routes cars only; "
+                f"travelMode {travel_mode!r} is not available on tomtom-orbis-maps, which plans for cars only; "
                 "use the tomtom-maps backend for other modes.",
                 argument="travelMode",
             )
-        path = f"/maps/orbis/routing/calculateRoute/{locations}/json"
-        params: dict[str, Any] = {"apiVersion": 2, "routeType": route_type, "traffic": traffic}
-    else:
-        path = f"/routing/1/calculateRoute/{locations}/json"
-        params = {
-            "routeType": GENESIS_ROUTE_TYPES[route_type],
-            "traffic": traffic == "live",
-            "travelMode": travel_mode,
-        }
+        return (
+            f"/maps/orbis/routing/{service}/{where}/json",
+            {"apiVersion": 2, "routeType": route_type, "traffic": traffic},
+        )
+    return (
+        f"/routing/1/{service}/{where}/json",
+        {"routeType": GENESIS_ROUTE_TYPES[route_type], "traffic": traffic == "live", "travelMode": travel_mode},
+    )
+
+
+def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
+    locations = ":".join(lat_lon_text(point) for point in arguments["locations"])
+    path, params = routing_service("calculateRoute", locations, arguments, backend)
     params["sectionType"] = ["traffic"]
     for name in ("departAt", "arriveAt", "maxAlternatives", "vehicleHeading"):
         if name in arguments:
