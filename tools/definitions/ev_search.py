@@ -34,8 +34,8 @@ from tools.definitions.search_common import (
     check_power,
     common_params,
     limit,
+    nearby_search,
     poi_params,
-    search_path,
 )
 from tools.errors import ToolError
 from tools.shaping.search import compact_search
@@ -69,10 +69,7 @@ INPUT_SCHEMA = {
 
 def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
     """The station search: its path and query parameters on this backend."""
-    path, params = search_path(backend, "nearbySearch/.json")
-    params["lon"], params["lat"] = arguments["position"]
-    if "radius" in arguments:
-        params["radius"] = arguments["radius"]
+    path, params = nearby_search(backend, arguments)
     params.update(common_params(arguments), categorySet=EV_STATION, **poi_params(arguments))
     return path, params
 

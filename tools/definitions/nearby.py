@@ -21,11 +21,11 @@ from tools.definitions.search_common import (
     check_some_filter,
     common_params,
     limit,
+    nearby_search,
     poi_detail_inputs,
     poi_filter_inputs,
     poi_params,
     requested,
-    search_path,
 )
 from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend
@@ -49,10 +49,7 @@ INPUT_SCHEMA = {
 
 def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path and query parameters for this call on this backend."""
-    path, params = search_path(backend, "nearbySearch/.json")
-    params["lon"], params["lat"] = arguments["position"]
-    if "radius" in arguments:
-        params["radius"] = arguments["radius"]
+    path, params = nearby_search(backend, arguments)
     params.update(common_params(arguments), **poi_params(arguments))
     return path, params
 

@@ -47,6 +47,15 @@ def search_path(backend: Backend, endpoint: str) -> tuple[str, dict[str, Any]]:
     return f"/search/2/{endpoint}", {}
 
 
+def nearby_search(backend: Backend, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Nearby Search around `position`, within `radius` when given: path and parameters."""
+    path, params = search_path(backend, "nearbySearch/.json")
+    params["lon"], params["lat"] = arguments["position"]
+    if "radius" in arguments:
+        params["radius"] = arguments["radius"]
+    return path, params
+
+
 def query_segment(query: str) -> str:
     """A free-text query as one path segment (`/` and `?` encoded)."""
     return quote(query, safe="")
