@@ -46,19 +46,27 @@ def test_stdout_carries_only_json_rpc(stub):
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
          "params": {"name": "tomtom-geocode", "arguments": {"query": "x", "limit": 0}}},
     ]  # fmt: skip
-    done = subprocess.run(
+    process = subprocess.Popen(
         [sys.executable, "manage.py", "mcp_stdio"],
-        input="".join(json.dumps(m) + "\n" for m in messages),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         cwd=REPO,
         env=env_for(stub),
-        timeout=60,
     )
-    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    # Keep stdin open until both answers are out: end of input ends the session, and with it
+    # any call still in flight (as for any stdio client that hangs up early).
+    process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+    process.stdin.flush()
+    lines = [json.loads(process.stdout.readline()) for _ in range(2)]
+    process.stdin.close()
+    rest, stderr = process.stdout.read(), process.stderr.read()
+    process.wait(60)
+    assert rest == ""
     assert [line["id"] for line in lines] == [1, 2]
     assert all(line["jsonrpc"] == "2.0" for line in lines)
-    assert '"Tool call"' in done.stderr  # the log went to stderr
+    assert '"Tool call"' in stderr  # the log went to stderr
 
 
 def run_exec(stub, *args: str) -> subprocess.CompletedProcess:
