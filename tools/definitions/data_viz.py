@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from tools.context import CallContext
-from tools.definition import Annotations, Answer, define_tool
+from tools.definition import Answer, define_tool
 from tools.definitions.common import exclusive, show_ui
 from tools.download import download
 from tools.errors import conflicting, invalid
@@ -210,7 +210,6 @@ TOOL = define_tool(
     ),
     input_schema=INPUT_SCHEMA,
     run=run,
-    annotations=Annotations(read_only=True, destructive=False, idempotent=True, open_world=True),
     requires=(),
     meta=MAP_WIDGET,
 )

@@ -11,7 +11,7 @@ from typing import Any
 
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions.common import FULL, detail, response_detail
+from tools.definitions.common import response_detail
 from tools.definitions.search_common import (
     COUNTRIES,
     LANGUAGE,
@@ -23,9 +23,9 @@ from tools.definitions.search_common import (
     limit,
     poi_params,
     query_segment,
+    search,
     search_path,
 )
-from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend
 
 INDEXES = ["Geo", "PAD", "Addr", "Str", "XStr", "POI"]
@@ -65,10 +65,7 @@ def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dic
 
 async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
     check_area(arguments)
-    session = context.tomtom
-    path, params = build_request(arguments, session.backend)
-    body = await session.get(path, params)
-    return body if detail(arguments) == FULL else compact_search(body)
+    return await search(arguments, context, build_request)
 
 
 TOOL = define_tool(

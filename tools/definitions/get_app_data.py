@@ -18,7 +18,7 @@ from typing import Any
 
 from tools.app_status import AppStatus, emit
 from tools.context import CallContext
-from tools.definition import Annotations, define_tool
+from tools.definition import define_tool
 from tools.definitions import data_viz
 from tools.definitions.report_app_status import scrubbed
 from tools.errors import ErrorCode, ToolError
@@ -91,7 +91,6 @@ TOOL = define_tool(
     ),
     input_schema=INPUT_SCHEMA,
     run=run,
-    annotations=Annotations(read_only=True, destructive=False, idempotent=True, open_world=True),
     requires=(),
     meta=APP_ONLY,
 )

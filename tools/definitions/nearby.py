@@ -11,7 +11,7 @@ from typing import Any
 
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions.common import FULL, check_position, detail, response_detail
+from tools.definitions.common import check_position, response_detail
 from tools.definitions.search_common import (
     CENTRE_POSITION,
     COUNTRIES,
@@ -26,8 +26,8 @@ from tools.definitions.search_common import (
     poi_filter_inputs,
     poi_params,
     requested,
+    search,
 )
-from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend
 
 INPUT_SCHEMA = {
@@ -58,10 +58,7 @@ async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]
     check_position("position", arguments["position"])
     check_some_filter(arguments, "a nearby search")
     check_power(arguments)
-    session = context.tomtom
-    path, params = build_request(arguments, session.backend)
-    body = await session.get(path, params)
-    return body if detail(arguments) == FULL else compact_search(body, requested(arguments))
+    return await search(arguments, context, build_request, requested(arguments))
 
 
 TOOL = define_tool(

@@ -12,7 +12,7 @@ from typing import Any
 
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions.common import FULL, detail, response_detail
+from tools.definitions.common import response_detail
 from tools.definitions.search_common import (
     COUNTRIES,
     LANGUAGE,
@@ -27,10 +27,10 @@ from tools.definitions.search_common import (
     poi_params,
     query_segment,
     requested,
+    search,
     search_path,
 )
 from tools.errors import conflicting
-from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend
 
 INPUT_SCHEMA = {
@@ -66,10 +66,7 @@ async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]
         raise conflicting("query", "poiCategories", "brandSet", message="an empty query needs categories or brands")
     check_area(arguments)
     check_power(arguments)
-    session = context.tomtom
-    path, params = build_request(arguments, session.backend)
-    body = await session.get(path, params)
-    return body if detail(arguments) == FULL else compact_search(body, requested(arguments))
+    return await search(arguments, context, build_request, requested(arguments))
 
 
 TOOL = define_tool(

@@ -18,12 +18,14 @@ accept the maps-sdk's category codes, which would need a second lookup on every 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
-from tools.definitions.common import bbox, check_bbox, check_position, exclusive, position, requires
+from tools.context import CallContext
+from tools.definitions.common import FULL, bbox, check_bbox, check_position, detail, exclusive, position, requires
 from tools.errors import conflicting
-from tools.shaping.search import Requested
+from tools.shaping.search import NOTHING_REQUESTED, Requested, compact_search
 from tools.tomtom.backends import Backend
 
 MAX_CATEGORIES = 10
@@ -45,6 +47,18 @@ def search_path(backend: Backend, endpoint: str) -> tuple[str, dict[str, Any]]:
     if backend is Backend.ORBIS:
         return f"/maps/orbis/places/{endpoint}", {"apiVersion": 1}
     return f"/search/2/{endpoint}", {}
+
+
+async def search(
+    arguments: dict[str, Any],
+    context: CallContext,
+    build_request: Callable[[dict[str, Any], Backend], tuple[str, dict[str, Any]]],
+    requested: Requested = NOTHING_REQUESTED,
+) -> dict[str, Any]:
+    """Send this tool's search request; answer TomTom's body (`full`) or its compact form."""
+    session = context.tomtom
+    body = await session.get(*build_request(arguments, session.backend))
+    return body if detail(arguments) == FULL else compact_search(body, requested)
 
 
 def nearby_search(backend: Backend, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
