@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from tests.support.tomtom_stub import TomTomStub
-from tools.catalog import build_catalog
 from tools.context import CallContext, ServerConfig
+from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import ClientSettings
 
@@ -68,8 +68,8 @@ def config(stub: TomTomStub) -> ServerConfig:
 
 
 @pytest.fixture
-def catalog():
-    return build_catalog()
+def dispatcher():
+    return build_dispatcher()
 
 
 @pytest.fixture

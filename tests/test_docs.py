@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tests.conftest import REPO
 from tomtom_mcp.env import ENV_VARS
-from tools.catalog import default_tools
 from tools.errors import ErrorCode
+from tools.registry import default_tools
 
 README = (REPO / "README.md").read_text()
 
@@ -34,7 +34,7 @@ def test_every_adr_linked_from_code_exists():
 
 
 def test_dependencies_point_one_way():
-    """The import-linter contracts in pyproject.toml (adapters -> catalog -> tools -> client)."""
+    """The import-linter contracts in pyproject.toml (adapters -> dispatcher -> tools -> client)."""
     lint_imports = Path(sys.executable).with_name("lint-imports")
     done = subprocess.run([lint_imports], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -10,8 +10,8 @@ import logging
 import pytest
 
 from tests.conftest import CANARY_KEY, data, make_config
-from tools.catalog import build_catalog
 from tools.context import CallContext
+from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
 from tools.tomtom.credentials import KeySources
 
@@ -34,14 +34,14 @@ def echoing(name: str) -> dict:
 @pytest.mark.parametrize("source", ["header", "bearer", "cli", "server"])
 async def test_no_leak_on_success(stub, caplog, backend, detail, source):
     caplog.set_level(logging.DEBUG)
-    catalog = build_catalog()
+    dispatcher = build_dispatcher()
     keys = {"header": KeySources(header=CANARY_KEY), "bearer": KeySources(bearer=CANARY_KEY),
             "cli": KeySources(cli=CANARY_KEY), "server": KeySources()}[source]  # fmt: skip
     config = make_config(stub, server_key=CANARY_KEY if source == "server" else "other")
     for name, (arguments, path, answer) in CALLS.items():
         stub.route("GET", path, json_body=echoing(answer))
         context = CallContext(config=config, transport="http", keys=keys, backend=backend)
-        outcome = await catalog.call(name, {**arguments, "response_detail": detail}, context)
+        outcome = await dispatcher.call(name, {**arguments, "response_detail": detail}, context)
         assert not outcome.is_error, outcome.text
         assert CANARY_KEY not in outcome.text
         assert stub.requests[-1].param("key") == CANARY_KEY
@@ -52,28 +52,31 @@ async def test_no_leak_on_success(stub, caplog, backend, detail, source):
 @pytest.mark.parametrize("status", [400, 401, 403, 429, 500, 503])
 async def test_no_leak_on_errors(stub, caplog, status):
     caplog.set_level(logging.DEBUG)
-    catalog = build_catalog()
+    dispatcher = build_dispatcher()
     config = make_config(stub)
     for name, (arguments, path, _) in CALLS.items():
         stub.route("GET", path, status=status, json_body={"errorText": f"bad key {CANARY_KEY} in /x?key={CANARY_KEY}"})
-        outcome = await catalog.call(name, arguments, CallContext(config=config, transport="exec"))
+        outcome = await dispatcher.call(name, arguments, CallContext(config=config, transport="exec"))
         assert outcome.is_error
         assert CANARY_KEY not in outcome.text
     assert CANARY_KEY not in caplog.text
 
 
 async def test_no_leak_from_unexpected_failures(stub, caplog):
-    from tools.catalog import Catalog
     from tools.definition import define_tool
+    from tools.dispatch import Dispatcher
+    from tools.inputs import ToolInput
+    from tools.registry import Registry
 
     caplog.set_level(logging.DEBUG)
 
     async def explode(arguments, context):
         raise RuntimeError(f"boom with {context.tomtom!r} and key {CANARY_KEY}")
 
-    broken = define_tool(name="broken", title="Broken", description="fails", input_schema={
-        "type": "object", "properties": {}, "additionalProperties": False}, run=explode)  # fmt: skip
-    outcome = await Catalog([broken]).call("broken", {}, CallContext(config=make_config(stub), transport="exec"))
+    broken = define_tool(name="broken", title="Broken", description="fails", input=ToolInput, run=explode)
+    outcome = await Dispatcher(Registry([broken])).call(
+        "broken", {}, CallContext(config=make_config(stub), transport="exec")
+    )
     assert outcome.data["error"]["code"] == "internal"
     assert CANARY_KEY not in outcome.text
     assert "boom" not in outcome.text and "RuntimeError" not in outcome.text
@@ -97,21 +100,22 @@ WIDGET_CALLS = {
 async def test_no_leak_into_app_data(stub, caplog, source):
     """The widget's app data is TomTom's answer as the client scrubbed it: never the key, even when
     TomTom echoes it. Only the app-only tomtom-get-map-key hands the key out, and only to a widget."""
-    from tools.shaping.appdata import APP_DATA_KEY, decode
+    from tools.mcp.appdata import APP_DATA_KEY
+    from tools.shaping.appdata import decode
 
     caplog.set_level(logging.DEBUG)
-    catalog = build_catalog()
+    dispatcher = build_dispatcher()
     keys = KeySources(header=CANARY_KEY) if source == "header" else KeySources()
     config = make_config(stub, server_key=CANARY_KEY if source == "server" else "other")
     for name, (arguments, path, answer) in WIDGET_CALLS.items():
         stub.route("GET", path, json_body=echoing(answer))
         context = CallContext(config=config, transport="http", keys=keys)
-        outcome = await catalog.call(name, {**arguments, "show_ui": True}, context)
+        outcome = await dispatcher.call(name, {**arguments, "show_ui": True}, context)
         assert not outcome.is_error, outcome.text
         assert CANARY_KEY not in outcome.text
         assert CANARY_KEY not in json.dumps(outcome.meta)
         if APP_DATA_KEY in outcome.meta:
             assert CANARY_KEY not in json.dumps(decode(outcome.meta[APP_DATA_KEY]))
     assert CANARY_KEY not in caplog.text
-    key_tool = catalog.get("tomtom-get-map-key")
-    assert key_tool is not None and key_tool.meta["ui"]["visibility"] == ["app"]
+    key_tool = dispatcher.get("tomtom-get-map-key")
+    assert key_tool is not None and key_tool.app_only

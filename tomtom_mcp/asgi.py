@@ -17,13 +17,13 @@ django_app = get_asgi_application()
 def build_application():
     from django.conf import settings
 
-    from tools.catalog import build_catalog
     from tools.config import server_config
     from tools.mcp.http import HttpSettings, build_http_app
     from tools.mcp.identity import SessionIds
+    from tools.mcp.service import build_dispatcher
 
     mcp_app = build_http_app(
-        build_catalog(),
+        build_dispatcher(),
         server_config(),
         HttpSettings(
             allowed_hosts=settings.ALLOWED_HOSTS,

@@ -34,7 +34,7 @@ E002_HINT = (
     "A name that leaves the catalog must become a retired tool: retire it in the admin, naming what replaces it."
 )
 E003 = "Retired, but still registered."
-E003_HINT = "Remove it from tools.catalog.default_tools(), or delete the retirement if the tool should be live."
+E003_HINT = "Remove it from tools.registry.default_tools(), or delete the retirement if the tool should be live."
 E004 = "Retired in favour of {replacement}, which is not a live tool."
 E004_HINT = "Name only registered, unretired tools in `replaced_by`."
 E005 = "A contract change names this tool, which is not registered."

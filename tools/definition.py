@@ -1,23 +1,25 @@
 """What a tool is: one module declares one `Tool` with `define_tool(...)`.
 
-A tool has a name, a title, a description, an input schema, annotations, the services it needs
-and an async `run(arguments, context)` returning a JSON-serialisable dict, or an `Answer` when
-the tool has a widget. It knows nothing of HTTP or MCP: transports reach it through the catalog.
+A tool is a name, a title, a description, annotations, a typed input model (`tools.inputs`)
+and an async `run(input, context)` that receives the validated input and returns a
+JSON-serialisable dict, or an `Answer` when a widget may draw it. A tool drawn by a widget
+names it (`widget=MAP_APP_URI`); a tool only widgets call says `app_only=True`. How those
+travel on the wire is the protocol layer's business (tools.mcp): a tool knows nothing of
+HTTP or MCP, and the dispatcher (tools.dispatch) is its only caller.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from tools.schema import SchemaDefinitionError, check_schema, compile_validator
+from tools.inputs import ToolInput, input_schema, parse
+from tools.schema import SchemaDefinitionError
 
 if TYPE_CHECKING:
-    from jsonschema import Draft202012Validator
-
     from tools.context import CallContext
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -26,14 +28,14 @@ TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """What a tool with a widget answers (docs/widgets.md).
+    """What a tool drawn by a widget answers (docs/widgets.md).
 
     `data` is the text the model reads, exactly as without a widget. `app_data` is what the
     widget draws (None: the widget draws from the tool input, or `show_ui` is false); it never
     reaches the model. `show_ui` is the caller's choice. `refetchable` app data is never altered
     to fit the result: when it is too large, the widget fetches it again (tomtom-get-app-data);
-    otherwise route lines are simplified until it fits. The catalog turns an Answer into the
-    result (tools.catalog), so a tool never sees how it travels.
+    otherwise route lines are simplified until it fits. The protocol layer turns an Answer into
+    the result (tools.mcp.appdata), so a tool never sees how it travels.
     """
 
     data: dict[str, Any]
@@ -42,7 +44,7 @@ class Answer:
     refetchable: bool = False
 
 
-Run = Callable[[dict[str, Any], "CallContext"], Awaitable[dict[str, Any] | Answer]]
+type Run = Callable[[Any, "CallContext"], Awaitable[dict[str, Any] | Answer]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,14 +56,6 @@ class Annotations:
     idempotent: bool = True
     open_world: bool = True
 
-    def as_dict(self) -> dict[str, bool]:
-        return {
-            "readOnlyHint": self.read_only,
-            "destructiveHint": self.destructive,
-            "idempotentHint": self.idempotent,
-            "openWorldHint": self.open_world,
-        }
-
 
 DATA_TOOL = Annotations()
 """Every TomTom data tool: reads the world, changes nothing, same answer for the same call."""
@@ -72,16 +66,29 @@ class Tool:
     name: str
     title: str
     description: str
-    input_schema: Mapping[str, Any]
+    input_model: type[ToolInput]
     run: Run
+    input_schema: Mapping[str, Any]
+    """The JSON Schema the tool lists, generated from `input_model` (tools.inputs)."""
     annotations: Annotations = DATA_TOOL
-    requires: frozenset[str] = frozenset({"tomtom"})
-    meta: Mapping[str, Any] = field(default_factory=dict)
-    validator: Draft202012Validator | None = None
+    widget: str | None = None
+    """The `ui://` URI of the widget that draws this tool's answers (with `show_ui`)."""
+    app_only: bool = False
+    """Only widgets call this tool; hosts hide it from the model."""
+
+    @property
+    def has_geometry(self) -> bool:
+        """Whether the tool offers `response_detail: "geometry"`."""
+        detail = self.input_schema.get("properties", {}).get("response_detail", {})
+        return "geometry" in detail.get("enum", ())
+
+    def parse(self, arguments: Mapping[str, Any], hints: Mapping[str, str] | None = None) -> ToolInput:
+        """The call's arguments as this tool's input, or an `invalid_arguments` ToolError."""
+        return parse(self.input_model, arguments, hints)
 
 
 class ToolDefinitionError(ValueError):
-    """A tool module is wrong; raised when the catalog is built, i.e. at start-up."""
+    """A tool module is wrong; raised when the module is imported, i.e. at start-up."""
 
 
 def define_tool(
@@ -89,34 +96,33 @@ def define_tool(
     name: str,
     title: str,
     description: str,
-    input_schema: Mapping[str, Any],
+    input: type[ToolInput],
     run: Run,
     annotations: Annotations = DATA_TOOL,
-    requires: tuple[str, ...] = ("tomtom",),
-    meta: Mapping[str, Any] | None = None,
+    widget: str | None = None,
+    app_only: bool = False,
 ) -> Tool:
     """Validate and freeze a tool definition."""
     if not TOOL_NAME.fullmatch(name):
         raise ToolDefinitionError(f"{name!r} is not a valid tool name (1-128 of A-Z a-z 0-9 _ - .)")
     if not title.strip() or not description.strip():
         raise ToolDefinitionError(f"{name}: a tool needs a title and a description")
-    if input_schema.get("type") != "object":
-        raise ToolDefinitionError(f"{name}: inputSchema must be of type object")
     try:
-        check_schema(input_schema)
+        schema = input_schema(input)
     except SchemaDefinitionError as exc:
         raise ToolDefinitionError(f"{name}: {exc}") from None
-    ui = (meta or {}).get("ui") or {}
-    if "show_ui" in input_schema.get("properties", {}) and not ui.get("resourceUri"):
-        raise ToolDefinitionError(f"{name}: a tool that takes `show_ui` must name its widget in meta ui.resourceUri")
+    if "show_ui" in schema.get("properties", {}) and widget is None:
+        raise ToolDefinitionError(f"{name}: a tool that takes `show_ui` must name the widget that draws it")
+    if widget is not None and not widget.startswith("ui://"):
+        raise ToolDefinitionError(f"{name}: a widget is named by its ui:// URI, not {widget!r}")
     return Tool(
         name=name,
         title=title,
         description=description,
-        input_schema=MappingProxyType(dict(input_schema)),
+        input_model=input,
         run=run,
+        input_schema=MappingProxyType(schema),
         annotations=annotations,
-        requires=frozenset(requires),
-        meta=MappingProxyType(dict(meta or {})),
-        validator=compile_validator(input_schema),
+        widget=widget,
+        app_only=app_only,
     )

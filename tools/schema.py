@@ -1,34 +1,83 @@
-"""Input schemas: a JSON Schema subset checked when a tool is defined, enforced on every call.
+"""Input schemas: the JSON Schema subset every host reads, and pydantic's schema made compact.
 
-Definition time (`check_schema`): only the keywords in `SUPPORTED_KEYWORDS` may appear, every
-object lists its properties and forbids others, so a typo in a tool module fails at start-up.
+`compact_schema(schema)` turns the schema pydantic generates for a `ToolInput` into the form
+tools list: `$ref`s inlined (no `$defs`), generated titles dropped, an optional input's
+`anyOf: [X, null]` written as X with no `default: null`, and required inputs first.
 
-Call time (`validate_arguments`): Draft 2020-12 validation; the first error is reported with
-the argument's path (`locations[1][0]`), and an unknown argument is named, never ignored.
+`check_schema(schema)` raises `SchemaDefinitionError` when a schema leaves the subset: only
+the keywords in `SUPPORTED_KEYWORDS`, every object lists its properties and forbids others.
+Both run when a tool is defined, i.e. at start-up, so a tool module that leaves the subset
+never serves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-
-from tools.errors import ErrorCode, ToolError
 
 SUPPORTED_KEYWORDS = frozenset(
     {
         "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
         "uniqueItems", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-        "minLength", "maxLength", "pattern", "format", "description", "default", "title", "examples",
+        "minLength", "maxLength", "pattern", "format", "description", "default", "examples",
     }
 )  # fmt: skip
 """No `$ref`, `oneOf`/`anyOf` or `prefixItems`: several hosts reject or mangle them."""
 
+KEY_ORDER = ("type", "description", "properties", "required", "items")
+"""Keys written first, for a listing a person can read; the rest keep pydantic's order."""
+
 
 class SchemaDefinitionError(ValueError):
     """A tool module declares a schema this server does not support."""
+
+
+def compact_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """`schema` (pydantic's, with `$defs`) in the compact, self-contained form tools list."""
+    definitions = schema.get("$defs", {})
+    return _compact(schema, definitions)
+
+
+def _compact(node: Any, definitions: Mapping[str, Any]) -> Any:
+    if isinstance(node, list):
+        return [_compact(item, definitions) for item in node]
+    if not isinstance(node, Mapping):
+        return node
+    if "$ref" in node:
+        target = definitions[node["$ref"].rsplit("/", 1)[-1]]
+        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        return _compact(merged, definitions)
+    if "anyOf" in node:
+        branches = [b for b in node["anyOf"] if b != {"type": "null"}]
+        if len(branches) == 1:  # an optional input: None means "not given"
+            rest = {k: v for k, v in node.items() if k != "anyOf" and not (k == "default" and v is None)}
+            return _compact({**branches[0], **rest}, definitions)
+    compact: dict[str, Any] = {}
+    for key, value in _ordered(node.items()):
+        if key in ("$defs", "title"):
+            continue
+        if key == "properties":
+            compact[key] = {name: _compact(sub, definitions) for name, sub in _required_first(value, node)}
+        elif key == "default" and value is None:
+            continue
+        elif key == "const" and "enum" not in node:
+            compact["enum"] = [value]  # one allowed value: as an enum, which every host reads
+        else:
+            compact[key] = _compact(value, definitions)
+    return compact
+
+
+def _ordered(items: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    pairs = list(items)
+    rank = {key: i for i, key in enumerate(KEY_ORDER)}
+    return sorted(pairs, key=lambda pair: rank.get(pair[0], len(KEY_ORDER)))
+
+
+def _required_first(properties: Mapping[str, Any], node: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    required = set(node.get("required", ()))
+    return sorted(properties.items(), key=lambda item: item[0] not in required)
 
 
 def check_schema(schema: Mapping[str, Any], where: str = "inputSchema") -> None:
@@ -54,49 +103,9 @@ def check_schema(schema: Mapping[str, Any], where: str = "inputSchema") -> None:
     Draft202012Validator.check_schema(dict(schema))
 
 
-def argument_path(path: Any) -> str:
+def argument_path(path: Iterable[Any]) -> str:
     """`["locations", 1, 0]` -> `locations[1][0]`."""
     text = ""
     for part in path:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
     return text or "arguments"
-
-
-def _describe(error: ValidationError) -> ToolError:
-    if error.validator == "additionalProperties":
-        allowed = sorted(error.schema.get("properties", {}))
-        extra = sorted(set(error.instance) - set(allowed))
-        where = argument_path(error.absolute_path)
-        names = ", ".join(extra)
-        argument = f"{where}.{extra[0]}" if error.absolute_path else extra[0]
-        return ToolError(
-            ErrorCode.INVALID_ARGUMENTS,
-            f"unknown argument(s) {names} in {where}; valid: {', '.join(allowed)}",
-            argument=argument,
-        )
-    if error.validator == "required":
-        missing = error.message.split("'")[1] if "'" in error.message else error.message
-        where = argument_path([*error.absolute_path, missing])
-        return ToolError(ErrorCode.INVALID_ARGUMENTS, f"{where}: is required", argument=where)
-    where = argument_path(error.absolute_path)
-    if error.validator == "enum":
-        allowed = ", ".join(str(value) for value in error.validator_value)
-        message = f"{where}: {error.instance!r} is not one of the allowed values: {allowed}"
-    else:
-        message = f"{where}: {error.message}"
-    return ToolError(ErrorCode.INVALID_ARGUMENTS, message, argument=where)
-
-
-def compile_validator(schema: Mapping[str, Any]) -> Draft202012Validator:
-    return Draft202012Validator(dict(schema))
-
-
-def validate_arguments(validator: Draft202012Validator, arguments: Mapping[str, Any]) -> None:
-    """Raise an `invalid_arguments` ToolError naming the first wrong argument."""
-    if validator.is_valid(arguments):
-        return
-    errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: (len(e.absolute_path), e.path))
-    if errors:
-        # Unknown names first: they explain the rest (a misspelt required argument).
-        errors.sort(key=lambda e: e.validator not in {"additionalProperties", "required"})
-        raise _describe(errors[0])

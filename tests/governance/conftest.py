@@ -7,27 +7,21 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import create_model
 
 from tools.definition import Tool, define_tool
+from tools.inputs import ToolInput
 
 
-async def _echo(arguments: dict[str, Any], context: Any) -> dict[str, Any]:
-    return {"echo": arguments}
+async def _echo(input: ToolInput, context: Any) -> dict[str, Any]:
+    return {"echo": input.model_dump(exclude_unset=True)}
 
 
-def fake_tool(name: str, **properties: dict[str, Any]) -> Tool:
-    """A registered tool whose inputs are `properties` (default: one string, `query`)."""
-    return define_tool(
-        name=name,
-        title=name.title(),
-        description=f"{name}, for tests.",
-        input_schema={
-            "type": "object",
-            "properties": properties or {"query": {"type": "string"}},
-            "additionalProperties": False,
-        },
-        run=_echo,
-    )
+def fake_tool(name: str, **inputs: Any) -> Tool:
+    """A registered tool whose optional inputs have these types (default: one string, `query`)."""
+    fields: dict[str, Any] = {key: (kind | None, None) for key, kind in (inputs or {"query": str}).items()}
+    model = create_model(f"Input_{name.replace('-', '_')}", __base__=ToolInput, **fields)
+    return define_tool(name=name, title=name.title(), description=f"{name}, for tests.", input=model, run=_echo)
 
 
 @pytest.fixture

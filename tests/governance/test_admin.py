@@ -16,12 +16,12 @@ from tools.models import ContractChange, RetiredTool, ToolName
 
 pytestmark = pytest.mark.django_db
 
-TAGS = {"type": "array", "items": {"type": "string"}}
+TAGS = list[str]
 
 
 @pytest.fixture
 def release(use_registry):
-    use_registry(fake_tool("demo-live", query={"type": "string"}, tags=TAGS), fake_tool("demo-next"))
+    use_registry(fake_tool("demo-live", query=str, tags=TAGS), fake_tool("demo-next"))
     for name in ("demo-live", "demo-next", "demo-old"):
         services.ledger_add(name=name, first_seen=date(2026, 1, 1))
 

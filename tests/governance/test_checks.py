@@ -11,14 +11,14 @@ from django.core.management.base import SystemCheckError
 
 from tests.governance.conftest import fake_tool
 from tools import checks
-from tools.catalog import default_tools
 from tools.checks import check_tool_surface, fixture_issues, surface_issues
 from tools.governance import fixtures, selectors
 from tools.governance.surface import ChangeKind, InputChange, LedgerEntry, Retirement, Surface
 from tools.models import RetiredTool, ToolName
+from tools.registry import default_tools
 
 DAY = date(2026, 1, 1)
-TAGS = {"type": "array", "items": {"type": "string"}}
+TAGS = list[str]
 
 
 def history(ledger=(), retired=(), changes=()) -> Surface:
@@ -87,7 +87,7 @@ def test_e006_a_removed_input_is_not_in_the_schema():
 
 @pytest.mark.parametrize("input_name", ["query", "absent"], ids=["still a string", "not an input"])
 def test_e007_a_string_now_list_input_is_an_array(input_name):
-    tool = registry(fake_tool("demo-live", query={"type": "string"}, tags=TAGS))
+    tool = registry(fake_tool("demo-live", query=str, tags=TAGS))
     ok = history(ledger=["demo-live"], changes=[("demo-live", "tags", "string_now_list")])
     assert surface_issues(ok, tool) == []
     wrong = history(ledger=["demo-live"], changes=[("demo-live", input_name, "string_now_list")])

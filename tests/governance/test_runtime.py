@@ -1,4 +1,4 @@
-"""Runtime answers: retired names and outdated inputs, through the catalog and a real MCP client."""
+"""Runtime answers: retired names and outdated inputs, through the dispatcher and a real MCP client."""
 
 from __future__ import annotations
 
@@ -6,25 +6,29 @@ import asyncio
 import json
 import logging
 from datetime import date
+from typing import Annotated
 
 import pytest
 from django.db import connections
 from mcp import Client
 from mcp_types import Implementation
+from pydantic import Field
 
 from tests.governance.conftest import fake_tool
-from tools.catalog import Catalog, build_catalog, log_calls
 from tools.context import CallContext
+from tools.dispatch import Dispatcher, log_calls
 from tools.governance import services
 from tools.governance.runtime import Governance
 from tools.governance.surface import ChangeKind, InputChange, LedgerEntry, Retirement, Surface
 from tools.mcp.server import build_server
+from tools.mcp.service import build_dispatcher
 from tools.mcp.stdio import stdio_context_factory
+from tools.registry import Registry
 
 DAY = date(2026, 10, 5)
-TAGS = {"type": "array", "items": {"type": "string"}}
+TAGS = list[str]
 TOOLS = [
-    fake_tool("demo-live", query={"type": "string", "minLength": 3}, tags=TAGS),
+    fake_tool("demo-live", query=Annotated[str, Field(min_length=3)], tags=TAGS),
     fake_tool("demo-next"),
     fake_tool("demo-killed"),
 ]
@@ -49,13 +53,13 @@ class Clock:
         return self.now
 
 
-def governed(load, *, refresh_seconds: float = 5, clock=None) -> tuple[Catalog, Governance]:
+def governed(load, *, refresh_seconds: float = 5, clock=None) -> tuple[Dispatcher, Governance]:
     governance = Governance(refresh_seconds=refresh_seconds, load=load, clock=clock or Clock())
     governance.prime()
-    catalog = Catalog(
-        TOOLS, interceptors=(log_calls, governance.intercept), listing_filters=(governance.filter_listing,)
+    dispatcher = Dispatcher(
+        Registry(TOOLS), interceptors=(log_calls, governance.intercept), listing_filters=(governance.filter_listing,)
     )
-    return catalog, governance
+    return dispatcher, governance
 
 
 @pytest.fixture
@@ -63,8 +67,8 @@ def call_context(config) -> CallContext:
     return CallContext(config=config, transport="stdio", client_name="old-agent", user_agent="old-agent/1.0")
 
 
-def listed(catalog: Catalog, context: CallContext) -> list[str]:
-    return [tool.name for tool in catalog.list_tools(context)]
+def listed(dispatcher: Dispatcher, context: CallContext) -> list[str]:
+    return [tool.name for tool in dispatcher.list_tools(context)]
 
 
 def app_status(caplog, kind: str) -> list[dict]:
@@ -72,9 +76,9 @@ def app_status(caplog, kind: str) -> list[dict]:
 
 
 async def test_a_retired_tool_is_never_listed_and_answers_with_its_replacements(call_context, caplog):
-    catalog, _ = governed(lambda: HISTORY)
-    assert listed(catalog, call_context) == ["demo-live", "demo-next"]
-    outcome = await catalog.call("demo-old", {"anything": 1}, call_context)
+    dispatcher, _ = governed(lambda: HISTORY)
+    assert listed(dispatcher, call_context) == ["demo-live", "demo-next"]
+    outcome = await dispatcher.call("demo-old", {"anything": 1}, call_context)
     assert outcome.data == {
         "error": {
             "code": "retired",
@@ -83,7 +87,7 @@ async def test_a_retired_tool_is_never_listed_and_answers_with_its_replacements(
             "replaced_by": ["demo-next"],
         }
     }
-    killed = await catalog.call("demo-killed", {}, call_context)
+    killed = await dispatcher.call("demo-killed", {}, call_context)
     assert killed.data["error"]["message"] == "demo-killed was retired on 2026-10-05 and has no replacement."
     [line, _] = app_status(caplog, "retired_tool")
     assert line == {
@@ -124,8 +128,8 @@ async def test_a_retired_tool_is_never_listed_and_answers_with_its_replacements(
     ids=["removed", "string now list"],
 )
 async def test_an_outdated_call_hears_what_changed_before_schema_validation(call_context, caplog, arguments, error):
-    catalog, _ = governed(lambda: HISTORY)
-    outcome = await catalog.call("demo-live", arguments, call_context)
+    dispatcher, _ = governed(lambda: HISTORY)
+    outcome = await dispatcher.call("demo-live", arguments, call_context)
     assert outcome.data == {"error": error}
     [line] = app_status(caplog, "outdated_call")
     assert (line["tool"], line["client"], line["input"], line["change"]) == (
@@ -134,27 +138,27 @@ async def test_an_outdated_call_hears_what_changed_before_schema_validation(call
 
 
 async def test_current_calls_go_through(call_context):
-    catalog, _ = governed(lambda: HISTORY)
-    outcome = await catalog.call("demo-live", {"query": "Amsterdam", "tags": ["a"]}, call_context)
+    dispatcher, _ = governed(lambda: HISTORY)
+    outcome = await dispatcher.call("demo-live", {"query": "Amsterdam", "tags": ["a"]}, call_context)
     assert outcome.data == {"echo": {"query": "Amsterdam", "tags": ["a"]}}
-    schema = await catalog.call("demo-live", {"query": "Amsterdam", "colour": "red"}, call_context)
+    schema = await dispatcher.call("demo-live", {"query": "Amsterdam", "colour": "red"}, call_context)
     assert schema.data["error"]["argument"] == "colour"  # not a contract change: the schema answers
 
 
 async def test_a_change_reaches_the_replica_within_the_refresh_bound(call_context):
     clock, history = Clock(), [Surface()]
-    catalog, governance = governed(lambda: history[-1], refresh_seconds=5, clock=clock)
+    dispatcher, governance = governed(lambda: history[-1], refresh_seconds=5, clock=clock)
     history.append(HISTORY)  # saved in the admin just after this replica read the tables
     clock.now += 4.9
     assert "demo-old" not in governance.snapshot.retired_by_name
-    assert (await catalog.call("demo-killed", {}, call_context)).is_error is False
+    assert (await dispatcher.call("demo-killed", {}, call_context)).is_error is False
     clock.now += 0.1  # the bound: the next call rereads the tables and waits for them
-    assert (await catalog.call("demo-killed", {}, call_context)).code == "retired"
+    assert (await dispatcher.call("demo-killed", {}, call_context)).code == "retired"
     clock.now += 5  # a listing cannot wait: it starts the refresh, the next request sees it
     history.append(Surface(ledger=HISTORY.ledger))
-    assert listed(catalog, call_context) == ["demo-live", "demo-next"]
+    assert listed(dispatcher, call_context) == ["demo-live", "demo-next"]
     await asyncio.sleep(0.05)
-    assert listed(catalog, call_context) == ["demo-live", "demo-next", "demo-killed"]
+    assert listed(dispatcher, call_context) == ["demo-live", "demo-next", "demo-killed"]
 
 
 async def test_one_refresh_at_a_time(call_context):
@@ -164,9 +168,9 @@ async def test_one_refresh_at_a_time(call_context):
         reads.append(1)
         return HISTORY
 
-    catalog, _ = governed(slow_load, refresh_seconds=1, clock=clock)
+    dispatcher, _ = governed(slow_load, refresh_seconds=1, clock=clock)
     clock.now += 1
-    await asyncio.gather(*(catalog.call("demo-live", {"query": "Amsterdam"}, call_context) for _ in range(20)))
+    await asyncio.gather(*(dispatcher.call("demo-live", {"query": "Amsterdam"}, call_context) for _ in range(20)))
     assert len(reads) == 2  # the prime, then one refresh for twenty concurrent calls
 
 
@@ -178,11 +182,11 @@ async def test_a_failed_refresh_keeps_the_last_snapshot(call_context, caplog):
             raise ConnectionError("database is down")
         return HISTORY
 
-    catalog, _ = governed(load, refresh_seconds=1, clock=clock)
+    dispatcher, _ = governed(load, refresh_seconds=1, clock=clock)
     fail[0] = True
     clock.now += 1
     with caplog.at_level(logging.WARNING, logger="tools.governance"):
-        assert (await catalog.call("demo-old", {}, call_context)).code == "retired"
+        assert (await dispatcher.call("demo-old", {}, call_context)).code == "retired"
     [warning] = [r for r in caplog.records if r.name == "tools.governance"]
     assert warning.getMessage() == "Tool-surface tables unreadable: answering from the last snapshot"
     assert warning.fields == {"error": "ConnectionError: database is down", "retired": 2, "contract_changes": 2}
@@ -190,9 +194,9 @@ async def test_a_failed_refresh_keeps_the_last_snapshot(call_context, caplog):
 
 async def test_without_a_database_the_catalog_acts_as_if_nothing_was_retired(call_context):
     # No django_db mark: the database is out of reach, as in most tool tests.
-    catalog = build_catalog()
-    assert "tomtom-geocode" in listed(catalog, call_context)
-    outcome = await catalog.call("tomtom-geocode", {"query": ""}, call_context)
+    dispatcher = build_dispatcher()
+    assert "tomtom-geocode" in listed(dispatcher, call_context)
+    outcome = await dispatcher.call("tomtom-geocode", {"query": ""}, call_context)
     assert outcome.data["error"]["code"] == "invalid_arguments"
 
 
@@ -203,7 +207,7 @@ async def test_without_a_database_the_catalog_acts_as_if_nothing_was_retired(cal
 def governed_release(use_registry, monkeypatch, settings, transactional_db):
     """The release registers TOOLS; the database holds HISTORY, written through the services."""
     use_registry(*TOOLS)
-    monkeypatch.setattr("tools.catalog.default_tools", lambda: list(TOOLS))
+    monkeypatch.setattr("tools.registry.default_tools", lambda: list(TOOLS))
     settings.GOVERNANCE_REFRESH_SECONDS = 0.2
     for entry in HISTORY.ledger:
         services.ledger_add(name=entry.name, first_seen=entry.first_seen)
@@ -222,13 +226,13 @@ def retire_in_another_thread(**fields) -> None:
         connections.close_all()
 
 
-def mcp_client(catalog: Catalog, config, name: str = "old-agent") -> Client:
-    server = build_server(catalog, stdio_context_factory(config, api_key=None, backend=None))
+def mcp_client(dispatcher: Dispatcher, config, name: str = "old-agent") -> Client:
+    server = build_server(dispatcher, stdio_context_factory(config, api_key=None, backend=None))
     return Client(server, client_info=Implementation(name=name, version="1.0"))
 
 
 async def test_runtime_answers_through_an_mcp_client(governed_release, config, caplog):
-    async with mcp_client(build_catalog(), config) as client:
+    async with mcp_client(build_dispatcher(), config) as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
         retired = await client.call_tool("demo-old", {})
         outdated = await client.call_tool("demo-live", {"query": "Amsterdam", "tags": "a"})
@@ -249,8 +253,8 @@ async def test_runtime_answers_through_an_mcp_client(governed_release, config, c
 
 
 async def test_the_kill_switch_in_process(governed_release, config):
-    catalog = build_catalog()
-    async with mcp_client(catalog, config) as client:
+    dispatcher = build_dispatcher()
+    async with mcp_client(dispatcher, config) as client:
         assert "demo-killed" in [tool.name for tool in (await client.list_tools()).tools]
         await asyncio.to_thread(retire_in_another_thread, name="demo-killed", replaced_by=["demo-live"])
         await asyncio.sleep(0.25)  # GOVERNANCE_REFRESH_SECONDS

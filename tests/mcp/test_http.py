@@ -55,8 +55,9 @@ async def test_sdk_client_handshake_lists_and_calls(server, module_stub):
             if tool.name in {"tomtom-geocode", "tomtom-routing", "tomtom-traffic"}:
                 assert tool.annotations.read_only_hint is True
                 assert tool.annotations.destructive_hint is False
-                assert tool.annotations.idempotent_hint is True
-                assert tool.annotations.open_world_hint is True
+                # Meaningless for a read-only tool, and open world by default (the specification's rules)
+                assert tool.annotations.idempotent_hint is None
+                assert tool.annotations.open_world_hint is None
         result = await client.call_tool("tomtom-geocode", {"query": "Dam 1"})
     assert result.is_error is False
     assert json.loads(result.content[0].text)["results"][0]["position"] == [4.89273, 52.37314]

@@ -20,8 +20,8 @@ def answer_on(stub, backend):
     stub.route("POST", PATHS[backend], json_body=data("poi_search.json"))
 
 
-async def call(catalog, context, **arguments):
-    return await catalog.call("tomtom-area-search", {"query": "pharmacy", **arguments}, context)
+async def call(dispatcher, context, **arguments):
+    return await dispatcher.call("tomtom-area-search", {"query": "pharmacy", **arguments}, context)
 
 
 def metres(a, b):
@@ -32,11 +32,11 @@ def metres(a, b):
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_circle_request(stub, catalog, context, backend):
+async def test_circle_request(stub, dispatcher, context, backend):
     answer_on(stub, backend)
     context.backend = backend
     outcome = await call(
-        catalog,
+        dispatcher,
         context,
         center=AMSTERDAM,
         radius=1500,
@@ -59,26 +59,26 @@ async def test_circle_request(stub, catalog, context, backend):
     assert sent.json() == {"geometryList": [{"type": "CIRCLE", "position": "52.3676,4.9041", "radius": 1500}]}
 
 
-async def test_polygon_request_drops_a_repeated_closing_corner(stub, catalog, context):
+async def test_polygon_request_drops_a_repeated_closing_corner(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
-    await call(catalog, context, polygon=[*TRIANGLE, TRIANGLE[0]])
+    await call(dispatcher, context, polygon=[*TRIANGLE, TRIANGLE[0]])
     assert stub.requests[0].json() == {
         "geometryList": [{"type": "POLYGON", "vertices": ["52.36,4.88", "52.36,4.92", "52.38,4.9"]}]
     }
 
 
-async def test_bounding_box_travels_as_its_four_corners(stub, catalog, context):
+async def test_bounding_box_travels_as_its_four_corners(stub, dispatcher, context):
     answer_on(stub, Backend.GENESIS)
     context.backend = Backend.GENESIS
-    await call(catalog, context, boundingBox=BOX)
+    await call(dispatcher, context, boundingBox=BOX)
     assert stub.requests[0].json() == {
         "geometryList": [{"type": "POLYGON", "vertices": ["52.33,4.8", "52.33,4.95", "52.4,4.95", "52.4,4.8"]}]
     }
 
 
-async def test_compact_is_the_search_compact_and_the_boundary(stub, catalog, context):
+async def test_compact_is_the_search_compact_and_the_boundary(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
-    outcome = await call(catalog, context, polygon=TRIANGLE)
+    outcome = await call(dispatcher, context, polygon=TRIANGLE)
     answer = outcome.data
     assert (answer["boundary"], answer["total"], answer["returned"], answer["truncated"]) == ("polygon", 12, 2, True)
     first = answer["results"][0]
@@ -89,11 +89,11 @@ async def test_compact_is_the_search_compact_and_the_boundary(stub, catalog, con
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_geometry_draws_a_circle_as_a_64_gon(stub, catalog, context, backend):
+async def test_geometry_draws_a_circle_as_a_64_gon(stub, dispatcher, context, backend):
     answer_on(stub, backend)
     context.backend = backend
-    compact = (await call(catalog, context, center=AMSTERDAM, radius=1000)).data
-    answer = (await call(catalog, context, center=AMSTERDAM, radius=1000, response_detail="geometry")).data
+    compact = (await call(dispatcher, context, center=AMSTERDAM, radius=1000)).data
+    answer = (await call(dispatcher, context, center=AMSTERDAM, radius=1000, response_detail="geometry")).data
     (boundary,) = assert_geojson_contract(answer)
     assert {k: v for k, v in answer.items() if k != "geometry"} == compact
     assert boundary["properties"] == {"boundary": compact["boundary"]} == {"boundary": "circle"}
@@ -110,21 +110,21 @@ async def test_geometry_draws_a_circle_as_a_64_gon(stub, catalog, context, backe
         ({"boundingBox": BOX}, "boundingBox", [[4.8, 52.33], [4.95, 52.33], [4.95, 52.4], [4.8, 52.4], [4.8, 52.33]]),
     ],
 )
-async def test_geometry_of_a_polygon_or_box_is_that_area(stub, catalog, context, area, kind, ring):
+async def test_geometry_of_a_polygon_or_box_is_that_area(stub, dispatcher, context, area, kind, ring):
     answer_on(stub, Backend.ORBIS)
-    answer = (await call(catalog, context, response_detail="geometry", **area)).data
+    answer = (await call(dispatcher, context, response_detail="geometry", **area)).data
     (boundary,) = assert_geojson_contract(answer)
     assert boundary["properties"] == {"boundary": kind}
     assert boundary["geometry"]["coordinates"] == [ring]
 
 
-async def test_a_polygon_over_the_vertex_cap_is_simplified_and_says_so(stub, catalog, context):
+async def test_a_polygon_over_the_vertex_cap_is_simplified_and_says_so(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
     corners = [
         [4.9 + 0.05 * math.cos(2 * math.pi * i / 1000), 52.37 + 0.03 * math.sin(2 * math.pi * i / 1000)]
         for i in range(1000)
     ]
-    answer = (await call(catalog, context, polygon=corners, response_detail="geometry")).data
+    answer = (await call(dispatcher, context, polygon=corners, response_detail="geometry")).data
     (boundary,) = assert_geojson_contract(answer)
     report = boundary["properties"]["simplification"]
     assert report["original_points"] == 1001
@@ -132,9 +132,9 @@ async def test_a_polygon_over_the_vertex_cap_is_simplified_and_says_so(stub, cat
     assert boundary["properties"]["boundary"] == "polygon"
 
 
-async def test_full_is_tomtoms_answer(stub, catalog, context):
+async def test_full_is_tomtoms_answer(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
-    outcome = await call(catalog, context, boundingBox=BOX, response_detail="full")
+    outcome = await call(dispatcher, context, boundingBox=BOX, response_detail="full")
     assert outcome.data == data("poi_search.json")
 
 
@@ -149,8 +149,8 @@ async def test_full_is_tomtoms_answer(stub, catalog, context):
     ],
     ids=["radius alone", "center alone", "circle and polygon", "polygon and box", "no area"],
 )
-async def test_one_area_exactly_and_errors_name_the_inputs(stub, catalog, context, area, named):
-    outcome = await call(catalog, context, **area)
+async def test_one_area_exactly_and_errors_name_the_inputs(stub, dispatcher, context, area, named):
+    outcome = await call(dispatcher, context, **area)
     error = outcome.data["error"]
     assert error["code"] == "invalid_arguments"
     assert error["arguments"] == named
@@ -164,12 +164,14 @@ async def test_one_area_exactly_and_errors_name_the_inputs(stub, catalog, contex
         ({"polygon": [[4.88, 52.36], [4.92, 52.36], [4.88, 52.36]]}, "polygon"),
         ({"polygon": [[4.88, 52.36], [4.92, 52.36], [190, 52.38]]}, "polygon[2][0]"),
         ({"center": AMSTERDAM, "radius": 0}, "radius"),
+        ({"center": AMSTERDAM, "radius": 20_000_001}, "radius"),
+        ({"center": AMSTERDAM, "radius": 500.5}, "radius"),
         ({"boundingBox": [4.95, 52.4, 4.8, 52.33]}, "boundingBox"),
         ({"center": AMSTERDAM, "radius": 500, "query": ""}, "query"),
     ],
 )
-async def test_invalid_areas_name_the_input(stub, catalog, context, area, argument):
-    outcome = await call(catalog, context, **area)
+async def test_invalid_areas_name_the_input(stub, dispatcher, context, area, argument):
+    outcome = await call(dispatcher, context, **area)
     assert outcome.data["error"]["code"] == "invalid_arguments"
     assert outcome.data["error"]["argument"] == argument
     assert stub.requests == []

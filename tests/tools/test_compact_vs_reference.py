@@ -45,12 +45,12 @@ def size(value) -> int:
     ids=[f"{tool}:{answer}:{sorted(requested)}" for answer, _, tool, _, requested in CASES],
 )
 async def test_compact_is_no_larger_than_the_reference(
-    stub, catalog, context, answer, is_recorded, tool, arguments, requested
+    stub, dispatcher, context, answer, is_recorded, tool, arguments, requested
 ):
     body = recorded(answer) if is_recorded else data(answer)
     stub.route("GET", ".*", json_body=body)
     context.backend = Backend.GENESIS
-    outcome = await catalog.call(tool, arguments, context)
+    outcome = await dispatcher.call(tool, arguments, context)
     assert not outcome.is_error, outcome.text
     ours, theirs = size(outcome.data), size(reference_compact(body, frozenset(requested)))
     print(f"{tool} {answer}: ours {ours} B, reference {theirs} B")

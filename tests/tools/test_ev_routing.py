@@ -21,15 +21,15 @@ def answer_on(stub, backend, body=None):
     stub.route("POST", pattern, json_body=body if body is not None else data("ev_route.json"))
 
 
-async def call(catalog, context, **arguments):
-    return await catalog.call("tomtom-ev-routing", {**CAR, **arguments}, context)
+async def call(dispatcher, context, **arguments):
+    return await dispatcher.call("tomtom-ev-routing", {**CAR, **arguments}, context)
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_request_with_the_default_vehicle_model(stub, catalog, context, backend):
+async def test_request_with_the_default_vehicle_model(stub, dispatcher, context, backend):
     answer_on(stub, backend)
     context.backend = backend
-    outcome = await call(catalog, context)
+    outcome = await call(dispatcher, context)
     assert not outcome.is_error, outcome.text
     (sent,) = stub.requests
     assert (sent.method, sent.path) == ("POST", PATHS[backend])
@@ -39,7 +39,7 @@ async def test_request_with_the_default_vehicle_model(stub, catalog, context, ba
         "constantSpeedConsumptionInkWhPerHundredkm": ["50,15:90,18:120,23"],
         "currentChargeInkWh": ["60"],
         "maxChargeInkWh": ["75"],
-        "minChargeAtDestinationInkWh": ["15.0"],
+        "minChargeAtDestinationInkWh": ["15"],
         "minChargeAtChargingStopsInkWh": ["7.5"],
         "key": [CANARY_KEY],
     }
@@ -66,14 +66,14 @@ async def test_request_with_the_default_vehicle_model(stub, catalog, context, ba
     ]
 
 
-async def test_the_callers_vehicle_model_reaches_query_and_body(stub, catalog, context):
+async def test_the_callers_vehicle_model_reaches_query_and_body(stub, dispatcher, context):
     answer_on(stub, Backend.GENESIS)
     context.backend = Backend.GENESIS
     connectors = [
         {"currentType": "DC", "plugTypes": ["CHAdeMO", "Combo_to_IEC_62196_Type_1_Base"], "maxPowerInkW": 100}
     ]
     outcome = await call(
-        catalog,
+        dispatcher,
         context,
         locations=[AMSTERDAM, [5.1215, 52.0907], BERLIN],
         minChargeAtDestinationInkWh=10,
@@ -108,9 +108,9 @@ async def test_the_callers_vehicle_model_reaches_query_and_body(stub, catalog, c
     assert "assumed" not in outcome.data
 
 
-async def test_compact_names_each_charging_stop(stub, catalog, context):
+async def test_compact_names_each_charging_stop(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
-    outcome = await call(catalog, context)
+    outcome = await call(dispatcher, context)
     (route,) = outcome.data["routes"]
     assert route["summary"] == {
         "lengthInMeters": 657139,
@@ -153,11 +153,11 @@ async def test_compact_names_each_charging_stop(stub, catalog, context):
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_geometry_is_the_route_line_then_one_point_per_stop(stub, catalog, context, backend):
+async def test_geometry_is_the_route_line_then_one_point_per_stop(stub, dispatcher, context, backend):
     answer_on(stub, backend)
     context.backend = backend
-    compact = (await call(catalog, context)).data
-    answer = (await call(catalog, context, response_detail="geometry")).data
+    compact = (await call(dispatcher, context)).data
+    answer = (await call(dispatcher, context, response_detail="geometry")).data
     features = assert_geojson_contract(answer)
     assert {k: v for k, v in answer.items() if k != "geometry"} == compact
     assert [f["properties"] for f in features] == [{"route": 0}, {"route": 0, "leg": 0}, {"route": 0, "leg": 1}]
@@ -172,14 +172,14 @@ async def test_geometry_is_the_route_line_then_one_point_per_stop(stub, catalog,
         }
 
 
-async def test_a_long_route_is_capped_and_says_so(stub, catalog, context):
+async def test_a_long_route_is_capped_and_says_so(stub, dispatcher, context):
     body = data("ev_route.json")
     points = 6000
     body["routes"][0]["legs"][2]["points"] = [
         {"latitude": 52.35 + 0.2 * math.sin(i / 40), "longitude": 9.7358 + i * 6e-4} for i in range(points)
     ]
     answer_on(stub, Backend.ORBIS, body)
-    answer = (await call(catalog, context, response_detail="geometry")).data
+    answer = (await call(dispatcher, context, response_detail="geometry")).data
     line, *stops = assert_geojson_contract(answer)
     report = line["properties"]["simplification"]
     assert report["original_points"] == 40 + 60 + points - 1
@@ -188,9 +188,9 @@ async def test_a_long_route_is_capped_and_says_so(stub, catalog, context):
     assert all("simplification" not in stop["properties"] for stop in stops)
 
 
-async def test_full_is_tomtoms_answer(stub, catalog, context):
+async def test_full_is_tomtoms_answer(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
-    outcome = await call(catalog, context, response_detail="full")
+    outcome = await call(dispatcher, context, response_detail="full")
     assert outcome.data == data("ev_route.json")
 
 
@@ -202,8 +202,8 @@ async def test_full_is_tomtoms_answer(stub, catalog, context):
         ({"batteryCurve": [[10, 100], [90, 50]]}, ["batteryCurve", "maxChargeInkWh"]),
     ],
 )
-async def test_charges_above_the_capacity_name_both_inputs(stub, catalog, context, arguments, named):
-    outcome = await call(catalog, context, **arguments)
+async def test_charges_above_the_capacity_name_both_inputs(stub, dispatcher, context, arguments, named):
+    outcome = await call(dispatcher, context, **arguments)
     assert outcome.data["error"]["code"] == "invalid_arguments"
     assert outcome.data["error"]["arguments"] == named
     assert stub.requests == []
@@ -225,16 +225,27 @@ async def test_charges_above_the_capacity_name_both_inputs(stub, catalog, contex
         ({"locations": [AMSTERDAM]}, "locations"),
         ({"departAt": "tonight"}, "departAt"),
         ({"routeType": "short"}, "routeType"),
+        ({"maxChargeInkWh": 5000, "currentChargeInkWh": 60}, "maxChargeInkWh"),
+        ({"consumption": [[50, 15, 3]]}, "consumption[0]"),
+        (
+            {"chargingConnectors": [{"currentType": "DC", "plugTypes": ["CHAdeMO"], "maxPowerInkW": 0}]},
+            "chargingConnectors[0].maxPowerInkW",
+        ),
+        (
+            {"chargingConnectors": [{"currentType": "DC", "plugTypes": ["CHAdeMO", "CHAdeMO"], "maxPowerInkW": 50}]},
+            "chargingConnectors[0].plugTypes[1]",
+        ),
     ],
 )
-async def test_invalid_arguments_name_the_input(stub, catalog, context, arguments, argument):
-    outcome = await call(catalog, context, **arguments)
+async def test_invalid_arguments_name_the_input(stub, dispatcher, context, arguments, argument):
+    outcome = await call(dispatcher, context, **arguments)
     assert outcome.data["error"]["code"] == "invalid_arguments"
     assert outcome.data["error"]["argument"] == argument
+    assert outcome.data["error"]["message"].startswith((f"{argument}: ", "unknown argument(s)"))
     assert stub.requests == []
 
 
-async def test_an_unknown_plug_type_lists_the_allowed_ones(stub, catalog, context):
+async def test_an_unknown_plug_type_lists_the_allowed_ones(stub, dispatcher, context):
     connectors = [{"currentType": "DC", "plugTypes": ["CCS2"], "maxPowerInkW": 50}]
-    outcome = await call(catalog, context, chargingConnectors=connectors)
+    outcome = await call(dispatcher, context, chargingConnectors=connectors)
     assert "Combo_to_IEC_62196_Type_2_Base" in outcome.data["error"]["message"]

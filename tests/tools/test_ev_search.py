@@ -10,11 +10,11 @@ AVAILABILITY = "/search/2/chargingAvailability.json"
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_station_search_on_each_backend(stub, catalog, context, backend):
+async def test_station_search_on_each_backend(stub, dispatcher, context, backend):
     stub.route("GET", PATHS[backend], json_body=data("ev_search.json"))
     stub.route("GET", AVAILABILITY, json_body=data("charging_availability.json"))
     context.backend = backend
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-ev-search",
         {
             "position": [4.9041, 52.3676],
@@ -45,11 +45,11 @@ async def test_station_search_on_each_backend(stub, catalog, context, backend):
     }
 
 
-async def test_genesis_asks_availability_for_linked_stations_only(stub, catalog, context):
+async def test_genesis_asks_availability_for_linked_stations_only(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.GENESIS], json_body=data("ev_search.json"))
     stub.route("GET", AVAILABILITY, json_body=data("charging_availability.json"))
     context.backend = Backend.GENESIS
-    await catalog.call(
+    await dispatcher.call(
         "tomtom-ev-search",
         {"position": [4.9041, 52.3676], "connectorSet": ["IEC62196Type2Outlet"], "maxPowerKW": 22},
         context,
@@ -64,11 +64,17 @@ async def test_genesis_asks_availability_for_linked_stations_only(stub, catalog,
     }
 
 
-async def test_genesis_compact_has_connectors_and_availability(stub, catalog, context):
+async def test_fractional_power_travels_as_given(stub, dispatcher, context):
+    stub.route("GET", PATHS[Backend.ORBIS], json_body=data("ev_search.json"))
+    await dispatcher.call("tomtom-ev-search", {"position": [4.9041, 52.3676], "minPowerKW": 7.4}, context)
+    assert stub.requests[0].param("minPowerKW") == "7.4"
+
+
+async def test_genesis_compact_has_connectors_and_availability(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.GENESIS], json_body=data("ev_search.json"))
     stub.route("GET", AVAILABILITY, json_body=data("charging_availability.json"))
     context.backend = Backend.GENESIS
-    outcome = await catalog.call("tomtom-ev-search", {"position": [4.9041, 52.3676]}, context)
+    outcome = await dispatcher.call("tomtom-ev-search", {"position": [4.9041, 52.3676]}, context)
     assert outcome.data == {
         "results": [
             {
@@ -122,30 +128,30 @@ async def test_genesis_compact_has_connectors_and_availability(stub, catalog, co
     }
 
 
-async def test_genesis_full_carries_tomtom_availability_untrimmed(stub, catalog, context):
+async def test_genesis_full_carries_tomtom_availability_untrimmed(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.GENESIS], json_body=data("ev_search.json"))
     stub.route("GET", AVAILABILITY, json_body=data("charging_availability.json"))
     context.backend = Backend.GENESIS
-    outcome = await catalog.call("tomtom-ev-search", {"position": [4.9, 52.37], "response_detail": "full"}, context)
+    outcome = await dispatcher.call("tomtom-ev-search", {"position": [4.9, 52.37], "response_detail": "full"}, context)
     expected = data("ev_search.json")
     expected["results"][0]["chargingAvailability"] = data("charging_availability.json")
     assert outcome.data == expected
 
 
-async def test_orbis_says_availability_is_not_offered(stub, catalog, context):
+async def test_orbis_says_availability_is_not_offered(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("ev_search.json"))
-    outcome = await catalog.call("tomtom-ev-search", {"position": [4.9041, 52.3676]}, context)
+    outcome = await dispatcher.call("tomtom-ev-search", {"position": [4.9041, 52.3676]}, context)
     assert len(stub.requests) == 1
     assert outcome.data["availabilityNote"] == "Live availability is only offered on the tomtom-maps backend."
     assert all("availability" not in result for result in outcome.data["results"])
     assert outcome.data["results"][0]["chargingPark"]["connectors"][0]["count"] == 2
 
 
-async def test_failed_availability_keeps_the_station_and_says_so(stub, catalog, context):
+async def test_failed_availability_keeps_the_station_and_says_so(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.GENESIS], json_body=data("ev_search.json"))
     stub.route("GET", AVAILABILITY, json_body={"errorText": "no access"}, status=403)
     context.backend = Backend.GENESIS
-    outcome = await catalog.call("tomtom-ev-search", {"position": [4.9041, 52.3676]}, context)
+    outcome = await dispatcher.call("tomtom-ev-search", {"position": [4.9041, 52.3676]}, context)
     assert not outcome.is_error
     assert outcome.data["returned"] == 2
     assert outcome.data["availabilityNote"] == "Live availability could not be read for 1 station(s)."
@@ -155,24 +161,25 @@ async def test_failed_availability_keeps_the_station_and_says_so(stub, catalog, 
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"position": [4.9, 52.3], "limit": 21}, "limit: 21 is greater than the maximum of 20"),
+        ({"position": [4.9, 52.3], "limit": 21}, "limit: should be less than or equal to 20"),
         ({"position": [4.9, 52.3], "minPowerKW": 150, "maxPowerKW": 50}, "`minPowerKW` and `maxPowerKW`: "),
+        ({"position": [4.9, 52.3], "maxPowerKW": 10_001}, "maxPowerKW: should be less than or equal to 10000"),
         ({"position": [4.9, 52.3], "connectorSet": ["CCS"]}, "connectorSet[0]: 'CCS' is not one of the allowed values"),
         ({"position": [4.9, 52.3], "poiCategories": [7309]}, "unknown argument(s) poiCategories"),
     ],
 )
-async def test_bad_arguments_are_named(stub, catalog, context, arguments, message):
-    outcome = await catalog.call("tomtom-ev-search", arguments, context)
+async def test_bad_arguments_are_named(stub, dispatcher, context, arguments, message):
+    outcome = await dispatcher.call("tomtom-ev-search", arguments, context)
     assert outcome.data["error"]["code"] == "invalid_arguments"
     assert outcome.data["error"]["message"].startswith(message)
     assert stub.requests == []
 
 
-async def test_key_echoed_by_availability_never_reaches_the_answer(stub, catalog, context):
+async def test_key_echoed_by_availability_never_reaches_the_answer(stub, dispatcher, context):
     echo = {**data("charging_availability.json"), "echo": f"/search/2/chargingAvailability.json?key={CANARY_KEY}"}
     stub.route("GET", PATHS[Backend.GENESIS], json_body=data("ev_search.json"))
     stub.route("GET", AVAILABILITY, json_body=echo)
     context.backend = Backend.GENESIS
-    outcome = await catalog.call("tomtom-ev-search", {"position": [4.9, 52.37], "response_detail": "full"}, context)
+    outcome = await dispatcher.call("tomtom-ev-search", {"position": [4.9, 52.37], "response_detail": "full"}, context)
     assert outcome.data["results"][0]["chargingAvailability"]["echo"].endswith("key=***")
     assert CANARY_KEY not in outcome.text

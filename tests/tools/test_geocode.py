@@ -12,10 +12,10 @@ BACKEND_PATHS = {
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_request_on_each_backend(stub, catalog, context, backend):
+async def test_request_on_each_backend(stub, dispatcher, context, backend):
     stub.route("GET", BACKEND_PATHS[backend], json_body=data("geocode.json"))
     context.backend = backend
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-geocode",
         {"query": "Dam 1/Amsterdam", "countries": ["nl"], "position": [4.9, 52.37], "radius": 5000.4},
         context,
@@ -31,9 +31,9 @@ async def test_request_on_each_backend(stub, catalog, context, backend):
     assert sent.headers["tomtom-user-agent"] == "TomTomMCPSDK/9.9.9 pytest"
 
 
-async def test_compact_keeps_the_answer_and_drops_the_rest(stub, catalog, context):
+async def test_compact_keeps_the_answer_and_drops_the_rest(stub, dispatcher, context):
     stub.route("GET", BACKEND_PATHS[Backend.ORBIS], json_body=data("geocode.json"))
-    outcome = await catalog.call("tomtom-geocode", {"query": "dam 1 amsterdam"}, context)
+    outcome = await dispatcher.call("tomtom-geocode", {"query": "dam 1 amsterdam"}, context)
     assert outcome.data == {
         "results": [
             {
@@ -69,17 +69,17 @@ async def test_compact_keeps_the_answer_and_drops_the_rest(stub, catalog, contex
     }
 
 
-async def test_full_is_the_untrimmed_answer(stub, catalog, context):
+async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     stub.route("GET", BACKEND_PATHS[Backend.ORBIS], json_body=data("geocode.json"))
-    outcome = await catalog.call("tomtom-geocode", {"query": "dam", "response_detail": "full"}, context)
+    outcome = await dispatcher.call("tomtom-geocode", {"query": "dam", "response_detail": "full"}, context)
     assert outcome.data == {**data("geocode.json"), "show_ui": False}
 
 
-async def test_genesis_recorded_answer_compacts(stub, catalog, context):
+async def test_genesis_recorded_answer_compacts(stub, dispatcher, context):
     body = recorded("genesis-fuzzy-search.json")
     stub.route("GET", BACKEND_PATHS[Backend.GENESIS], json_body=body)
     context.backend = Backend.GENESIS
-    outcome = await catalog.call("tomtom-geocode", {"query": "coffee"}, context)
+    outcome = await dispatcher.call("tomtom-geocode", {"query": "coffee"}, context)
     assert outcome.data["returned"] == len(body["results"])
     assert outcome.data["results"][0]["position"] == [4.90646, 52.36734]
     assert len(outcome.text) < len(str(body)) / 2
@@ -98,8 +98,8 @@ async def test_genesis_recorded_answer_compacts(stub, catalog, context):
         ({"query": "x", "entityTypeSet": ["Town"]}, "entityTypeSet[0]: 'Town' is not one of the allowed values"),
     ],
 )
-async def test_bad_arguments_are_named(stub, catalog, context, arguments, message):
-    outcome = await catalog.call("tomtom-geocode", arguments, context)
+async def test_bad_arguments_are_named(stub, dispatcher, context, arguments, message):
+    outcome = await dispatcher.call("tomtom-geocode", arguments, context)
     assert outcome.is_error
     assert outcome.data["error"]["code"] == "invalid_arguments"
     assert outcome.data["error"]["message"].startswith(message)

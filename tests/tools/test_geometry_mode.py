@@ -56,12 +56,12 @@ def long_route(points: int) -> dict:
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_routing_geometry(stub, catalog, context, backend):
+async def test_routing_geometry(stub, dispatcher, context, backend):
     stub.route("GET", ROUTE_PATHS[backend], json_body=data("route.json"))
     context.backend = backend
-    compact = (await catalog.call("tomtom-routing", {"locations": LOCATIONS}, context)).data
+    compact = (await dispatcher.call("tomtom-routing", {"locations": LOCATIONS}, context)).data
     answer = (
-        await catalog.call("tomtom-routing", {"locations": LOCATIONS, "response_detail": "geometry"}, context)
+        await dispatcher.call("tomtom-routing", {"locations": LOCATIONS, "response_detail": "geometry"}, context)
     ).data
     features = assert_geojson_contract(answer)
     assert {k: v for k, v in answer.items() if k != "geometry"} == compact
@@ -73,10 +73,10 @@ async def test_routing_geometry(stub, catalog, context, backend):
     assert line["coordinates"][-1] == compact["routes"][0]["end"]
 
 
-async def test_a_long_route_is_capped_and_says_so(stub, catalog, context):
+async def test_a_long_route_is_capped_and_says_so(stub, dispatcher, context):
     stub.route("GET", ROUTE_PATHS[Backend.ORBIS], json_body=long_route(8000))
     answer = (
-        await catalog.call("tomtom-routing", {"locations": LOCATIONS, "response_detail": "geometry"}, context)
+        await dispatcher.call("tomtom-routing", {"locations": LOCATIONS, "response_detail": "geometry"}, context)
     ).data
     (feature,) = assert_geojson_contract(answer)
     report = feature["properties"]["simplification"]
@@ -86,7 +86,7 @@ async def test_a_long_route_is_capped_and_says_so(stub, catalog, context):
     assert feature["properties"]["route"] == 0
 
 
-async def test_recorded_routes_on_both_backends_have_one_shape(stub, catalog, context):
+async def test_recorded_routes_on_both_backends_have_one_shape(stub, dispatcher, context):
     shapes = []
     for backend, name in (
         (Backend.GENESIS, "geometry-genesis-route.json"),
@@ -95,7 +95,7 @@ async def test_recorded_routes_on_both_backends_have_one_shape(stub, catalog, co
         stub.route("GET", ROUTE_PATHS[backend], json_body=recorded(name))
         context.backend = backend
         answer = (
-            await catalog.call("tomtom-routing", {"locations": LOCATIONS, "response_detail": "geometry"}, context)
+            await dispatcher.call("tomtom-routing", {"locations": LOCATIONS, "response_detail": "geometry"}, context)
         ).data
         features = assert_geojson_contract(answer)
         assert [f["properties"]["route"] for f in features] == list(range(len(answer["routes"])))
@@ -104,11 +104,11 @@ async def test_recorded_routes_on_both_backends_have_one_shape(stub, catalog, co
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_traffic_geometry_joins_the_capped_list(stub, catalog, context, backend):
+async def test_traffic_geometry_joins_the_capped_list(stub, dispatcher, context, backend):
     stub.route("GET", TRAFFIC_PATHS[backend], json_body=data("traffic.json"))
     context.backend = backend
     arguments = {"bbox": BOX, "maxResults": 4, "response_detail": "geometry"}
-    answer = (await catalog.call("tomtom-traffic", arguments, context)).data
+    answer = (await dispatcher.call("tomtom-traffic", arguments, context)).data
     features = assert_geojson_contract(answer)
     assert [f["properties"] for f in features] == [{"incident": i} for i in range(len(answer["incidents"]))]
     assert len(features) == answer["returned"] == 4
@@ -121,27 +121,27 @@ async def test_traffic_geometry_joins_the_capped_list(stub, catalog, context, ba
     ("name", "backend"),
     [("geometry-orbis-traffic.json", Backend.ORBIS), ("geometry-genesis-traffic.json", Backend.GENESIS)],
 )
-async def test_recorded_traffic(stub, catalog, context, name, backend):
+async def test_recorded_traffic(stub, dispatcher, context, name, backend):
     body = recorded(name)
     stub.route("GET", TRAFFIC_PATHS[backend], json_body=body)
     context.backend = backend
-    answer = (await catalog.call("tomtom-traffic", {"bbox": BOX, "response_detail": "geometry"}, context)).data
+    answer = (await dispatcher.call("tomtom-traffic", {"bbox": BOX, "response_detail": "geometry"}, context)).data
     features = assert_geojson_contract(answer)
     assert len(features) == len(body["incidents"])
     assert all(set(f["properties"]) == {"incident"} for f in features)  # TomTom's properties are never copied
 
 
-async def test_point_only_tools_refuse_geometry_and_name_the_tools_that_have_it(stub, catalog, context):
-    outcome = await catalog.call("tomtom-geocode", {"query": "Dam", "response_detail": "geometry"}, context)
+async def test_point_only_tools_refuse_geometry_and_name_the_tools_that_have_it(stub, dispatcher, context):
+    outcome = await dispatcher.call("tomtom-geocode", {"query": "Dam", "response_detail": "geometry"}, context)
     error = outcome.data["error"]
     assert (error["code"], error["argument"]) == ("invalid_arguments", "response_detail")
     assert "tomtom-routing" in error["message"] and "tomtom-traffic" in error["message"]
     assert stub.requests == []
 
 
-async def test_unreadable_upstream_geometry_is_malformed(stub, catalog, context):
+async def test_unreadable_upstream_geometry_is_malformed(stub, dispatcher, context):
     body = data("traffic.json")
     body["incidents"][0]["geometry"]["coordinates"][0] = [float("nan"), 52.3]
     stub.route("GET", TRAFFIC_PATHS[Backend.ORBIS], body=json.dumps(body).encode())
-    outcome = await catalog.call("tomtom-traffic", {"bbox": BOX, "response_detail": "geometry"}, context)
+    outcome = await dispatcher.call("tomtom-traffic", {"bbox": BOX, "response_detail": "geometry"}, context)
     assert outcome.data["error"]["code"] == "malformed"

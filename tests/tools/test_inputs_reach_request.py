@@ -1,6 +1,6 @@
 """Every input of every tool changes what we ask TomTom, on both backends.
 
-For each tool in `build_catalog()` the table `TOOLS` holds one row: the TomTom answer the stub
+For each tool in `build_dispatcher()` the table `TOOLS` holds one row: the TomTom answer the stub
 gives (a tests/data file), a baseline call, and one sample value per input. For each input and
 backend, the call `baseline + sample` must send TomTom a different request (method, path, query
 without `key`, or body) than the baseline call. An input that could never change the request
@@ -23,8 +23,9 @@ import pytest
 
 from tests.conftest import data
 from tests.support.tomtom_stub import TomTomStub
-from tools.catalog import Catalog, build_catalog
 from tools.context import CallContext
+from tools.dispatch import Dispatcher
+from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
 
 
@@ -314,7 +315,7 @@ def consumed(tool: str, name: str) -> str | None:
 @cache
 def catalog_inputs() -> dict[str, list[str]]:
     """Every listed tool's input names."""
-    return {t.name: list(t.input_schema["properties"]) for t in build_catalog().list_tools_unfiltered()}
+    return {t.name: list(t.input_schema["properties"]) for t in build_dispatcher().registry}
 
 
 def cases() -> list[Any]:
@@ -358,14 +359,16 @@ def test_every_tool_and_input_has_a_sample():
             missing.append(f"{tool}: samples for inputs it does not have: {sorted(stale)}; remove them.")
     stale_rows = set(TOOLS) - set(catalog_inputs())
     if stale_rows:
-        missing.append(f"TOOLS has rows for tools the catalog does not list: {sorted(stale_rows)}; remove them.")
+        missing.append(f"TOOLS has rows for tools the dispatcher does not list: {sorted(stale_rows)}; remove them.")
     assert not missing, "\n".join(missing)
 
 
-async def call(stub: TomTomStub, catalog: Catalog, context: CallContext, tool: str, arguments: dict[str, Any]) -> tuple:
+async def call(
+    stub: TomTomStub, dispatcher: Dispatcher, context: CallContext, tool: str, arguments: dict[str, Any]
+) -> tuple:
     """What `arguments` made us send TomTom (order-free), and the answer's text."""
     stub.requests.clear()
-    outcome = await catalog.call(tool, arguments, context)
+    outcome = await dispatcher.call(tool, arguments, context)
     assert not outcome.is_error, f"{tool} {arguments}: {outcome.text}"
     sent = sorted(
         (
@@ -381,7 +384,7 @@ async def call(stub: TomTomStub, catalog: Catalog, context: CallContext, tool: s
 
 
 @pytest.mark.parametrize(("tool", "name", "backend"), cases())
-async def test_input_reaches_the_request(stub, catalog, context, tool, name, backend):
+async def test_input_reaches_the_request(stub, dispatcher, context, tool, name, backend):
     row = TOOLS[tool]
     answer = data(row["answer"])
     for method in ("GET", "POST"):
@@ -395,9 +398,9 @@ async def test_input_reaches_the_request(stub, catalog, context, tool, name, bac
     elif isinstance(sample, Instead):
         replaced, sample = sample.of, sample.value
     assert base.get(name) != sample, f"the sample for {tool}.{name} equals its baseline value"
-    sent_before, text_before = await call(stub, catalog, context, tool, base)
+    sent_before, text_before = await call(stub, dispatcher, context, tool, base)
     kept = {key: value for key, value in base.items() if key not in replaced}
-    sent_after, text_after = await call(stub, catalog, context, tool, {**kept, name: sample})
+    sent_after, text_after = await call(stub, dispatcher, context, tool, {**kept, name: sample})
     if consumed(tool, name):
         assert sent_after == sent_before, f"{tool}.{name} now reaches the request: remove it from CONSUMED_BY_TOOL"
         assert text_after != text_before, f"{tool}.{name} ({consumed(tool, name)}) changed neither request nor answer"

@@ -10,10 +10,10 @@ FILTERS = ["poiCategories", "brandSet", "connectorSet", "fuelSet", "minPowerKW",
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_request_on_each_backend(stub, catalog, context, backend):
+async def test_request_on_each_backend(stub, dispatcher, context, backend):
     stub.route("GET", PATHS[backend], json_body=data("poi_search.json"))
     context.backend = backend
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-nearby",
         {
             "position": [4.9041, 52.3676],
@@ -53,15 +53,17 @@ async def test_request_on_each_backend(stub, catalog, context, backend):
         ("maxPowerKW", 22, "maxPowerKW", "22"),
     ],
 )
-async def test_any_filter_is_enough(stub, catalog, context, name, value, param, sent):
+async def test_any_filter_is_enough(stub, dispatcher, context, name, value, param, sent):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_search.json"))
-    outcome = await catalog.call("tomtom-nearby", {"position": [4.9, 52.37], name: value}, context)
+    outcome = await dispatcher.call("tomtom-nearby", {"position": [4.9, 52.37], name: value}, context)
     assert not outcome.is_error, outcome.text
     assert stub.requests[-1].param(param) == sent
 
 
-async def test_without_category_or_filter_names_them_all(stub, catalog, context):
-    outcome = await catalog.call("tomtom-nearby", {"position": [4.9, 52.37], "openingHours": "nextSevenDays"}, context)
+async def test_without_category_or_filter_names_them_all(stub, dispatcher, context):
+    outcome = await dispatcher.call(
+        "tomtom-nearby", {"position": [4.9, 52.37], "openingHours": "nextSevenDays"}, context
+    )
     error = outcome.data["error"]
     assert error["code"] == "invalid_arguments"
     assert error["arguments"] == FILTERS
@@ -69,31 +71,64 @@ async def test_without_category_or_filter_names_them_all(stub, catalog, context)
     assert stub.requests == []
 
 
-async def test_compact_answer(stub, catalog, context):
+async def test_power_range_upside_down_names_both(stub, dispatcher, context):
+    outcome = await dispatcher.call(
+        "tomtom-nearby", {"position": [4.9, 52.37], "minPowerKW": 150, "maxPowerKW": 50}, context
+    )
+    assert outcome.data["error"]["arguments"] == ["minPowerKW", "maxPowerKW"]
+    assert stub.requests == []
+
+
+async def test_compact_answer(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_search.json"))
-    outcome = await catalog.call("tomtom-nearby", {"position": [4.9, 52.37], "poiCategories": [7326]}, context)
+    outcome = await dispatcher.call("tomtom-nearby", {"position": [4.9, 52.37], "poiCategories": [7326]}, context)
     assert [r["poi"]["name"] for r in outcome.data["results"]] == ["Apotheek Centrum", "Jordaan Apotheek"]
     assert [r["distanceInMeters"] for r in outcome.data["results"]] == [310, 846]
     assert (outcome.data["total"], outcome.data["returned"], outcome.data["truncated"]) == (12, 2, True)
 
 
-async def test_full_is_the_untrimmed_answer(stub, catalog, context):
+async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_search.json"))
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-nearby", {"position": [4.9, 52.37], "poiCategories": [7326], "response_detail": "full"}, context
     )
     assert outcome.data == data("poi_search.json")
 
 
 @pytest.mark.parametrize(
-    ("arguments", "message"),
+    ("arguments", "argument", "message"),
     [
-        ({"poiCategories": [7326]}, "position: is required"),
-        ({"position": [4.9, 52.37], "poiCategories": [7326], "boundingBox": [4, 52, 5, 53]}, "unknown argument(s)"),
-        ({"position": [200, 52.37], "poiCategories": [7326]}, "position[0]: longitude 200 is outside -180..180"),
+        ({"poiCategories": [7326]}, "position", "position: is required"),
+        (
+            {"position": [4.9, 52.37], "poiCategories": [7326], "boundingBox": [4, 52, 5, 53]},
+            "boundingBox",
+            "unknown argument(s) boundingBox",
+        ),
+        (
+            {"position": [200, 52.37], "poiCategories": [7326]},
+            "position[0]",
+            "position[0]: longitude 200 is outside -180..180",
+        ),
+        (
+            {"position": [4.9, 52.37], "poiCategories": [7326], "radius": 20_000_001},
+            "radius",
+            "radius: should be less than or equal to 20000000",
+        ),
+        (
+            {"position": [4.9, 52.37], "poiCategories": [7326], "limit": 0},
+            "limit",
+            "limit: should be greater than or equal to 1",
+        ),
+        (
+            {"position": [4.9, 52.37], "poiCategories": [7326, 7326]},
+            "poiCategories[1]",
+            "poiCategories[1]: 7326 is listed twice",
+        ),
     ],
 )
-async def test_bad_arguments_are_named(stub, catalog, context, arguments, message):
-    outcome = await catalog.call("tomtom-nearby", arguments, context)
+async def test_bad_arguments_are_named(stub, dispatcher, context, arguments, argument, message):
+    outcome = await dispatcher.call("tomtom-nearby", arguments, context)
+    assert outcome.data["error"]["code"] == "invalid_arguments"
+    assert outcome.data["error"]["argument"] == argument
     assert outcome.data["error"]["message"].startswith(message)
     assert stub.requests == []

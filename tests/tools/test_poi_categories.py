@@ -9,10 +9,10 @@ PATHS = {Backend.ORBIS: "/maps/orbis/places/poiCategories.json", Backend.GENESIS
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_request_on_each_backend(stub, catalog, context, backend):
+async def test_request_on_each_backend(stub, dispatcher, context, backend):
     stub.route("GET", PATHS[backend], json_body=data("poi_categories.json"))
     context.backend = backend
-    outcome = await catalog.call("tomtom-poi-categories", {"filters": ["pharmacy"], "language": "de-DE"}, context)
+    outcome = await dispatcher.call("tomtom-poi-categories", {"filters": ["pharmacy"], "language": "de-DE"}, context)
     assert not outcome.is_error, outcome.text
     sent = stub.requests[-1]
     assert sent.path == PATHS[backend]
@@ -23,9 +23,9 @@ async def test_request_on_each_backend(stub, catalog, context, backend):
     }
 
 
-async def test_filters_find_names_and_synonyms_best_first_then_by_id(stub, catalog, context):
+async def test_filters_find_names_and_synonyms_best_first_then_by_id(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_categories.json"))
-    outcome = await catalog.call("tomtom-poi-categories", {"filters": ["Coffee", "brasserie"]}, context)
+    outcome = await dispatcher.call("tomtom-poi-categories", {"filters": ["Coffee", "brasserie"]}, context)
     assert outcome.data == {
         "categories": [
             {
@@ -43,17 +43,17 @@ async def test_filters_find_names_and_synonyms_best_first_then_by_id(stub, catal
     }
 
 
-async def test_a_phrase_matches_when_all_its_words_do(stub, catalog, context):
+async def test_a_phrase_matches_when_all_its_words_do(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_categories.json"))
-    outcome = await catalog.call("tomtom-poi-categories", {"filters": ["charging station"]}, context)
+    outcome = await dispatcher.call("tomtom-poi-categories", {"filters": ["charging station"]}, context)
     assert [c["id"] for c in outcome.data["categories"]] == [7309]
-    outcome = await catalog.call("tomtom-poi-categories", {"filters": ["vehicle charging"]}, context)
+    outcome = await dispatcher.call("tomtom-poi-categories", {"filters": ["vehicle charging"]}, context)
     assert [c["id"] for c in outcome.data["categories"]] == [7309]
 
 
-async def test_without_filters_lists_top_level_categories(stub, catalog, context):
+async def test_without_filters_lists_top_level_categories(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_categories.json"))
-    outcome = await catalog.call("tomtom-poi-categories", {}, context)
+    outcome = await dispatcher.call("tomtom-poi-categories", {}, context)
     assert outcome.data == {
         "categories": [
             {"id": 7326, "name": "Pharmacy"},
@@ -67,27 +67,49 @@ async def test_without_filters_lists_top_level_categories(stub, catalog, context
     }
 
 
-async def test_many_matches_are_capped(stub, catalog, context):
+async def test_many_matches_are_capped(stub, dispatcher, context):
     many = {"poiCategories": [{"id": 7000 + i, "name": f"Shop {i}", "synonyms": []} for i in range(40)]}
     stub.route("GET", PATHS[Backend.ORBIS], json_body=many)
-    outcome = await catalog.call("tomtom-poi-categories", {"filters": ["shop"]}, context)
+    outcome = await dispatcher.call("tomtom-poi-categories", {"filters": ["shop"]}, context)
     assert (outcome.data["total"], outcome.data["returned"], outcome.data["truncated"]) == (40, 25, True)
     assert outcome.data["categories"][0] == {"id": 7000, "name": "Shop 0"}
 
 
-async def test_full_is_the_untrimmed_answer(stub, catalog, context):
+async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_categories.json"))
-    outcome = await catalog.call("tomtom-poi-categories", {"filters": ["pharmacy"], "response_detail": "full"}, context)
+    outcome = await dispatcher.call(
+        "tomtom-poi-categories", {"filters": ["pharmacy"], "response_detail": "full"}, context
+    )
     assert outcome.data == data("poi_categories.json")
 
 
-async def test_empty_filter_word_is_refused(stub, catalog, context):
-    outcome = await catalog.call("tomtom-poi-categories", {"filters": [""]}, context)
+async def test_empty_filter_word_is_refused(stub, dispatcher, context):
+    outcome = await dispatcher.call("tomtom-poi-categories", {"filters": [""]}, context)
     assert outcome.data["error"]["argument"] == "filters[0]"
     assert stub.requests == []
 
 
-async def test_an_equal_name_ranks_before_a_containing_one(stub, catalog, context):
+@pytest.mark.parametrize(
+    ("arguments", "argument", "message"),
+    [
+        ({"filters": []}, "filters", "filters: should have at least 1 item"),
+        ({"filters": ["shop"] * 11}, "filters", "filters: should have at most 10 items"),
+        ({"filters": ["x" * 101]}, "filters[0]", "filters[0]: should have at most 100 characters"),
+        ({"filters": "pharmacy"}, "filters", "filters: should be a valid list"),
+        ({"language": ""}, "language", "language: '' is not a language tag such as en-GB"),
+        ({"response_detail": "geometry"}, "response_detail", "response_detail: this tool returns points only"),
+        ({"query": "pharmacy"}, "query", "unknown argument(s) query"),
+    ],
+)
+async def test_bad_arguments_are_named(stub, dispatcher, context, arguments, argument, message):
+    outcome = await dispatcher.call("tomtom-poi-categories", arguments, context)
+    assert outcome.data["error"]["code"] == "invalid_arguments"
+    assert outcome.data["error"]["argument"] == argument
+    assert outcome.data["error"]["message"].startswith(message)
+    assert stub.requests == []
+
+
+async def test_an_equal_name_ranks_before_a_containing_one(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_categories.json"))
-    outcome = await catalog.call("tomtom-poi-categories", {"filters": ["CAFÉ"]}, context)
+    outcome = await dispatcher.call("tomtom-poi-categories", {"filters": ["CAFÉ"]}, context)
     assert [c["name"] for c in outcome.data["categories"]] == ["Café", "Café/Pub"]

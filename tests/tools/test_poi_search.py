@@ -9,10 +9,10 @@ PREFIX = {Backend.ORBIS: "/maps/orbis/places/poiSearch/", Backend.GENESIS: "/sea
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_request_on_each_backend(stub, catalog, context, backend):
+async def test_request_on_each_backend(stub, dispatcher, context, backend):
     stub.route("GET", PREFIX[backend] + ".*", json_body=data("poi_search.json"))
     context.backend = backend
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-poi-search",
         {
             "query": "fuel/diesel",
@@ -46,17 +46,19 @@ async def test_request_on_each_backend(stub, catalog, context, backend):
     }
 
 
-async def test_empty_query_searches_by_category(stub, catalog, context):
+async def test_empty_query_searches_by_category(stub, dispatcher, context):
     stub.route("GET", PREFIX[Backend.ORBIS] + ".*", json_body=data("poi_search.json"))
-    await catalog.call("tomtom-poi-search", {"query": "", "poiCategories": [7326], "position": [4.9, 52.37]}, context)
+    await dispatcher.call(
+        "tomtom-poi-search", {"query": "", "poiCategories": [7326], "position": [4.9, 52.37]}, context
+    )
     sent = stub.requests[-1]
     assert sent.path == "/maps/orbis/places/poiSearch/.json"
     assert (sent.param("categorySet"), sent.param("lat"), sent.param("lon")) == ("7326", "52.37", "4.9")
 
 
-async def test_compact_keeps_requested_hours_and_time_zone(stub, catalog, context):
+async def test_compact_keeps_requested_hours_and_time_zone(stub, dispatcher, context):
     stub.route("GET", PREFIX[Backend.ORBIS] + ".*", json_body=data("poi_search.json"))
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-poi-search", {"query": "apotheek", "openingHours": "nextSevenDays", "timeZone": "iana"}, context
     )
     assert outcome.data["results"][0] == {
@@ -85,9 +87,9 @@ async def test_compact_keeps_requested_hours_and_time_zone(stub, catalog, contex
     }
 
 
-async def test_compact_drops_hours_not_asked_for(stub, catalog, context):
+async def test_compact_drops_hours_not_asked_for(stub, dispatcher, context):
     stub.route("GET", PREFIX[Backend.ORBIS] + ".*", json_body=data("poi_search.json"))
-    outcome = await catalog.call("tomtom-poi-search", {"query": "apotheek"}, context)
+    outcome = await dispatcher.call("tomtom-poi-search", {"query": "apotheek"}, context)
     assert outcome.data["results"][0]["poi"] == {
         "name": "Apotheek Centrum",
         "phone": "+31 20 000 0001",
@@ -97,16 +99,16 @@ async def test_compact_drops_hours_not_asked_for(stub, catalog, context):
     }
 
 
-async def test_full_is_the_untrimmed_answer(stub, catalog, context):
+async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     stub.route("GET", PREFIX[Backend.ORBIS] + ".*", json_body=data("poi_search.json"))
-    outcome = await catalog.call("tomtom-poi-search", {"query": "apotheek", "response_detail": "full"}, context)
+    outcome = await dispatcher.call("tomtom-poi-search", {"query": "apotheek", "response_detail": "full"}, context)
     assert outcome.data == data("poi_search.json")
 
 
-async def test_recorded_genesis_answer_with_hours(stub, catalog, context):
+async def test_recorded_genesis_answer_with_hours(stub, dispatcher, context):
     stub.route("GET", PREFIX[Backend.GENESIS] + ".*", json_body=recorded("genesis-poi-search-requested.json"))
     context.backend = Backend.GENESIS
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-poi-search",
         {"query": "restaurant", "position": [4.9041, 52.3676], "openingHours": "nextSevenDays", "timeZone": "iana"},
         context,
@@ -121,13 +123,14 @@ async def test_recorded_genesis_answer_with_hours(stub, catalog, context):
     ("arguments", "names"),
     [
         ({"query": ""}, ["query", "poiCategories", "brandSet"]),
+        ({"query": "   "}, ["query", "poiCategories", "brandSet"]),
         ({"query": "x", "radius": 100}, ["radius", "position"]),
         ({"query": "x", "position": [4.9, 52.3], "boundingBox": [4, 52, 5, 53]}, ["position", "boundingBox"]),
         ({"query": "x", "minPowerKW": 150, "maxPowerKW": 50}, ["minPowerKW", "maxPowerKW"]),
     ],
 )
-async def test_cross_field_rules_name_the_inputs(stub, catalog, context, arguments, names):
-    outcome = await catalog.call("tomtom-poi-search", arguments, context)
+async def test_cross_field_rules_name_the_inputs(stub, dispatcher, context, arguments, names):
+    outcome = await dispatcher.call("tomtom-poi-search", arguments, context)
     assert outcome.data["error"]["code"] == "invalid_arguments"
     assert outcome.data["error"]["arguments"] == names
     assert all(f"`{name}`" in outcome.data["error"]["message"] for name in names)
@@ -142,13 +145,44 @@ async def test_cross_field_rules_name_the_inputs(stub, catalog, context, argumen
         ({"query": "x", "openingHours": "today"}, "openingHours: 'today' is not one of the allowed values"),
     ],
 )
-async def test_enumerated_values_list_the_allowed_ones(stub, catalog, context, arguments, message):
-    outcome = await catalog.call("tomtom-poi-search", arguments, context)
+async def test_enumerated_values_list_the_allowed_ones(stub, dispatcher, context, arguments, message):
+    outcome = await dispatcher.call("tomtom-poi-search", arguments, context)
     assert outcome.data["error"]["message"].startswith(message)
     assert stub.requests == []
 
 
-async def test_connector_error_lists_every_connector(stub, catalog, context):
-    outcome = await catalog.call("tomtom-poi-search", {"query": "x", "connectorSet": ["Type2"]}, context)
+@pytest.mark.parametrize(
+    ("arguments", "argument", "message"),
+    [
+        ({"query": "x" * 401}, "query", "query: should have at most 400 characters"),
+        ({"query": "x", "limit": 101}, "limit", "limit: should be less than or equal to 100"),
+        ({"query": "x", "limit": "5"}, "limit", "limit: should be a valid integer"),
+        (
+            {"query": "x", "brandSet": ["b" * 101]},
+            "brandSet[0]",
+            "brandSet[0]: should have at most 100 characters",
+        ),
+        ({"query": "x", "minPowerKW": 10_001}, "minPowerKW", "minPowerKW: should be less than or equal to 10000"),
+        ({"query": "x", "radius": 100, "position": [4.9, 95]}, "position[1]", "position[1]: latitude 95 is outside"),
+    ],
+)
+async def test_out_of_range_values_name_the_input(stub, dispatcher, context, arguments, argument, message):
+    outcome = await dispatcher.call("tomtom-poi-search", arguments, context)
+    assert outcome.data["error"]["code"] == "invalid_arguments"
+    assert outcome.data["error"]["argument"] == argument
+    assert outcome.data["error"]["message"].startswith(message)
+    assert stub.requests == []
+
+
+async def test_empty_query_with_a_brand_searches_by_brand(stub, dispatcher, context):
+    stub.route("GET", PREFIX[Backend.ORBIS] + ".*", json_body=data("poi_search.json"))
+    outcome = await dispatcher.call("tomtom-poi-search", {"query": " ", "brandSet": ["Shell"]}, context)
+    assert not outcome.is_error, outcome.text
+    assert stub.requests[-1].path == "/maps/orbis/places/poiSearch/.json"
+    assert stub.requests[-1].param("brandSet") == "Shell"
+
+
+async def test_connector_error_lists_every_connector(stub, dispatcher, context):
+    outcome = await dispatcher.call("tomtom-poi-search", {"query": "x", "connectorSet": ["Type2"]}, context)
     assert "IEC62196Type2CableAttached" in outcome.data["error"]["message"]
     assert "Tesla" in outcome.data["error"]["message"]

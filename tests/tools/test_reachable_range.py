@@ -19,14 +19,14 @@ def answer_on(stub, backend, body=None):
     stub.route("GET", PATHS[backend], json_body=body if body is not None else data("reachable_range.json"))
 
 
-async def call(catalog, context, **arguments):
-    return await catalog.call("tomtom-reachable-range", {"origin": AMSTERDAM, **arguments}, context)
+async def call(dispatcher, context, **arguments):
+    return await dispatcher.call("tomtom-reachable-range", {"origin": AMSTERDAM, **arguments}, context)
 
 
-async def test_orbis_request(stub, catalog, context):
+async def test_orbis_request(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
     outcome = await call(
-        catalog,
+        dispatcher,
         context,
         timeBudgetInSec=1800,
         routeType="short",
@@ -48,10 +48,10 @@ async def test_orbis_request(stub, catalog, context):
     }
 
 
-async def test_genesis_request_uses_its_own_vocabulary(stub, catalog, context):
+async def test_genesis_request_uses_its_own_vocabulary(stub, dispatcher, context):
     answer_on(stub, Backend.GENESIS)
     context.backend = Backend.GENESIS
-    outcome = await call(catalog, context, distanceBudgetInMeters=12500, routeType="efficient", travelMode="truck")
+    outcome = await call(dispatcher, context, distanceBudgetInMeters=12500, routeType="efficient", travelMode="truck")
     assert not outcome.is_error, outcome.text
     (sent,) = stub.requests
     assert sent.path == PATHS[Backend.GENESIS]
@@ -65,10 +65,10 @@ async def test_genesis_request_uses_its_own_vocabulary(stub, catalog, context):
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_compact_is_center_budget_and_area_without_the_polygon(stub, catalog, context, backend):
+async def test_compact_is_center_budget_and_area_without_the_polygon(stub, dispatcher, context, backend):
     answer_on(stub, backend)
     context.backend = backend
-    outcome = await call(catalog, context, timeBudgetInSec=1800)
+    outcome = await call(dispatcher, context, timeBudgetInSec=1800)
     assert outcome.data == {
         "center": [4.90413, 52.36761],
         "budget_min": 30,
@@ -77,19 +77,19 @@ async def test_compact_is_center_budget_and_area_without_the_polygon(stub, catal
     }
 
 
-async def test_a_distance_budget_is_keyed_in_kilometres(stub, catalog, context):
+async def test_a_distance_budget_is_keyed_in_kilometres(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
-    outcome = await call(catalog, context, distanceBudgetInMeters=12500, response_detail="geometry")
+    outcome = await call(dispatcher, context, distanceBudgetInMeters=12500, response_detail="geometry")
     assert outcome.data["budget_km"] == 12.5
     assert outcome.data["geometry"]["features"][0]["properties"] == {"budget_km": 12.5}
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_geometry_is_one_polygon_joined_by_its_budget(stub, catalog, context, backend):
+async def test_geometry_is_one_polygon_joined_by_its_budget(stub, dispatcher, context, backend):
     answer_on(stub, backend)
     context.backend = backend
-    compact = (await call(catalog, context, timeBudgetInSec=2700)).data
-    answer = (await call(catalog, context, timeBudgetInSec=2700, response_detail="geometry")).data
+    compact = (await call(dispatcher, context, timeBudgetInSec=2700)).data
+    answer = (await call(dispatcher, context, timeBudgetInSec=2700, response_detail="geometry")).data
     (polygon,) = assert_geojson_contract(answer)
     assert {k: v for k, v in answer.items() if k != "geometry"} == compact
     assert polygon["properties"] == {"budget_min": compact["budget_min"]} == {"budget_min": 45}
@@ -100,11 +100,11 @@ async def test_geometry_is_one_polygon_joined_by_its_budget(stub, catalog, conte
     assert ring[0] == ring[-1]
 
 
-async def test_recorded_genesis_range(stub, catalog, context):
+async def test_recorded_genesis_range(stub, dispatcher, context):
     body = recorded("geometry-genesis-reachable-range.json")
     answer_on(stub, Backend.GENESIS, body)
     context.backend = Backend.GENESIS
-    answer = (await call(catalog, context, timeBudgetInSec=3600, response_detail="geometry")).data
+    answer = (await call(dispatcher, context, timeBudgetInSec=3600, response_detail="geometry")).data
     assert answer["center"] == [4.90413, 52.36761]
     assert answer["boundaryPoints"] == len(body["reachableRange"]["boundary"]) == 50
     (polygon,) = assert_geojson_contract(answer)
@@ -112,7 +112,7 @@ async def test_recorded_genesis_range(stub, catalog, context):
     assert polygon["properties"] == {"budget_min": 60}
 
 
-async def test_a_long_boundary_is_capped_and_says_so(stub, catalog, context):
+async def test_a_long_boundary_is_capped_and_says_so(stub, dispatcher, context):
     points = 5000
     boundary = [
         {
@@ -124,7 +124,7 @@ async def test_a_long_boundary_is_capped_and_says_so(stub, catalog, context):
     answer_on(
         stub, Backend.ORBIS, {"reachableRange": {"center": {"latitude": 52.37, "longitude": 4.9}, "boundary": boundary}}
     )
-    answer = (await call(catalog, context, timeBudgetInSec=3600, response_detail="geometry")).data
+    answer = (await call(dispatcher, context, timeBudgetInSec=3600, response_detail="geometry")).data
     (polygon,) = assert_geojson_contract(answer)
     report = polygon["properties"]["simplification"]
     assert report["original_points"] == points + 1  # the ring, closed
@@ -134,17 +134,17 @@ async def test_a_long_boundary_is_capped_and_says_so(stub, catalog, context):
     assert answer["boundaryPoints"] == points
 
 
-async def test_full_is_tomtoms_answer(stub, catalog, context):
+async def test_full_is_tomtoms_answer(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
-    outcome = await call(catalog, context, timeBudgetInSec=600, response_detail="full")
+    outcome = await call(dispatcher, context, timeBudgetInSec=600, response_detail="full")
     assert outcome.data == data("reachable_range.json")
 
 
 @pytest.mark.parametrize(
     "arguments", [{}, {"timeBudgetInSec": 600, "distanceBudgetInMeters": 5000}], ids=["no budget", "two budgets"]
 )
-async def test_exactly_one_budget_names_both(stub, catalog, context, arguments):
-    outcome = await call(catalog, context, **arguments)
+async def test_exactly_one_budget_names_both(stub, dispatcher, context, arguments):
+    outcome = await call(dispatcher, context, **arguments)
     error = outcome.data["error"]
     assert error["code"] == "invalid_arguments"
     assert error["arguments"] == ["timeBudgetInSec", "distanceBudgetInMeters"]
@@ -157,43 +157,45 @@ async def test_exactly_one_budget_names_both(stub, catalog, context, arguments):
     [
         ({"origin": [4.9, 95], "timeBudgetInSec": 600}, "origin[1]"),
         ({"timeBudgetInSec": 0}, "timeBudgetInSec"),
+        ({"timeBudgetInSec": 86_401}, "timeBudgetInSec"),
+        ({"distanceBudgetInMeters": 2_000_001}, "distanceBudgetInMeters"),
         ({"timeBudgetInSec": 600, "avoid": ["alreadyUsedRoads"]}, "avoid[0]"),
         ({"timeBudgetInSec": 600, "departAt": "soon"}, "departAt"),
         ({"timeBudgetInSec": 600, "energyBudgetInkWh": 20}, "energyBudgetInkWh"),
     ],
 )
-async def test_invalid_arguments_name_the_input(stub, catalog, context, arguments, argument):
-    outcome = await catalog.call("tomtom-reachable-range", {"origin": AMSTERDAM, **arguments}, context)
+async def test_invalid_arguments_name_the_input(stub, dispatcher, context, arguments, argument):
+    outcome = await dispatcher.call("tomtom-reachable-range", {"origin": AMSTERDAM, **arguments}, context)
     assert outcome.data["error"]["code"] == "invalid_arguments"
     assert outcome.data["error"]["argument"] == argument
     assert stub.requests == []
 
 
-async def test_orbis_refuses_trucks(stub, catalog, context):
-    outcome = await call(catalog, context, timeBudgetInSec=600, travelMode="truck")
+async def test_orbis_refuses_trucks(stub, dispatcher, context):
+    outcome = await call(dispatcher, context, timeBudgetInSec=600, travelMode="truck")
     assert outcome.data["error"]["code"] == "unsupported"
     assert "tomtom-maps backend" in outcome.data["error"]["message"]
     assert stub.requests == []
 
 
-async def test_a_range_without_a_boundary_is_malformed(stub, catalog, context):
+async def test_a_range_without_a_boundary_is_malformed(stub, dispatcher, context):
     body = data("reachable_range.json")
     body["reachableRange"]["boundary"] = body["reachableRange"]["boundary"][:2]
     answer_on(stub, Backend.ORBIS, body)
-    outcome = await call(catalog, context, timeBudgetInSec=600)
+    outcome = await call(dispatcher, context, timeBudgetInSec=600)
     assert outcome.data["error"]["code"] == "malformed"
     assert CANARY_KEY not in json.dumps(outcome.data)
 
 
 @pytest.mark.parametrize("detail", ["compact", "geometry", "full"])
-async def test_an_answer_echoing_the_request_never_shows_the_key(stub, catalog, context, detail):
+async def test_an_answer_echoing_the_request_never_shows_the_key(stub, dispatcher, context, detail):
     body = data("reachable_range.json")
     body["report"] = {
         "effectiveSettings": [{"key": "key", "value": CANARY_KEY}, {"key": "timeBudgetInSec", "value": "600"}]
     }
     answer_on(stub, Backend.GENESIS, body)
     context.backend = Backend.GENESIS
-    outcome = await call(catalog, context, timeBudgetInSec=600, response_detail=detail)
+    outcome = await call(dispatcher, context, timeBudgetInSec=600, response_detail=detail)
     assert not outcome.is_error, outcome.text
     assert CANARY_KEY not in outcome.text
     if detail == "geometry":

@@ -12,10 +12,10 @@ PATHS = {
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_request_on_each_backend(stub, catalog, context, backend):
+async def test_request_on_each_backend(stub, dispatcher, context, backend):
     stub.route("GET", PATHS[backend], json_body=data("reverse_geocode.json"))
     context.backend = backend
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-reverse-geocode",
         {"position": [4.89273, 52.37314], "radius": 50, "language": "nl-NL", "heading": 90, "returnSpeedLimit": True},
         context,
@@ -33,9 +33,9 @@ async def test_request_on_each_backend(stub, catalog, context, backend):
     }
 
 
-async def test_entity_type_asks_for_the_area(stub, catalog, context):
+async def test_entity_type_asks_for_the_area(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("reverse_geocode.json"))
-    await catalog.call(
+    await dispatcher.call(
         "tomtom-reverse-geocode",
         {"position": [4.89273, 52.37314], "entityType": ["Municipality", "PostalCodeArea"]},
         context,
@@ -43,9 +43,9 @@ async def test_entity_type_asks_for_the_area(stub, catalog, context):
     assert stub.requests[-1].param("entityType") == "Municipality,PostalCodeArea"
 
 
-async def test_compact_answer(stub, catalog, context):
+async def test_compact_answer(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("reverse_geocode.json"))
-    outcome = await catalog.call("tomtom-reverse-geocode", {"position": [4.89273, 52.37314]}, context)
+    outcome = await dispatcher.call("tomtom-reverse-geocode", {"position": [4.89273, 52.37314]}, context)
     assert outcome.data == {
         "results": [
             {
@@ -68,48 +68,70 @@ async def test_compact_answer(stub, catalog, context):
     }
 
 
-async def test_speed_limit_is_kept_only_when_asked(stub, catalog, context):
+async def test_speed_limit_is_kept_only_when_asked(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("reverse_geocode.json"))
-    asked = await catalog.call(
+    asked = await dispatcher.call(
         "tomtom-reverse-geocode", {"position": [4.89273, 52.37314], "returnSpeedLimit": True}, context
     )
     assert asked.data["results"][0]["address"]["speedLimit"] == "30.00KPH"
-    not_asked = await catalog.call("tomtom-reverse-geocode", {"position": [4.89273, 52.37314]}, context)
+    not_asked = await dispatcher.call("tomtom-reverse-geocode", {"position": [4.89273, 52.37314]}, context)
     assert "speedLimit" not in not_asked.text
 
 
-async def test_full_is_the_untrimmed_answer(stub, catalog, context):
+async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("reverse_geocode.json"))
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-reverse-geocode", {"position": [4.89273, 52.37314], "response_detail": "full"}, context
     )
     assert outcome.data == data("reverse_geocode.json")
 
 
-async def test_recorded_genesis_answer(stub, catalog, context):
+async def test_recorded_genesis_answer(stub, dispatcher, context):
     body = recorded("genesis-reverse-geocode.json")
     stub.route("GET", r"/search/2/reverseGeocode/.*", json_body=body)
     context.backend = Backend.GENESIS
-    outcome = await catalog.call("tomtom-reverse-geocode", {"position": [4.893373, 52.373417]}, context)
+    outcome = await dispatcher.call("tomtom-reverse-geocode", {"position": [4.893373, 52.373417]}, context)
     (result,) = outcome.data["results"]
     assert result["address"]["freeformAddress"] == "Damrak 97, 1012 LP Amsterdam"
     assert result["position"] == [4.89337, 52.37342]
 
 
+async def test_heading_and_entity_type_exclude_each_other(stub, dispatcher, context):
+    outcome = await dispatcher.call(
+        "tomtom-reverse-geocode", {"position": [4.9, 52.3], "heading": 90, "entityType": ["Municipality"]}, context
+    )
+    error = outcome.data["error"]
+    assert error["code"] == "invalid_arguments"
+    assert error["arguments"] == ["entityType", "heading"]
+    assert error["message"].startswith("`entityType` and `heading`: an area lookup takes no heading")
+    assert stub.requests == []
+
+
 @pytest.mark.parametrize(
-    ("arguments", "message"),
+    ("arguments", "argument", "message"),
     [
+        ({"position": [52.3, 104.9]}, "position[1]", "position[1]: latitude 104.9 is outside -90..90"),
         (
-            {"position": [4.9, 52.3], "heading": 90, "entityType": ["Municipality"]},
-            "`entityType` and `heading`: an area lookup takes no heading",
+            {"position": [4.9, 52.3], "entityType": ["Town"]},
+            "entityType[0]",
+            "entityType[0]: 'Town' is not one of the allowed values",
         ),
-        ({"position": [52.3, 104.9]}, "position[1]: latitude 104.9 is outside -90..90"),
-        ({"position": [4.9, 52.3], "entityType": ["Town"]}, "entityType[0]: 'Town' is not one of the allowed values"),
-        ({"position": [4.9, 52.3], "heading": 400}, "heading: 400 is greater than the maximum of 360"),
+        ({"position": [4.9, 52.3], "heading": 400}, "heading", "heading: should be less than or equal to 360"),
+        ({"position": [4.9, 52.3], "heading": "90"}, "heading", "heading: should be a valid number"),
+        ({"position": [4.9, 52.3], "radius": 0}, "radius", "radius: should be greater than or equal to 1"),
+        ({"position": [4.9, 52.3], "radius": 20_000_001}, "radius", "radius: should be less than or equal to 20000000"),
+        ({"position": [4.9, 52.3], "language": "x" * 36}, "language", "language: should have at most 35"),
+        ({"position": [4.9, 52.3], "entityType": []}, "entityType", "entityType: should have at least 1 item"),
+        (
+            {"position": [4.9, 52.3], "entityType": ["Country", "Country"]},
+            "entityType[1]",
+            "entityType[1]: 'Country' is listed twice",
+        ),
     ],
 )
-async def test_bad_arguments_are_named(stub, catalog, context, arguments, message):
-    outcome = await catalog.call("tomtom-reverse-geocode", arguments, context)
+async def test_bad_arguments_are_named(stub, dispatcher, context, arguments, argument, message):
+    outcome = await dispatcher.call("tomtom-reverse-geocode", arguments, context)
     assert outcome.data["error"]["code"] == "invalid_arguments"
+    assert outcome.data["error"]["argument"] == argument
     assert outcome.data["error"]["message"].startswith(message)
     assert stub.requests == []

@@ -9,9 +9,9 @@ ORBIS = r"/maps/orbis/routing/calculateRoute/.*/json"
 GENESIS = r"/routing/1/calculateRoute/.*/json"
 
 
-async def test_orbis_request(stub, catalog, context):
+async def test_orbis_request(stub, dispatcher, context):
     stub.route("GET", ORBIS, json_body=data("route.json"))
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-routing",
         {
             "locations": [[4.9041, 52.3676], [5.1215, 52.0907], [13.405, 52.52]],
@@ -31,10 +31,10 @@ async def test_orbis_request(stub, catalog, context):
     assert sent.param("departAt") == "2026-12-01T08:00:00+01:00"
 
 
-async def test_genesis_request_uses_its_own_vocabulary(stub, catalog, context):
+async def test_genesis_request_uses_its_own_vocabulary(stub, dispatcher, context):
     stub.route("GET", GENESIS, json_body=data("route.json"))
     context.backend = Backend.GENESIS
-    await catalog.call(
+    await dispatcher.call(
         "tomtom-routing",
         {"locations": [[4.9, 52.3], [13.4, 52.5]], "routeType": "short", "traffic": "live", "travelMode": "truck"},
         context,
@@ -44,9 +44,9 @@ async def test_genesis_request_uses_its_own_vocabulary(stub, catalog, context):
     assert (sent.param("routeType"), sent.param("traffic"), sent.param("travelMode")) == ("shortest", "true", "truck")
 
 
-async def test_compact_route(stub, catalog, context):
+async def test_compact_route(stub, dispatcher, context):
     stub.route("GET", ORBIS, json_body=data("route.json"))
-    outcome = await catalog.call("tomtom-routing", {"locations": [[4.9041, 52.3676], [13.405, 52.52]]}, context)
+    outcome = await dispatcher.call("tomtom-routing", {"locations": [[4.9041, 52.3676], [13.405, 52.52]]}, context)
     (route,) = outcome.data["routes"]
     assert route["summary"] == {
         "lengthInMeters": 657000,
@@ -66,25 +66,27 @@ async def test_compact_route(stub, catalog, context):
     assert "points" not in outcome.text and "PointIndex" not in outcome.text
 
 
-async def test_full_keeps_every_point(stub, catalog, context):
+async def test_full_keeps_every_point(stub, dispatcher, context):
     stub.route("GET", ORBIS, json_body=data("route.json"))
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-routing", {"locations": [[4.9, 52.3], [13.4, 52.5]], "response_detail": "full"}, context
     )
     assert outcome.data == {**data("route.json"), "show_ui": False}
 
 
-async def test_recorded_genesis_route_keeps_start_and_end(stub, catalog, context):
+async def test_recorded_genesis_route_keeps_start_and_end(stub, dispatcher, context):
     stub.route("GET", GENESIS, json_body=recorded("genesis-route.json"))
     context.backend = Backend.GENESIS
-    outcome = await catalog.call("tomtom-routing", {"locations": [[4.90413, 52.36761], [13.40502, 52.52001]]}, context)
+    outcome = await dispatcher.call(
+        "tomtom-routing", {"locations": [[4.90413, 52.36761], [13.40502, 52.52001]]}, context
+    )
     route = outcome.data["routes"][0]
     assert route["start"] == [4.90413, 52.36761]
     assert route["summary"]["lengthInMeters"] == 682749
 
 
-async def test_depart_and_arrive_together_name_both(stub, catalog, context):
-    outcome = await catalog.call(
+async def test_depart_and_arrive_together_name_both(stub, dispatcher, context):
+    outcome = await dispatcher.call(
         "tomtom-routing",
         {"locations": [[4.9, 52.3], [13.4, 52.5]], "departAt": "now", "arriveAt": "2026-12-01T08:00:00"},
         context,
@@ -104,15 +106,15 @@ async def test_depart_and_arrive_together_name_both(stub, catalog, context):
         ({"locations": [[4.9, 52.3], [13.4, 52.5]], "origin": [1, 2]}, "origin"),
     ],
 )
-async def test_invalid_arguments_name_the_path(stub, catalog, context, arguments, argument):
-    outcome = await catalog.call("tomtom-routing", arguments, context)
+async def test_invalid_arguments_name_the_path(stub, dispatcher, context, arguments, argument):
+    outcome = await dispatcher.call("tomtom-routing", arguments, context)
     assert outcome.data["error"]["code"] == "invalid_arguments"
     assert outcome.data["error"]["argument"] == argument
     assert stub.requests == []
 
 
-async def test_orbis_refuses_other_travel_modes(stub, catalog, context):
-    outcome = await catalog.call(
+async def test_orbis_refuses_other_travel_modes(stub, dispatcher, context):
+    outcome = await dispatcher.call(
         "tomtom-routing", {"locations": [[4.9, 52.3], [13.4, 52.5]], "travelMode": "bicycle"}, context
     )
     assert outcome.data["error"]["code"] == "unsupported"

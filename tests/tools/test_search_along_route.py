@@ -24,17 +24,17 @@ def answer_on(stub, backend, route=None):
     stub.route("POST", r".*/searchAlongRoute/.*", json_body=data("along_route.json"))
 
 
-async def call(catalog, context, **arguments):
+async def call(dispatcher, context, **arguments):
     base = {"origin": AMSTERDAM, "destination": UTRECHT, "query": "petrol station"}
-    return await catalog.call("tomtom-search-along-route", {**base, **arguments}, context)
+    return await dispatcher.call("tomtom-search-along-route", {**base, **arguments}, context)
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_route_then_search_along_it(stub, catalog, context, backend):
+async def test_route_then_search_along_it(stub, dispatcher, context, backend):
     answer_on(stub, backend)
     context.backend = backend
     outcome = await call(
-        catalog, context, maxDetourTime=300, limit=5, poiCategories=[7311], brandSet=["Shell"], routeType="short"
+        dispatcher, context, maxDetourTime=300, limit=5, poiCategories=[7311], brandSet=["Shell"], routeType="short"
     )
     assert not outcome.is_error, outcome.text
     route, search = stub.requests
@@ -54,7 +54,7 @@ async def test_route_then_search_along_it(stub, catalog, context, backend):
     assert search.json() == {"route": {"points": [{"lat": p["latitude"], "lon": p["longitude"]} for p in line]}}
 
 
-async def test_a_long_route_is_sent_as_at_most_1000_points(stub, catalog, context):
+async def test_a_long_route_is_sent_as_at_most_1000_points(stub, dispatcher, context):
     route = data("along_route.json")
     points = 5000
     route["routes"][0]["legs"][0]["points"] = [
@@ -62,7 +62,7 @@ async def test_a_long_route_is_sent_as_at_most_1000_points(stub, catalog, contex
         for i in range(points)
     ]
     answer_on(stub, Backend.ORBIS, route)
-    outcome = await call(catalog, context, response_detail="geometry")
+    outcome = await call(dispatcher, context, response_detail="geometry")
     sent = stub.requests[1].json()["route"]["points"]
     assert 2 <= len(sent) <= 1000
     assert sent[0] == {"lat": 52.3676, "lon": 4.9041}
@@ -72,9 +72,9 @@ async def test_a_long_route_is_sent_as_at_most_1000_points(stub, catalog, contex
     assert report["points"] == len(line["geometry"]["coordinates"]) <= VERTEX_CAP
 
 
-async def test_compact_is_the_route_summary_and_the_places_with_their_detours(stub, catalog, context):
+async def test_compact_is_the_route_summary_and_the_places_with_their_detours(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
-    outcome = await call(catalog, context)
+    outcome = await call(dispatcher, context)
     answer = outcome.data
     assert answer["route"] == {
         "summary": {
@@ -103,11 +103,11 @@ async def test_compact_is_the_route_summary_and_the_places_with_their_detours(st
 
 
 @pytest.mark.parametrize("backend", list(Backend))
-async def test_geometry_is_the_route_line(stub, catalog, context, backend):
+async def test_geometry_is_the_route_line(stub, dispatcher, context, backend):
     answer_on(stub, backend)
     context.backend = backend
-    compact = (await call(catalog, context)).data
-    answer = (await call(catalog, context, response_detail="geometry")).data
+    compact = (await call(dispatcher, context)).data
+    answer = (await call(dispatcher, context, response_detail="geometry")).data
     (line,) = assert_geojson_contract(answer)
     assert {k: v for k, v in answer.items() if k != "geometry"} == compact
     assert line["properties"] == {"route": 0}
@@ -116,24 +116,24 @@ async def test_geometry_is_the_route_line(stub, catalog, context, backend):
     assert line["geometry"]["coordinates"][-1] == compact["route"]["end"]
 
 
-async def test_full_is_both_answers(stub, catalog, context):
+async def test_full_is_both_answers(stub, dispatcher, context):
     answer_on(stub, Backend.GENESIS)
     context.backend = Backend.GENESIS
-    outcome = await call(catalog, context, response_detail="full")
+    outcome = await call(dispatcher, context, response_detail="full")
     assert outcome.data == {"route": data("along_route.json"), "search": data("along_route.json")}
 
 
-async def test_an_empty_query_searches_by_category(stub, catalog, context):
+async def test_an_empty_query_searches_by_category(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
-    outcome = await call(catalog, context, query="", poiCategories=[7309])
+    outcome = await call(dispatcher, context, query="", poiCategories=[7309])
     assert not outcome.is_error, outcome.text
     search = stub.requests[1]
     assert search.path == "/maps/orbis/places/searchAlongRoute/.json"
     assert search.param("categorySet") == "7309"
 
 
-async def test_an_empty_query_needs_a_category_or_brand(stub, catalog, context):
-    outcome = await call(catalog, context, query=" ")
+async def test_an_empty_query_needs_a_category_or_brand(stub, dispatcher, context):
+    outcome = await call(dispatcher, context, query=" ")
     assert outcome.data["error"]["arguments"] == ["query", "poiCategories", "brandSet"]
     assert stub.requests == []
 
@@ -144,22 +144,23 @@ async def test_an_empty_query_needs_a_category_or_brand(stub, catalog, context):
         ({"destination": [5.12, 91]}, "destination[1]"),
         ({"origin": [-181, 52]}, "origin[0]"),
         ({"maxDetourTime": 4000}, "maxDetourTime"),
+        ({"query": "x" * 401}, "query"),
         ({"limit": 50}, "limit"),
         ({"avoid": ["potholes"]}, "avoid[0]"),
         ({"corridorWidth": 5000}, "corridorWidth"),
     ],
 )
-async def test_invalid_arguments_name_the_input(stub, catalog, context, arguments, argument):
-    outcome = await call(catalog, context, **arguments)
+async def test_invalid_arguments_name_the_input(stub, dispatcher, context, arguments, argument):
+    outcome = await call(dispatcher, context, **arguments)
     assert outcome.data["error"]["code"] == "invalid_arguments"
     assert outcome.data["error"]["argument"] == argument
     assert stub.requests == []
 
 
-async def test_a_route_without_points_is_malformed_and_nothing_is_searched(stub, catalog, context):
+async def test_a_route_without_points_is_malformed_and_nothing_is_searched(stub, dispatcher, context):
     route = data("along_route.json")
     route["routes"][0]["legs"][0]["points"] = []
     answer_on(stub, Backend.ORBIS, route)
-    outcome = await call(catalog, context)
+    outcome = await call(dispatcher, context)
     assert outcome.data["error"]["code"] == "malformed"
     assert [r.method for r in stub.requests] == ["GET"]

@@ -11,29 +11,29 @@ CALL = ("tomtom-geocode", {"query": "Dam"})
 GOOD = {"summary": {"totalResults": 0}, "results": []}
 
 
-async def call(catalog, context):
-    return await catalog.call(*CALL, context)
+async def call(dispatcher, context):
+    return await dispatcher.call(*CALL, context)
 
 
-async def test_retries_503_then_succeeds(stub, catalog, context):
+async def test_retries_503_then_succeeds(stub, dispatcher, context):
     stub.route("GET", PATH, json_body=GOOD)
     stub.route("GET", PATH, status=503, json_body={}, times=2)
-    outcome = await call(catalog, context)
+    outcome = await call(dispatcher, context)
     assert not outcome.is_error
     assert len(stub.requests) == 3
 
 
-async def test_honours_retry_after_and_gives_up_with_retry_later(stub, catalog, context):
+async def test_honours_retry_after_and_gives_up_with_retry_later(stub, dispatcher, context):
     stub.route("GET", PATH, status=429, json_body={}, headers={"Retry-After": "30"})
-    outcome = await call(catalog, context)
+    outcome = await call(dispatcher, context)
     assert outcome.data["error"]["code"] == "retry_later"
     assert outcome.data["error"]["retry_after"] == 30
     assert len(stub.requests) == 1  # waiting 30 s would pass the 5 s deadline: no retry
 
 
-async def test_bounded_retries(stub, catalog, context):
+async def test_bounded_retries(stub, dispatcher, context):
     stub.route("GET", PATH, status=502, json_body={})
-    outcome = await call(catalog, context)
+    outcome = await call(dispatcher, context)
     assert outcome.data["error"]["code"] == "unavailable"
     assert len(stub.requests) == 3  # the first try and max_retries=2
 
@@ -52,32 +52,32 @@ async def test_bounded_retries(stub, catalog, context):
         (500, {}, "unavailable", "status 500"),
     ],
 )
-async def test_status_mapping(stub, catalog, context, status, body, code, text):
+async def test_status_mapping(stub, dispatcher, context, status, body, code, text):
     stub.route("GET", PATH, status=status, json_body=body)
-    outcome = await call(catalog, context)
+    outcome = await call(dispatcher, context)
     assert outcome.data["error"]["code"] == code
     assert text in outcome.data["error"]["message"]
 
 
-async def test_not_json_is_malformed(stub, catalog, context):
+async def test_not_json_is_malformed(stub, dispatcher, context):
     stub.route("GET", PATH, body=b"<html>gateway</html>")
-    assert (await call(catalog, context)).data["error"]["code"] == "malformed"
+    assert (await call(dispatcher, context)).data["error"]["code"] == "malformed"
 
 
-async def test_unreachable_tomtom_is_unavailable(catalog):
+async def test_unreachable_tomtom_is_unavailable(dispatcher):
     from tools.tomtom.client import ClientSettings
 
     config = make_config(
         type("S", (), {"base_url": "http://127.0.0.1:9"})(), client=ClientSettings(base_url="http://127.0.0.1:9")
     )
-    outcome = await catalog.call(*CALL, CallContext(config=config, transport="exec"))
+    outcome = await dispatcher.call(*CALL, CallContext(config=config, transport="exec"))
     assert outcome.data["error"]["code"] == "unavailable"
     assert "127.0.0.1" not in outcome.text
 
 
-async def test_missing_key_says_how_to_give_one(stub, catalog):
+async def test_missing_key_says_how_to_give_one(stub, dispatcher):
     config = make_config(stub, server_key=None)
-    outcome = await catalog.call(*CALL, CallContext(config=config, transport="stdio"))
+    outcome = await dispatcher.call(*CALL, CallContext(config=config, transport="stdio"))
     assert outcome.data["error"] == {
         "code": "unauthorized",
         "message": "No TomTom API key: set TOMTOM_API_KEY in the environment or .env, or pass --apikey.",
@@ -85,7 +85,7 @@ async def test_missing_key_says_how_to_give_one(stub, catalog):
     assert stub.requests == []
 
 
-async def test_key_priority(stub, catalog):
+async def test_key_priority(stub, dispatcher):
     from tools.tomtom.credentials import KeySources
 
     stub.route("GET", PATH, json_body=GOOD)
@@ -96,5 +96,5 @@ async def test_key_priority(stub, catalog):
         (KeySources(cli="c"), "c"),
         (KeySources(), CANARY_KEY),
     ]:
-        await catalog.call(*CALL, CallContext(config=config, transport="http", keys=keys, backend=Backend.ORBIS))
+        await dispatcher.call(*CALL, CallContext(config=config, transport="http", keys=keys, backend=Backend.ORBIS))
         assert stub.requests[-1].param("key") == expected

@@ -6,17 +6,14 @@ registered tool, dumped by alias without None) and measured as compact JSON.
 
 import json
 
-from tools.catalog import build_catalog
 from tools.mcp.server import mcp_tool
+from tools.registry import default_tools
 
-BUDGET_BYTES = 40_000
+BUDGET_BYTES = 36_000
 
 
 def tools_list_bytes() -> int:
-    tools = [
-        mcp_tool(tool).model_dump(by_alias=True, mode="json", exclude_none=True)
-        for tool in build_catalog().list_tools_unfiltered()
-    ]
+    tools = [mcp_tool(tool).model_dump(by_alias=True, mode="json", exclude_none=True) for tool in default_tools()]
     return len(json.dumps({"tools": tools}, separators=(",", ":"), ensure_ascii=False).encode())
 
 

@@ -11,10 +11,10 @@ BOX = [4.8, 52.33, 4.95, 52.4]
 
 
 @pytest.mark.parametrize(("backend", "path"), [(Backend.ORBIS, ORBIS), (Backend.GENESIS, GENESIS)])
-async def test_request(stub, catalog, context, backend, path):
+async def test_request(stub, dispatcher, context, backend, path):
     stub.route("GET", path, json_body=data("traffic.json"))
     context.backend = backend
-    await catalog.call(
+    await dispatcher.call(
         "tomtom-traffic", {"bbox": BOX, "categoryFilter": ["jam", "road-closed"], "language": "nl-NL"}, context
     )
     sent = stub.requests[-1]
@@ -26,9 +26,9 @@ async def test_request(stub, catalog, context, backend, path):
     assert sent.param("fields").startswith("{incidents{")
 
 
-async def test_compact_is_capped_most_severe_first(stub, catalog, context):
+async def test_compact_is_capped_most_severe_first(stub, dispatcher, context):
     stub.route("GET", ORBIS, json_body=data("traffic.json"))
-    outcome = await catalog.call("tomtom-traffic", {"bbox": BOX, "maxResults": 3}, context)
+    outcome = await dispatcher.call("tomtom-traffic", {"bbox": BOX, "maxResults": 3}, context)
     assert outcome.data["incidents"] == [
         {
             "category": "road-closed",
@@ -70,20 +70,22 @@ async def test_compact_is_capped_most_severe_first(stub, catalog, context):
     }
 
 
-async def test_full_is_uncapped(stub, catalog, context):
+async def test_full_is_uncapped(stub, dispatcher, context):
     stub.route("GET", ORBIS, json_body=data("traffic.json"))
-    outcome = await catalog.call("tomtom-traffic", {"bbox": BOX, "maxResults": 1, "response_detail": "full"}, context)
+    outcome = await dispatcher.call(
+        "tomtom-traffic", {"bbox": BOX, "maxResults": 1, "response_detail": "full"}, context
+    )
     assert outcome.data == {**data("traffic.json"), "show_ui": False}
 
 
-async def test_recorded_answers_compact_the_same_on_both_backends(stub, catalog, context):
+async def test_recorded_answers_compact_the_same_on_both_backends(stub, dispatcher, context):
     for name, path, backend in (
         ("geometry-orbis-traffic.json", ORBIS, Backend.ORBIS),
         ("geometry-genesis-traffic.json", GENESIS, Backend.GENESIS),
     ):
         stub.route("GET", path, json_body=recorded(name))
         context.backend = backend
-        outcome = await catalog.call("tomtom-traffic", {"bbox": BOX}, context)
+        outcome = await dispatcher.call("tomtom-traffic", {"bbox": BOX}, context)
         assert outcome.data["returned"] == 3
         assert {i["category"] for i in outcome.data["incidents"]} <= {"road-closed", "roadworks", "danger"}
         assert set(outcome.data["incidents"][0]) <= {
@@ -92,8 +94,26 @@ async def test_recorded_answers_compact_the_same_on_both_backends(stub, catalog,
         }  # fmt: skip
 
 
-async def test_a_box_too_large_is_refused_before_calling_tomtom(stub, catalog, context):
-    outcome = await catalog.call("tomtom-traffic", {"bbox": [0, 40, 5, 45]}, context)
+async def test_a_box_too_large_is_refused_before_calling_tomtom(stub, dispatcher, context):
+    outcome = await dispatcher.call("tomtom-traffic", {"bbox": [0, 40, 5, 45]}, context)
     assert outcome.data["error"]["argument"] == "bbox"
     assert "limit is 10,000 km²" in outcome.data["error"]["message"]
+    assert stub.requests == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "argument"),
+    [
+        ({"categoryFilter": ["jam", "traffic"]}, "categoryFilter[1]"),
+        ({"categoryFilter": ["jam", "jam"]}, "categoryFilter[1]"),
+        ({"timeValidityFilter": []}, "timeValidityFilter"),
+        ({"maxResults": 1001}, "maxResults"),
+        ({"language": "x" * 36}, "language"),
+        ({"bbox": [4.95, 52.33, 4.95, 52.4]}, "bbox"),
+    ],
+)
+async def test_invalid_arguments_name_the_input(stub, dispatcher, context, arguments, argument):
+    outcome = await dispatcher.call("tomtom-traffic", {"bbox": BOX, **arguments}, context)
+    assert outcome.data["error"]["code"] == "invalid_arguments"
+    assert outcome.data["error"]["argument"] == argument
     assert stub.requests == []

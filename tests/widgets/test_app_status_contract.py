@@ -15,10 +15,14 @@ import pytest
 from tests.conftest import REPO
 from tests.support.long_routes import route_answer
 from tools.app_status import AppStatus
-from tools.catalog import Catalog, build_catalog
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
-from tools.widgets import MAP_WIDGET
+from tools.dispatch import Dispatcher
+from tools.inputs import ToolInput
+from tools.mcp.appdata import deliver_app_data
+from tools.mcp.service import build_dispatcher
+from tools.registry import Registry
+from tools.widgets import MAP_APP_URI
 
 COMMON = {
     "time",
@@ -49,33 +53,37 @@ def documented() -> dict[str, tuple[str, set[str]]]:
     return rows
 
 
-def fake_tool(app_data: dict):
-    async def run(arguments: dict, context: CallContext) -> Answer:
+class FakeInput(ToolInput):
+    show_ui: bool = False
+
+
+def fake_map(app_data: dict) -> Dispatcher:
+    """A dispatcher with one widget tool answering `app_data`, delivered as the server delivers it."""
+
+    async def run(input: FakeInput, context: CallContext) -> Answer:
         return Answer({"ok": True}, app_data, show_ui=True)
 
-    schema = {"type": "object", "properties": {"show_ui": {"type": "boolean"}}, "additionalProperties": False}
-    return define_tool(
-        name="fake-map", title="Fake", description="fake", input_schema=schema, run=run, requires=(), meta=MAP_WIDGET
-    )
+    tool = define_tool(name="fake-map", title="Fake", description="fake", input=FakeInput, run=run, widget=MAP_APP_URI)
+    return Dispatcher(Registry([tool]), interceptors=(deliver_app_data,))
 
 
 async def every_widget_line(config, caplog) -> list[dict]:
     caplog.set_level(logging.INFO)
     context = CallContext(config=config, transport="http", client_name="Host", user_agent="Host/1")
     noise = random.Random(1).randbytes(200_000).hex()
-    await Catalog([fake_tool({"blob": noise})]).call("fake-map", {}, context)
-    await Catalog([fake_tool(route_answer(20_571))]).call("fake-map", {}, context)
-    catalog = build_catalog()
+    await fake_map({"blob": noise}).call("fake-map", {}, context)
+    await fake_map(route_answer(20_571)).call("fake-map", {}, context)
+    dispatcher = build_dispatcher()
     viz = {"geojson": GEOJSON, "layers": [{"type": "markers"}]}
     for reason in ("too_large", "host_dropped", "decode_failed"):
         call = {"tool": "tomtom-data-viz", "arguments": viz, "reason": reason, "error": "bad base64"}
-        await catalog.call("tomtom-get-app-data", call, context)
-    await catalog.call(
+        await dispatcher.call("tomtom-get-app-data", call, context)
+    await dispatcher.call(
         "tomtom-get-app-data", {"tool": "tomtom-traffic", "arguments": viz, "reason": "too_large"}, context
     )
     report = {"tool": "tomtom-routing", "source": "inline", "duration_ms": 12.5}
-    await catalog.call("tomtom-report-app-status", {**report, "outcome": "drawn", "features": 3}, context)
-    await catalog.call(
+    await dispatcher.call("tomtom-report-app-status", {**report, "outcome": "drawn", "features": 3}, context)
+    await dispatcher.call(
         "tomtom-report-app-status", {**report, "outcome": "failed", "stage": "render", "error": "x"}, context
     )
     return [

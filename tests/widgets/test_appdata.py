@@ -15,12 +15,13 @@ import orjson
 import pytest
 
 from tests.conftest import data
+from tests.support.dispatching import ShowUiInput, dispatcher_of
 from tests.support.long_routes import ROUTES, line_of, route_answer
-from tools.catalog import Catalog
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
-from tools.shaping.appdata import APP_DATA_KEY, RESULT_LIMIT, decode, deliver, encode, fit, result_chars
-from tools.widgets import MAP_WIDGET
+from tools.mcp.appdata import APP_DATA_KEY, RESULT_LIMIT, deliver, result_chars
+from tools.shaping.appdata import decode, encode, fit
+from tools.widgets import MAP_APP_URI
 
 INDEX_KEYS = ("startPointIndex", "endPointIndex", "pointIndex")
 
@@ -157,18 +158,15 @@ def too_large_tool(answer: dict):
     async def run(arguments: dict, context: CallContext) -> Answer:
         return Answer({"routes": [{"summary": {"lengthInMeters": 1}}]}, answer, show_ui=True)
 
-    schema = {"type": "object", "properties": {"show_ui": {"type": "boolean"}}, "additionalProperties": False}
-    return define_tool(
-        name="big-route", title="Big", description="big", input_schema=schema, run=run, requires=(), meta=MAP_WIDGET
-    )
+    return define_tool(name="big-route", title="Big", description="big", input=ShowUiInput, run=run, widget=MAP_APP_URI)
 
 
 async def test_too_large_logs_and_still_answers_the_text(config, caplog):
     answer = route_answer(39_414)
     answer["routes"][0]["progress"] = [{"pointIndex": i} for i in range(0, 39_414, 2)]  # half the vertices must stay
     caplog.set_level(logging.INFO)
-    catalog = Catalog([too_large_tool(answer)])
-    outcome = await catalog.call(
+    dispatcher = dispatcher_of(*[too_large_tool(answer)])
+    outcome = await dispatcher.call(
         "big-route", {}, CallContext(config=config, transport="http", client_name="Host A", user_agent="HostA/1.0")
     )
     assert not outcome.is_error

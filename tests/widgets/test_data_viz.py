@@ -17,11 +17,12 @@ import pytest
 
 from tests.conftest import make_config
 from tests.support.https_server import LocalHttps
-from tools.catalog import build_catalog
 from tools.context import CallContext
 from tools.definitions import data_viz
 from tools.download import DownloadPolicy
-from tools.shaping.appdata import APP_DATA_KEY, decode
+from tools.mcp.appdata import APP_DATA_KEY
+from tools.mcp.service import build_dispatcher
+from tools.shaping.appdata import decode
 
 GEOJSON = (
     '{"type":"FeatureCollection","features":['
@@ -81,8 +82,10 @@ def over_https(stub, https: LocalHttps, dialled: list[str] | None = None, **poli
 # --- the tool ----------------------------------------------------------------------------------
 
 
-async def test_inline_geojson_summary_and_untouched_app_data(catalog, context):
-    outcome = await catalog.call("tomtom-data-viz", {"geojson": GEOJSON, "layers": LAYERS, "title": "Towns"}, context)
+async def test_inline_geojson_summary_and_untouched_app_data(dispatcher, context):
+    outcome = await dispatcher.call(
+        "tomtom-data-viz", {"geojson": GEOJSON, "layers": LAYERS, "title": "Towns"}, context
+    )
     assert not outcome.is_error, outcome.text
     text = orjson.loads(outcome.text)
     assert text == {
@@ -100,38 +103,73 @@ async def test_inline_geojson_summary_and_untouched_app_data(catalog, context):
     assert app_data == {"title": "Towns", "layers": LAYERS, "geojson": GEOJSON}
 
 
-async def test_without_show_ui_there_is_no_app_data(catalog, context):
-    outcome = await catalog.call("tomtom-data-viz", {"geojson": GEOJSON, "layers": LAYERS, "show_ui": False}, context)
+async def test_without_show_ui_there_is_no_app_data(dispatcher, context):
+    outcome = await dispatcher.call(
+        "tomtom-data-viz", {"geojson": GEOJSON, "layers": LAYERS, "show_ui": False}, context
+    )
     assert outcome.meta == {"show_ui": False, "tool": "tomtom-data-viz"}
 
 
 @pytest.mark.parametrize(
-    ("arguments", "message"),
+    ("arguments", "named", "message"),
     [
-        ({"layers": LAYERS}, "give the data to draw"),
-        ({"geojson": GEOJSON, "data_url": "https://data.example/x", "layers": LAYERS}, "give the data once"),
-        ({"geojson": "{not json", "layers": LAYERS}, "geojson: is not JSON"),
-        ({"geojson": '{"type": "Topology"}', "layers": LAYERS}, "is not GeoJSON"),
+        ({"layers": LAYERS}, ["data_url", "geojson"], "give the data to draw"),
+        (
+            {"geojson": GEOJSON, "data_url": "https://data.example/x", "layers": LAYERS},
+            ["data_url", "geojson"],
+            "give the data once",
+        ),
+        ({"geojson": "{not json", "layers": LAYERS}, "geojson", "geojson: is not JSON"),
+        ({"geojson": '{"type": "Topology"}', "layers": LAYERS}, "geojson", "is not GeoJSON"),
         (
             {
                 "geojson": '{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Blob"}}]}',
                 "layers": LAYERS,
             },
+            "geojson",
             "feature 0 is not a GeoJSON Feature",
         ),
-        ({"geojson": GEOJSON, "layers": [{"type": "markers"}] * 11}, "layers"),
-        ({"geojson": GEOJSON, "layers": [{"type": "pie"}]}, "layers[0].type"),
+        (
+            {"geojson": GEOJSON, "layers": [{"type": "markers"}] * 11},
+            "layers",
+            "layers: should have at most 10 items",
+        ),
+        ({"geojson": GEOJSON, "layers": [{"type": "pie"}]}, "layers[0].type", "layers[0].type: 'pie' is not one of"),
+        ({"geojson": GEOJSON, "layers": [{"type": "fill", "fill_opacity": 2}]}, "layers[0].fill_opacity", "less than"),
+        (
+            {"geojson": GEOJSON, "layers": [{"type": "line", "filter_property": "k", "filter_values": ["a", True]}]},
+            "layers[0].filter_values[1]",
+            "layers[0].filter_values[1]: should be text or a number",
+        ),
+        (
+            {"geojson": GEOJSON, "layers": [{"type": "line", "filter_property": "k", "filter_values": [1e16]}]},
+            "layers[0].filter_values[0]",
+            "should be a number from",
+        ),
+        (
+            {"geojson": GEOJSON, "layers": [{"type": "markers", "colour": "red"}]},
+            "layers[0].colour",
+            "unknown argument",
+        ),
     ],
 )
-async def test_clear_errors_for_bad_input(catalog, context, arguments, message):
-    outcome = await catalog.call("tomtom-data-viz", arguments, context)
-    assert outcome.data["error"]["code"] == "invalid_arguments"
-    assert message in outcome.data["error"]["message"]
+async def test_clear_errors_for_bad_input(dispatcher, context, arguments, named, message):
+    outcome = await dispatcher.call("tomtom-data-viz", arguments, context)
+    error = outcome.data["error"]
+    assert error["code"] == "invalid_arguments"
+    assert error.get("argument", error.get("arguments")) == named
+    assert message in error["message"]
 
 
-async def test_too_many_features(catalog, context, monkeypatch):
+async def test_layers_reach_the_widget_as_given(dispatcher, context):
+    layer = {"type": "line", "line_width": 2, "filter_property": "name", "filter_values": ["Dam", 3, 2.5]}
+    outcome = await dispatcher.call("tomtom-data-viz", {"geojson": GEOJSON, "layers": [layer]}, context)
+    assert decode(outcome.meta[APP_DATA_KEY])["data_viz"]["layers"] == [layer], "no defaults are added"
+
+
+async def test_too_many_features(dispatcher, context, monkeypatch):
     monkeypatch.setattr(data_viz, "MAX_FEATURES", 2)
-    outcome = await catalog.call("tomtom-data-viz", {"geojson": GEOJSON, "layers": LAYERS}, context)
+    outcome = await dispatcher.call("tomtom-data-viz", {"geojson": GEOJSON, "layers": LAYERS}, context)
     assert outcome.data["error"]["message"] == "geojson: has 3 features; at most 2 are drawn"
 
 
@@ -149,10 +187,10 @@ async def test_too_many_features(catalog, context, monkeypatch):
         ("https://data.example:port/x", "has a port that is not a number"),
     ],
 )
-async def test_urls_that_are_refused_before_any_lookup(stub, catalog, url, message):
+async def test_urls_that_are_refused_before_any_lookup(stub, dispatcher, url, message):
     asked: list[str] = []
     context = context_with(stub, resolve=resolver({}, asked))
-    outcome = await catalog.call("tomtom-data-viz", {"data_url": url, "layers": LAYERS}, context)
+    outcome = await dispatcher.call("tomtom-data-viz", {"data_url": url, "layers": LAYERS}, context)
     error = outcome.data["error"]
     assert (error["code"], error["argument"]) == ("invalid_arguments", "data_url")
     assert error["message"].startswith(f"data_url: {message}")
@@ -179,9 +217,9 @@ async def test_urls_that_are_refused_before_any_lookup(stub, catalog, url, messa
         ["192.0.2.1"],
     ],
 )
-async def test_hosts_that_resolve_inside_are_refused(stub, catalog, addresses):
+async def test_hosts_that_resolve_inside_are_refused(stub, dispatcher, addresses):
     context = context_with(stub, resolve=resolver({"data.example": addresses}))
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-data-viz", {"data_url": "https://data.example/d.geojson", "layers": LAYERS}, context
     )
     error = outcome.data["error"]
@@ -189,15 +227,15 @@ async def test_hosts_that_resolve_inside_are_refused(stub, catalog, addresses):
     assert "which is not a public address" in error["message"]
 
 
-async def test_an_unknown_host(stub, catalog):
+async def test_an_unknown_host(stub, dispatcher):
     context = context_with(stub, resolve=resolver({}))
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-data-viz", {"data_url": "https://nowhere.example/d", "layers": LAYERS}, context
     )
     assert outcome.data["error"]["message"] == "data_url: the host nowhere.example could not be found"
 
 
-async def test_a_pinned_download(stub, catalog, https):
+async def test_a_pinned_download(stub, dispatcher, https):
     asked: list[str] = []
     context = context_with(
         stub,
@@ -205,7 +243,7 @@ async def test_a_pinned_download(stub, catalog, https):
         connect=lambda address, port: ("127.0.0.1", https.port),
         ssl_context=https.ssl_context(),
     )
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-data-viz", {"data_url": "https://data.example/data.geojson", "layers": LAYERS}, context
     )
     assert not outcome.is_error, outcome.text
@@ -216,9 +254,9 @@ async def test_a_pinned_download(stub, catalog, https):
     assert (seen.host, seen.server_name, seen.path) == ("data.example", "data.example", "/data.geojson")
 
 
-async def test_the_connection_goes_to_the_address_that_was_checked(stub, catalog, https):
+async def test_the_connection_goes_to_the_address_that_was_checked(stub, dispatcher, https):
     dialled: list[str] = []
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-data-viz",
         {"data_url": "https://data.example/data.geojson", "layers": LAYERS},
         over_https(stub, https, dialled),
@@ -227,7 +265,7 @@ async def test_the_connection_goes_to_the_address_that_was_checked(stub, catalog
     assert dialled == [PUBLIC]
 
 
-async def test_an_allowed_private_network(stub, catalog, https):
+async def test_an_allowed_private_network(stub, dispatcher, https):
     context = context_with(
         stub,
         resolve=resolver({"data.example": ["10.9.8.7"]}),
@@ -235,31 +273,31 @@ async def test_an_allowed_private_network(stub, catalog, https):
         ssl_context=https.ssl_context(),
         allowed_networks=(ipaddress.ip_network("10.0.0.0/8"),),
     )
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-data-viz", {"data_url": "https://data.example/data.geojson", "layers": LAYERS}, context
     )
     assert not outcome.is_error, outcome.text
 
 
-async def test_an_untrusted_certificate(stub, catalog, https):
+async def test_an_untrusted_certificate(stub, dispatcher, https):
     context = context_with(
         stub, resolve=resolver({"data.example": [PUBLIC]}), connect=lambda a, p: ("127.0.0.1", https.port)
     )
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-data-viz", {"data_url": "https://data.example/data.geojson", "layers": LAYERS}, context
     )
     assert outcome.data["error"]["code"] == "unavailable"
     assert "certificate" in outcome.data["error"]["message"]
 
 
-async def test_a_certificate_for_another_name(stub, catalog, https):
+async def test_a_certificate_for_another_name(stub, dispatcher, https):
     context = context_with(
         stub,
         resolve=resolver({"other.example": [PUBLIC]}),
         connect=lambda a, p: ("127.0.0.1", https.port),
         ssl_context=https.ssl_context(),
     )
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-data-viz", {"data_url": "https://other.example/data.geojson", "layers": LAYERS}, context
     )
     assert outcome.data["error"]["code"] == "unavailable"
@@ -283,9 +321,9 @@ async def test_a_certificate_for_another_name(stub, catalog, https):
         ((200, b"\xff\xfe{}", {}, 0.0), {}, "invalid_arguments", "not UTF-8"),
     ],
 )
-async def test_download_limits(stub, catalog, https, file, policy, code, message):
+async def test_download_limits(stub, dispatcher, https, file, policy, code, message):
     https.files["/f"] = file
-    outcome = await catalog.call(
+    outcome = await dispatcher.call(
         "tomtom-data-viz", {"data_url": "https://data.example/f", "layers": LAYERS}, over_https(stub, https, **policy)
     )
     assert outcome.data["error"]["code"] == code
@@ -305,12 +343,12 @@ async def test_download_limits(stub, catalog, https, file, policy, code, message
 )
 async def test_the_data_viz_widget_fetches_its_data_again(stub, https, caplog, reason, message, fields):
     caplog.set_level(logging.INFO)
-    catalog = build_catalog()
+    dispatcher = build_dispatcher()
     arguments = {"data_url": "https://data.example/data.geojson", "layers": LAYERS, "title": "Towns"}
     call = {"tool": "tomtom-data-viz", "arguments": arguments, "reason": reason}
     if reason == "decode_failed":
         call["error"] = "bad gzip"
-    outcome = await catalog.call("tomtom-get-app-data", call, over_https(stub, https))
+    outcome = await dispatcher.call("tomtom-get-app-data", call, over_https(stub, https))
     assert not outcome.is_error, outcome.text
     answer = orjson.loads(outcome.text)
     assert decode(answer["app_data"]) == {"data_viz": {"title": "Towns", "layers": LAYERS, "geojson": GEOJSON}}
@@ -341,18 +379,37 @@ async def test_the_data_viz_widget_fetches_its_data_again(stub, https, caplog, r
 )
 async def test_a_failed_fetch_is_logged_and_answered(stub, https, caplog, call, code):
     caplog.set_level(logging.INFO)
-    outcome = await build_catalog().call("tomtom-get-app-data", call, over_https(stub, https))
+    outcome = await build_dispatcher().call("tomtom-get-app-data", call, over_https(stub, https))
     assert outcome.data["error"]["code"] == code
     (line,) = app_status(caplog)
     assert line["message"] == "App data fetch failed" and line["tool"] == call["tool"]
     assert line["error_code"] == code and line["error"] == outcome.data["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    ("arguments", "named", "message"),
+    [
+        ({"geojson": GEOJSON, "layers": [{"type": "pie"}]}, "arguments.layers[0].type", "arguments.layers[0].type: "),
+        ({"layers": LAYERS}, ["arguments.data_url", "arguments.geojson"], "give the data to draw"),
+        ({"geojson": "nope", "layers": LAYERS}, "arguments.geojson", "arguments.geojson: is not JSON"),
+        ({"geojson": GEOJSON, "layers": LAYERS, "locations": []}, "arguments.locations", "unknown argument"),
+    ],
+)
+async def test_errors_name_the_data_viz_input_inside_arguments(stub, https, arguments, named, message):
+    call = {"tool": "tomtom-data-viz", "arguments": arguments, "reason": "too_large"}
+    outcome = await build_dispatcher().call("tomtom-get-app-data", call, over_https(stub, https))
+    error = outcome.data["error"]
+    assert error["code"] == "invalid_arguments"
+    assert error.get("argument", error.get("arguments")) == named
+    assert message in error["message"]
+
+
 async def test_a_tomtom_tools_data_is_never_made_again(stub, https, caplog):
-    outcome = await build_catalog().call(
+    outcome = await build_dispatcher().call(
         "tomtom-get-app-data",
-        {"tool": "tomtom-routing", "arguments": {"layers": LAYERS}, "reason": "host_dropped"},
+        {"tool": "tomtom-routing", "arguments": {"locations": [[4.9, 52.3], [5.1, 52.1]]}, "reason": "host_dropped"},
         over_https(stub, https),
     )
+    assert outcome.data["error"]["argument"] == "tool"
     assert "only tomtom-data-viz app data can be made again" in outcome.data["error"]["message"]
     assert stub.requests == [] and https.seen == []

@@ -16,7 +16,8 @@ import pytest
 from tests.conftest import http_client, server_process
 from tests.support.https_server import LocalHttps
 from tests.support.tomtom_stub import TomTomStub
-from tools.shaping.appdata import APP_DATA_KEY, decode
+from tools.mcp.appdata import APP_DATA_KEY
+from tools.shaping.appdata import decode
 
 pytestmark = pytest.mark.live_server_process
 

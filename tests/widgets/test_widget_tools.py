@@ -8,16 +8,20 @@ import logging
 import orjson
 import pytest
 from mcp import Client
+from mcp.server.apps import APP_MIME_TYPE
 from mcp.shared.exceptions import MCPError
 
 from tests.conftest import CANARY_KEY, data, make_config
-from tools.catalog import build_catalog
 from tools.context import CallContext
 from tools.definition import ToolDefinitionError, define_tool
+from tools.inputs import ToolInput
+from tools.mcp.appdata import APP_DATA_KEY
+from tools.mcp.apps import tool_meta
 from tools.mcp.server import build_server
-from tools.shaping.appdata import APP_DATA_KEY, decode
+from tools.mcp.service import build_dispatcher
+from tools.shaping.appdata import decode
 from tools.tomtom.credentials import KeySources
-from tools.widgets import MAP_APP_URI, MAPLIBRE_CDN, MIME_TYPE
+from tools.widgets import MAP_APP_URI, MAPLIBRE_CDN
 
 ORBIS_ROUTE = r"/maps/orbis/routing/calculateRoute/.*/json"
 ROUTE = {"locations": [[4.9041, 52.3676], [13.405, 52.52]]}
@@ -36,10 +40,10 @@ def app_status(caplog) -> list[dict]:
 # --- show_ui -----------------------------------------------------------------------------------
 
 
-async def test_show_ui_adds_no_coordinates_to_the_text(stub, catalog, context):
+async def test_show_ui_adds_no_coordinates_to_the_text(stub, dispatcher, context):
     stub.route("GET", ORBIS_ROUTE, json_body=data("route.json"))
-    plain = await catalog.call("tomtom-routing", ROUTE, context)
-    shown = await catalog.call("tomtom-routing", {**ROUTE, "show_ui": True}, context)
+    plain = await dispatcher.call("tomtom-routing", ROUTE, context)
+    shown = await dispatcher.call("tomtom-routing", {**ROUTE, "show_ui": True}, context)
     plain_text, shown_text = orjson.loads(plain.text), orjson.loads(shown.text)
     assert plain_text.pop("show_ui") is False
     assert shown_text.pop("show_ui") is True
@@ -52,11 +56,11 @@ async def test_show_ui_adds_no_coordinates_to_the_text(stub, catalog, context):
     assert decode(shown.meta[APP_DATA_KEY]) == data("route.json"), "a TomTom tool's app data is its untrimmed answer"
 
 
-async def test_app_data_is_logged_with_the_caller(stub, catalog, config, caplog):
+async def test_app_data_is_logged_with_the_caller(stub, dispatcher, config, caplog):
     caplog.set_level(logging.INFO)
     stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
     context = CallContext(config=config, transport="http", client_name="Claude", user_agent="Claude-User/1.0")
-    outcome = await catalog.call("tomtom-geocode", {"query": "Dam 1", "show_ui": True}, context)
+    outcome = await dispatcher.call("tomtom-geocode", {"query": "Dam 1", "show_ui": True}, context)
     assert decode(outcome.meta[APP_DATA_KEY]) == data("geocode.json")
     (line,) = app_status(caplog)
     assert line["message"] == "App data" and line["kind"] == "app_data"
@@ -66,51 +70,51 @@ async def test_app_data_is_logged_with_the_caller(stub, catalog, config, caplog)
     assert line["result_chars"] > line["encoded_chars"] and "simplification" not in line
 
 
-async def test_traffic_widget_gets_no_app_data(stub, catalog, context, caplog):
+async def test_traffic_widget_gets_no_app_data(stub, dispatcher, context, caplog):
     caplog.set_level(logging.INFO)
     stub.route("GET", r"/maps/orbis/traffic/incidentDetails", json_body=data("traffic.json"))
-    outcome = await catalog.call("tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4], "show_ui": True}, context)
+    outcome = await dispatcher.call("tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4], "show_ui": True}, context)
     assert outcome.meta == {"show_ui": True, "tool": "tomtom-traffic"}
     assert orjson.loads(outcome.text)["show_ui"] is True and "tool" not in orjson.loads(outcome.text)
     assert app_status(caplog) == []
 
 
 def test_widget_tools_link_the_map_app_and_app_only_tools_are_hidden():
-    tools = {tool.name: tool for tool in build_catalog().list_tools_unfiltered()}
+    tools = {tool.name: tool for tool in build_dispatcher().registry}
     for name in WIDGET_TOOLS:
-        assert tools[name].meta["ui"]["resourceUri"] == MAP_APP_URI
-        assert tools[name].meta["ui/resourceUri"] == MAP_APP_URI
+        assert tool_meta(tools[name]) == {"ui": {"resourceUri": MAP_APP_URI}, "ui/resourceUri": MAP_APP_URI}
         assert "show_ui" in tools[name].input_schema["properties"]
     for name in APP_ONLY_TOOLS:
-        assert tools[name].meta["ui"]["visibility"] == ["app"]
+        assert tool_meta(tools[name]) == {"ui": {"visibility": ["app"]}}
         assert "show_ui" not in tools[name].input_schema["properties"]
 
 
 def test_a_tool_cannot_take_show_ui_without_a_widget():
-    schema = {"type": "object", "properties": {"show_ui": {"type": "boolean"}}, "additionalProperties": False}
+    class ShowUiInput(ToolInput):
+        show_ui: bool = False
 
-    async def run(arguments, context):
+    async def run(input, context):
         return {}
 
-    with pytest.raises(ToolDefinitionError, match=r"ui\.resourceUri"):
-        define_tool(name="x", title="X", description="x", input_schema=schema, run=run)
+    with pytest.raises(ToolDefinitionError, match="must name the widget that draws it"):
+        define_tool(name="x", title="X", description="x", input=ShowUiInput, run=run)
 
 
 # --- the resource ------------------------------------------------------------------------------
 
 
 async def test_the_map_app_is_served_as_an_mcp_app(config):
-    catalog = build_catalog()
-    server = build_server(catalog, lambda ctx: CallContext(config=config, transport="stdio"))
+    dispatcher = build_dispatcher()
+    server = build_server(dispatcher, lambda ctx: CallContext(config=config, transport="stdio"))
     async with Client(server) as client:
         (resource,) = (await client.list_resources()).resources
-        assert str(resource.uri) == MAP_APP_URI and resource.mime_type == MIME_TYPE
+        assert str(resource.uri) == MAP_APP_URI and resource.mime_type == APP_MIME_TYPE
         read = await client.read_resource(MAP_APP_URI)
         (content,) = read.contents
         with pytest.raises(MCPError, match="Unknown resource"):
             await client.read_resource("ui://tomtom-map/other.html")
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert content.mime_type == MIME_TYPE and str(content.uri) == MAP_APP_URI
+    assert content.mime_type == APP_MIME_TYPE and str(content.uri) == MAP_APP_URI
     assert content.text.startswith("<!doctype html>") and "ui/initialize" in content.text
     csp = content.meta["ui"]["csp"]
     assert "https://api.tomtom.com" in csp["connectDomains"] and "https://api.tomtom.com" in csp["resourceDomains"]
@@ -123,7 +127,7 @@ async def test_the_map_app_is_served_as_an_mcp_app(config):
 # --- tomtom-dynamic-map ------------------------------------------------------------------------
 
 
-async def test_dynamic_map_plans_routes_and_summarises(stub, catalog, context):
+async def test_dynamic_map_plans_routes_and_summarises(stub, dispatcher, context):
     stub.route("GET", ORBIS_ROUTE, json_body=data("route.json"))
     arguments = {
         "title": "Trip",
@@ -133,7 +137,7 @@ async def test_dynamic_map_plans_routes_and_summarises(stub, catalog, context):
             {"locations": ROUTE["locations"], "label": "To Berlin", "routeType": "short", "avoid": ["ferries"]}
         ],
     }
-    outcome = await catalog.call("tomtom-dynamic-map", arguments, context)
+    outcome = await dispatcher.call("tomtom-dynamic-map", arguments, context)
     assert not outcome.is_error, outcome.text
     sent = stub.requests[-1]
     assert sent.path.endswith("/52.3676,4.9041:52.52,13.405/json")
@@ -166,19 +170,35 @@ async def test_dynamic_map_plans_routes_and_summarises(stub, catalog, context):
     [
         ({}, "markers"),
         ({"markers": [{"position": [200, 52]}]}, "markers[0].position[0]"),
+        ({"markers": [], "lines": []}, "markers"),
         ({"routePlans": [{"locations": [[4.9, 52.3], [4.9, 95]]}]}, "routePlans[0].locations[1][1]"),
+        ({"routePlans": [ROUTE, {**ROUTE, "departAt": "soon"}]}, "routePlans[1].departAt"),
+        ({"routePlans": [{**ROUTE, "travelMode": "truck"}]}, "routePlans[0].travelMode"),
+        ({"routePlans": [{"locations": [[4.9, 52.3]] * 51}]}, "routePlans[0].locations"),
+        ({"lines": [{"coordinates": [[4.9, 52.3], [4.9, 52.4]], "width": 30}]}, "lines[0].width"),
+        ({"polygons": [{"coordinates": [[4.9, 52.3], [4.9, 52.4]]}]}, "polygons[0].coordinates"),
+        ({"markers": [{"position": [4.9, 52.3], "label": "x" * 201}]}, "markers[0].label"),
     ],
 )
-async def test_dynamic_map_names_the_wrong_input(catalog, context, arguments, argument):
-    outcome = await catalog.call("tomtom-dynamic-map", arguments, context)
+async def test_dynamic_map_names_the_wrong_input(stub, dispatcher, context, arguments, argument):
+    outcome = await dispatcher.call("tomtom-dynamic-map", arguments, context)
     assert outcome.data["error"]["code"] == "invalid_arguments"
     assert outcome.data["error"]["argument"] == argument
+    assert outcome.data["error"]["message"].startswith((f"{argument}: ", "unknown argument(s)"))
+    assert stub.requests == []
+
+
+async def test_a_plan_tomtom_refuses_is_named_in_the_error(stub, dispatcher, context):
+    stub.route("GET", ORBIS_ROUTE, json_body={"errorText": "no route found"}, status=400)
+    outcome = await dispatcher.call("tomtom-dynamic-map", {"routePlans": [ROUTE]}, context)
+    assert outcome.data["error"]["code"] == "invalid_arguments"
+    assert outcome.data["error"]["message"].startswith("routePlans[0]: ")
 
 
 # --- tomtom-report-app-status ------------------------------------------------------------------
 
 
-async def test_reports_become_app_status_lines(catalog, config, caplog):
+async def test_reports_become_app_status_lines(dispatcher, config, caplog):
     caplog.set_level(logging.INFO)
     context = CallContext(config=config, transport="http", client_name="ChatGPT", user_agent="openai-mcp/1.0")
     drawn = {"tool": "tomtom-routing", "outcome": "drawn", "source": "inline", "duration_ms": 812.34, "features": 7}
@@ -190,9 +210,12 @@ async def test_reports_become_app_status_lines(catalog, config, caplog):
         "duration_ms": 3,
         "error": f"https://api.tomtom.com/t.png?style=x&key={CANARY_KEY}&v=1 failed, and key=abc123",
     }
-    assert orjson.loads((await catalog.call("tomtom-report-app-status", drawn, context)).text)["logged"] == "App drawn"
     assert (
-        orjson.loads((await catalog.call("tomtom-report-app-status", failed, context)).text)["logged"] == "App failed"
+        orjson.loads((await dispatcher.call("tomtom-report-app-status", drawn, context)).text)["logged"] == "App drawn"
+    )
+    assert (
+        orjson.loads((await dispatcher.call("tomtom-report-app-status", failed, context)).text)["logged"]
+        == "App failed"
     )
     first, second = app_status(caplog)
     assert first["message"] == "App drawn" and first["kind"] == "drawn"
@@ -223,9 +246,9 @@ async def test_reports_become_app_status_lines(catalog, config, caplog):
         },
     ],
 )
-async def test_a_malformed_report_is_refused_and_not_logged(catalog, context, caplog, report):
+async def test_a_malformed_report_is_refused_and_not_logged(dispatcher, context, caplog, report):
     caplog.set_level(logging.INFO)
-    outcome = await catalog.call("tomtom-report-app-status", report, context)
+    outcome = await dispatcher.call("tomtom-report-app-status", report, context)
     assert outcome.is_error and outcome.data["error"]["code"] == "invalid_arguments"
     assert app_status(caplog) == []
 
@@ -233,10 +256,10 @@ async def test_a_malformed_report_is_refused_and_not_logged(catalog, context, ca
 # --- tomtom-get-map-key ------------------------------------------------------------------------
 
 
-async def test_the_map_key_is_the_callers_own(stub, catalog):
+async def test_the_map_key_is_the_callers_own(stub, dispatcher):
     config = make_config(stub, server_key="server-key-1")
     header = CallContext(config=config, transport="http", keys=KeySources(header="caller-key-2"), client_name="Claude")
-    answer = orjson.loads((await catalog.call("tomtom-get-map-key", {}, header)).text)
+    answer = orjson.loads((await dispatcher.call("tomtom-get-map-key", {}, header)).text)
     assert answer == {
         "key": "caller-key-2",
         "key_source": "tomtom-api-key",
@@ -244,14 +267,14 @@ async def test_the_map_key_is_the_callers_own(stub, catalog):
         "user_agent": "TomTomMCPAPPHttp/9.9.9 Claude",
     }
     stdio = CallContext(config=config, transport="stdio", keys=KeySources(cli="cli-key-3"), client_name="Zed")
-    answer = orjson.loads((await catalog.call("tomtom-get-map-key", {}, stdio)).text)
+    answer = orjson.loads((await dispatcher.call("tomtom-get-map-key", {}, stdio)).text)
     assert (answer["key"], answer["user_agent"]) == ("cli-key-3", "TomTomMCPAPP/9.9.9 Zed")
 
 
-async def test_hosted_mode_never_hands_out_the_servers_key(stub, catalog):
+async def test_hosted_mode_never_hands_out_the_servers_key(stub, dispatcher):
     hosted = CallContext(config=make_config(stub, server_key="server-key-1", hosted=True), transport="http")
-    outcome = await catalog.call("tomtom-get-map-key", {}, hosted)
+    outcome = await dispatcher.call("tomtom-get-map-key", {}, hosted)
     assert outcome.data["error"]["code"] == "unauthorized"
     assert "server-key-1" not in outcome.text
     local = CallContext(config=make_config(stub, server_key="server-key-1"), transport="http")
-    assert orjson.loads((await catalog.call("tomtom-get-map-key", {}, local)).text)["key_source"] == "server-key"
+    assert orjson.loads((await dispatcher.call("tomtom-get-map-key", {}, local)).text)["key_source"] == "server-key"

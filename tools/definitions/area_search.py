@@ -13,23 +13,24 @@ Compact is the search compact (tools.shaping.search) plus `boundary`, which area
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field, model_validator
 
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions.common import bbox, check_bbox, check_position, detail, position, requires, response_detail
+from tools.definitions.common import FULL, GEOMETRY, BoundingBox, GeometryDetail, Language, Limit, Position
 from tools.definitions.search_common import (
-    BRAND_SET,
-    LANGUAGE,
-    POI_CATEGORIES,
+    BrandSet,
+    PoiCategories,
+    Query,
     common_params,
-    limit,
     poi_params,
     query_segment,
     search_path,
 )
-from tools.errors import conflicting, invalid
 from tools.geometry.circle import CIRCLE_VERTICES, circle_ring
+from tools.inputs import ToolInput, exactly_one, problem, requires
 from tools.shaping.geometry import feature, with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.shaping.search import compact_search
@@ -37,94 +38,99 @@ from tools.tomtom.backends import Backend
 
 AREAS = ("center", "polygon", "boundingBox")
 MAX_POLYGON_POINTS = 1000
-
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "minLength": 1, "maxLength": 400, "description": "What to find, e.g. 'cafe'."},
-        "response_detail": response_detail(geometry=True),
-        "center": position("Circle centre, [longitude, latitude]; needs radius."),
-        "radius": {
-            "type": "integer",
-            "minimum": 1,
-            "description": f"Circle radius in metres (geometry draws it as a {CIRCLE_VERTICES}-gon).",
-        },
-        "polygon": {
-            "type": "array",
-            "items": position(),
-            "minItems": 3,
-            "maxItems": MAX_POLYGON_POINTS,
-            "description": "Polygon corners in order: [[longitude, latitude], ...].",
-        },
-        "boundingBox": bbox("[minLon, minLat, maxLon, maxLat]."),
-        "limit": limit(),
-        "language": LANGUAGE,
-        "poiCategories": POI_CATEGORIES,
-        "brandSet": BRAND_SET,
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
+MAX_RADIUS = 20_000_000
+"""Metres: half the Earth's circumference, the largest circle that means anything."""
 
 
-def area(arguments: dict[str, Any]) -> tuple[str, list[list[float]]]:
+def _open_ring(corners: list[list[float]]) -> list[list[float]]:
+    """The corners without a repeated closing corner; at least 3 different ones."""
+    if corners[0] == corners[-1]:
+        corners = corners[:-1]
+    if len({tuple(corner) for corner in corners}) < 3:
+        raise problem("needs at least 3 different corners")
+    return corners
+
+
+Polygon = Annotated[
+    list[Position],
+    Field(
+        min_length=3,
+        max_length=MAX_POLYGON_POINTS,
+        description="Polygon corners in order: [[longitude, latitude], ...].",
+    ),
+    AfterValidator(_open_ring),
+]
+
+
+class AreaSearchInput(ToolInput):
+    query: Annotated[Query, Field(description="What to find, e.g. 'cafe'.")]
+    response_detail: GeometryDetail = "compact"
+    center: Position | None = Field(None, description="Circle centre, [longitude, latitude]; needs radius.")
+    radius: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_RADIUS,
+        description=f"Circle radius in metres (geometry draws it as a {CIRCLE_VERTICES}-gon).",
+    )
+    polygon: Polygon | None = None
+    boundingBox: BoundingBox | None = Field(None, description="[minLon, minLat, maxLon, maxLat].")
+    limit: Limit = 10
+    language: Language | None = None
+    poiCategories: PoiCategories | None = None
+    brandSet: BrandSet | None = None
+
+    @model_validator(mode="after")
+    def _one_area(self) -> AreaSearchInput:
+        requires(self, "radius", "center")
+        requires(self, "center", "radius")
+        exactly_one(self, *AREAS, what="area")
+        return self
+
+
+def area(input: AreaSearchInput) -> tuple[str, list[list[float]]]:
     """The one area given: its join key (`circle`, `polygon`, `boundingBox`) and its points.
 
     A circle's points are its centre alone; a polygon's its corners without a repeated closing
     corner; a box's its four corners, counter-clockwise from the south-west.
     """
-    requires(arguments, "radius", "center")
-    requires(arguments, "center", "radius")
-    given = [name for name in AREAS if name in arguments]
-    if len(given) != 1:
-        message = "give exactly one area" if given else "give an area"
-        raise conflicting(*(given if len(given) > 1 else AREAS), message=message)
-    if "center" in arguments:
-        check_position("center", arguments["center"])
-        return "circle", [arguments["center"]]
-    if "boundingBox" in arguments:
-        check_bbox("boundingBox", arguments["boundingBox"])
-        west, south, east, north = arguments["boundingBox"]
+    if input.center is not None:
+        return "circle", [input.center]
+    if input.boundingBox is not None:
+        west, south, east, north = input.boundingBox
         return "boundingBox", [[west, south], [east, south], [east, north], [west, north]]
-    corners = [list(point) for point in arguments["polygon"]]
-    for index, corner in enumerate(corners):
-        check_position(f"polygon[{index}]", corner)
-    if corners[0] == corners[-1]:
-        corners.pop()
-    if len({tuple(corner) for corner in corners}) < 3:
-        raise invalid("polygon", "needs at least 3 different corners")
-    return "polygon", corners
+    assert input.polygon is not None  # the model holds exactly one area
+    return "polygon", input.polygon
 
 
-def geometry_list(kind: str, points: list[list[float]], arguments: dict[str, Any]) -> list[dict[str, Any]]:
+def geometry_list(kind: str, points: list[list[float]], input: AreaSearchInput) -> list[dict[str, Any]]:
     if kind == "circle":
-        return [{"type": "CIRCLE", "position": lat_lon_text(points[0]), "radius": arguments["radius"]}]
+        return [{"type": "CIRCLE", "position": lat_lon_text(points[0]), "radius": input.radius}]
     return [{"type": "POLYGON", "vertices": [lat_lon_text(point) for point in points]}]
 
 
-def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any], dict[str, Any]]:
+def build_request(input: AreaSearchInput, backend: Backend) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """The path, query parameters and JSON body for this call on this backend."""
-    kind, points = area(arguments)
-    path, params = search_path(backend, f"geometrySearch/{query_segment(arguments['query'].strip())}.json")
-    params.update(common_params(arguments), **poi_params(arguments))
-    return path, params, {"geometryList": geometry_list(kind, points, arguments)}
+    kind, points = area(input)
+    path, params = search_path(backend, f"geometrySearch/{query_segment(input.query.strip())}.json")
+    params.update(common_params(input), **poi_params(input))
+    return path, params, {"geometryList": geometry_list(kind, points, input)}
 
 
-def boundary_feature(kind: str, points: list[list[float]], arguments: dict[str, Any]) -> dict[str, Any]:
-    ring = circle_ring(points[0], arguments["radius"]) if kind == "circle" else points
+def boundary_feature(kind: str, points: list[list[float]], input: AreaSearchInput) -> dict[str, Any]:
+    ring = circle_ring(points[0], input.radius or 0) if kind == "circle" else points
     return feature({"type": "Polygon", "coordinates": [ring]}, {"boundary": kind})
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-    kind, points = area(arguments)
+async def run(input: AreaSearchInput, context: CallContext) -> dict[str, Any]:
+    kind, points = area(input)
     session = context.tomtom
-    path, params, body = build_request(arguments, session.backend)
+    path, params, body = build_request(input, session.backend)
     answer = await session.post(path, body, params)
-    if detail(arguments) == "full":
+    if input.response_detail == FULL:
         return answer
     compact = {"boundary": kind, **compact_search(answer)}
-    if detail(arguments) == "geometry":
-        return with_geometry(compact, [boundary_feature(kind, points, arguments)])
+    if input.response_detail == GEOMETRY:
+        return with_geometry(compact, [boundary_feature(kind, points, input)])
     return compact
 
 
@@ -135,6 +141,6 @@ TOOL = define_tool(
         "Find places of interest strictly inside an area: a circle (center and radius), a polygon or a "
         "bounding box. To rank places near a point use tomtom-poi-search or tomtom-nearby."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=AreaSearchInput,
     run=run,
 )

@@ -1,89 +1,98 @@
-"""Schema fragments and argument helpers shared by the tool modules."""
+"""Input types every tool family shares, and the one helper that makes an `Answer`.
+
+Each type carries its bounds and its checks; the field says what it is
+(`position: Position | None = Field(None, description="Bias results near [longitude, latitude].")`).
+
+- `Position`: `[longitude, latitude]`, each in range (the error names `position[0]` or `[1]`).
+- `BoundingBox`: `[minLon, minLat, maxLon, maxLat]`, south below north, with a width.
+- `PointsDetail` / `GeometryDetail`: `response_detail` of a tool without / with geometry. A
+  point-only tool asked for `geometry` says so (and the dispatcher adds which tools have it).
+- `ShowUi`: `show_ui` of a tool drawn by a widget (`answer` reads it).
+- `Language`, `Countries`, `Limit`: the common search inputs (give the default at the field).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field
 
 from tools.definition import Answer
-from tools.errors import conflicting
+from tools.inputs import ToolInput, problem
 
 COMPACT, GEOMETRY, FULL = "compact", "geometry", "full"
+POINTS_ONLY = "points_only"
+"""The error kind of `geometry` asked of a point-only tool (the registry hints which tools have it)."""
 
 
-def response_detail(*, geometry: bool) -> dict[str, Any]:
-    values = [COMPACT, GEOMETRY, FULL] if geometry else [COMPACT, FULL]
-    text = (
-        "compact (default): the answer; geometry: compact plus GeoJSON lines/polygons to draw; "
-        "full: TomTom's untrimmed answer (large)."
-        if geometry
-        else "compact (default): the answer; full: TomTom's untrimmed answer."
-    )
-    return {"type": "string", "enum": values, "default": COMPACT, "description": text}
-
-
-def position(description: str = "[longitude, latitude]") -> dict[str, Any]:
-    return {
-        "type": "array",
-        "description": description,
-        "items": {"type": "number"},
-        "minItems": 2,
-        "maxItems": 2,
-    }
-
-
-def bbox(description: str) -> dict[str, Any]:
-    return {"type": "array", "description": description, "items": {"type": "number"}, "minItems": 4, "maxItems": 4}
-
-
-def check_position(name: str, value: list[float]) -> None:
-    from tools.errors import invalid
-
+def _lon_lat(value: list[float]) -> list[float]:
     lon, lat = value
     if not -180 <= lon <= 180:
-        raise invalid(f"{name}[0]", f"longitude {lon} is outside -180..180 (positions are [longitude, latitude])")
+        raise problem(f"longitude {lon:g} is outside -180..180 (positions are [longitude, latitude])", item=0)
     if not -90 <= lat <= 90:
-        raise invalid(f"{name}[1]", f"latitude {lat} is outside -90..90 (positions are [longitude, latitude])")
+        raise problem(f"latitude {lat:g} is outside -90..90 (positions are [longitude, latitude])", item=1)
+    return value
 
 
-def check_bbox(name: str, value: list[float]) -> None:
-    from tools.errors import invalid
-
+def _box(value: list[float]) -> list[float]:
     min_lon, min_lat, max_lon, max_lat = value
-    check_position(name, [min_lon, min_lat])
-    check_position(name, [max_lon, max_lat])
+    for index, (lon, lat) in enumerate(((min_lon, min_lat), (max_lon, max_lat))):
+        if not -180 <= lon <= 180:
+            raise problem(f"longitude {lon:g} is outside -180..180", item=2 * index)
+        if not -90 <= lat <= 90:
+            raise problem(f"latitude {lat:g} is outside -90..90", item=2 * index + 1)
     if min_lat >= max_lat:
-        raise invalid(name, "must be [minLon, minLat, maxLon, maxLat] with minLat below maxLat")
+        raise problem("must be [minLon, minLat, maxLon, maxLat] with minLat below maxLat")
     if min_lon == max_lon:
-        raise invalid(name, "must have a width: minLon equals maxLon")
+        raise problem("must have a width: minLon equals maxLon")
+    return value
 
 
-def exclusive(arguments: dict[str, Any], *names: str, message: str = "give only one of these") -> None:
-    given = [name for name in names if name in arguments]
-    if len(given) > 1:
-        raise conflicting(*given, message=message)
+Position = Annotated[list[float], Field(min_length=2, max_length=2), AfterValidator(_lon_lat)]
+"""`[longitude, latitude]`; a field says what the position is (a list of them says `[[longitude, latitude], ...]`)."""
+BoundingBox = Annotated[list[float], Field(min_length=4, max_length=4), AfterValidator(_box)]
+"""`[minLon, minLat, maxLon, maxLat]`; a field says so in its description."""
 
 
-def requires(arguments: dict[str, Any], name: str, needed: str) -> None:
-    if name in arguments and needed not in arguments:
-        raise conflicting(name, needed, message=f"`{name}` needs `{needed}`")
+def _points_only(value: Any) -> Any:
+    if value == GEOMETRY:
+        raise problem("this tool returns points only, so it has no 'geometry'; use compact or full.", kind=POINTS_ONLY)
+    return value
 
 
-def detail(arguments: dict[str, Any]) -> str:
-    return arguments.get("response_detail", COMPACT)
+PointsDetail = Annotated[
+    Literal["compact", "full"],
+    BeforeValidator(_points_only),
+    Field(description="compact: the answer; full: TomTom's untrimmed answer."),
+]
+GeometryDetail = Annotated[
+    Literal["compact", "geometry", "full"],
+    Field(
+        description="compact: the answer; geometry: compact plus GeoJSON lines and areas to draw; "
+        "full: TomTom's untrimmed answer (large)."
+    ),
+]
+ShowUi = Annotated[
+    bool, Field(description="Also draw it on a map where the host shows MCP Apps; the text is unchanged.")
+]
 
 
-def show_ui(default: bool = False) -> dict[str, Any]:
-    """The `show_ui` input of a tool drawn by a widget; the tool also passes `meta=MAP_WIDGET`
-    (tools.widgets) and returns `answer(...)`. docs/widgets.md has the recipe."""
-    return {
-        "type": "boolean",
-        "default": default,
-        "description": "Also draw the answer on a map where the host shows MCP Apps; the text is unchanged.",
-    }
+def _language(value: str) -> str:
+    if len(value) < 2:
+        raise problem(f"{value!r} is not a language tag such as en-GB")
+    return value
 
 
-def answer(arguments: dict[str, Any], data: dict[str, Any], app_data: Any = None) -> Answer:
-    """`data` for the model and, when `show_ui` (default false) is on, `app_data` for the widget:
-    for a TomTom tool, TomTom's untrimmed answer (the client already took the key out of it)."""
-    shown = bool(arguments.get("show_ui", False))
+Language = Annotated[str, Field(max_length=35, description="IETF language tag, e.g. en-GB."), AfterValidator(_language)]
+CountryCode = Annotated[str, Field(pattern="^[A-Za-z]{2}$")]
+Countries = Annotated[list[CountryCode], Field(max_length=50, description="Only these countries (ISO 3166-1 alpha-2).")]
+
+
+Limit = Annotated[int, Field(ge=1, le=100)]
+
+
+def answer(input: ToolInput, data: dict[str, Any], app_data: Any = None) -> Answer:
+    """`data` for the model and, when the caller set `show_ui`, `app_data` for the widget: for a
+    TomTom tool, TomTom's untrimmed answer (the client already took the key out of it)."""
+    shown = bool(getattr(input, "show_ui", False))
     return Answer(data, app_data if shown else None, show_ui=shown)

@@ -16,65 +16,112 @@ import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import orjson
+from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
 
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
-from tools.definitions.common import exclusive, show_ui
+from tools.definitions.common import ShowUi
 from tools.download import download
-from tools.errors import conflicting, invalid
-from tools.widgets import MAP_WIDGET
+from tools.errors import invalid
+from tools.inputs import ToolInput, exclusive, problem, rule
+from tools.widgets import MAP_APP_URI
 
-LAYER_TYPES = ["markers", "heatmap", "clusters", "line", "fill", "choropleth"]
 MAX_FEATURES = 100_000
 MAX_LAYERS = 10
 MAX_INLINE_CHARS = 10_000_000
+MAX_FILTER_TEXT = 100
+MAX_FILTER_NUMBER = 1e15
+"""Filter values are bounded like every input: far beyond any property value a map filters on."""
 GEOMETRY_TYPES = frozenset(
     {"Point", "MultiPoint", "LineString", "MultiLineString", "Polygon", "MultiPolygon", "GeometryCollection"}
 )
 PROPERTY_KEYS = ("color_property", "size_property", "label_property", "heatmap_weight", "filter_property")
-_NAME = {"type": "string", "minLength": 1, "maxLength": 100}
 
-LAYER = {
-    "type": "object",
-    "properties": {
-        "type": {"type": "string", "enum": LAYER_TYPES},
-        "color": {"type": "string", "maxLength": 32, "description": "CSS colour, e.g. #d81b60."},
-        "color_property": {**_NAME, "description": "Numeric property that picks the colour (choropleth)."},
-        "color_scale": {"type": "array", "items": {"type": "string", "maxLength": 32}, "minItems": 2, "maxItems": 2,
-                        "description": "[low colour, high colour] for color_property."},
-        "size_property": {**_NAME, "description": "Numeric property that sizes markers."},
-        "label_property": {**_NAME, "description": "Property shown as the popup title."},
-        "popup_fields": {"type": "array", "items": _NAME, "maxItems": 20},
-        "cluster_radius": {"type": "integer", "minimum": 10, "maximum": 200, "default": 50},
-        "heatmap_weight": {**_NAME, "description": "Numeric property that weights the heatmap."},
-        "heatmap_intensity": {"type": "number", "minimum": 0.1, "maximum": 5, "default": 1},
-        "line_width": {"type": "number", "minimum": 0.5, "maximum": 20, "default": 3},
-        "fill_opacity": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5},
-        "filter_property": {**_NAME, "description": "Draw only features whose property is one of filter_values."},
-        "filter_values": {"type": "array", "items": {"type": ["string", "number"]}, "minItems": 1, "maxItems": 100},
-    },
-    "required": ["type"],
-    "additionalProperties": False,
-}  # fmt: skip
+LayerType = Literal["markers", "heatmap", "clusters", "line", "fill", "choropleth"]
+PropertyName = Annotated[str, Field(min_length=1, max_length=100)]
+Colour = Annotated[str, Field(max_length=32)]
 
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "data_url": {"type": "string", "maxLength": 2048,
-                     "description": "https URL of a GeoJSON file on a public host (at most 50 MB, 100,000 features)."},
-        "geojson": {"type": "string", "maxLength": MAX_INLINE_CHARS,
-                    "description": "GeoJSON text, instead of data_url."},
-        "layers": {"type": "array", "items": LAYER, "minItems": 1, "maxItems": MAX_LAYERS,
-                   "description": "How to draw the data, bottom layer first."},
-        "title": {"type": "string", "maxLength": 200},
-        "show_ui": show_ui(default=True),
-    },
-    "required": ["layers"],
-    "additionalProperties": False,
-}  # fmt: skip
+
+def _filter_value(value: Any) -> str | int | float:
+    # One check for both kinds: a union would name its branches in the error path.
+    if isinstance(value, str):
+        if len(value) > MAX_FILTER_TEXT:
+            raise problem(f"should have at most {MAX_FILTER_TEXT} characters")
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not (math.isfinite(value) and -MAX_FILTER_NUMBER <= value <= MAX_FILTER_NUMBER):
+            raise problem(f"should be a number from {-MAX_FILTER_NUMBER:g} to {MAX_FILTER_NUMBER:g}")
+        return value
+    raise problem("should be text or a number")
+
+
+FilterValue = Annotated[
+    Any,
+    PlainValidator(_filter_value),
+    WithJsonSchema(
+        {
+            "type": ["string", "number"],
+            "maxLength": MAX_FILTER_TEXT,
+            "minimum": -MAX_FILTER_NUMBER,
+            "maximum": MAX_FILTER_NUMBER,
+        }
+    ),
+]
+"""A property value to keep: text or a finite number, both bounded. One `type` list, not
+`anyOf`, so every host reads it (tools.schema)."""
+
+
+class Layer(ToolInput):
+    # One way of drawing the data; an option left out is the widget's default for it.
+    type: LayerType
+    color: Colour | None = Field(None, description="CSS colour, e.g. #d81b60.")
+    color_property: PropertyName | None = Field(
+        None, description="Numeric property that picks the colour (choropleth)."
+    )
+    color_scale: list[Colour] | None = Field(
+        None, min_length=2, max_length=2, description="[low colour, high colour] for color_property."
+    )
+    size_property: PropertyName | None = Field(None, description="Numeric property that sizes markers.")
+    label_property: PropertyName | None = Field(None, description="Property shown as the popup title.")
+    popup_fields: list[PropertyName] | None = Field(None, max_length=20)
+    cluster_radius: int = Field(50, ge=10, le=200)
+    heatmap_weight: PropertyName | None = Field(None, description="Numeric property that weights the heatmap.")
+    heatmap_intensity: float = Field(1, ge=0.1, le=5)
+    line_width: float = Field(3, ge=0.5, le=20)
+    fill_opacity: float = Field(0.5, ge=0, le=1)
+    filter_property: PropertyName | None = Field(
+        None, description="Draw only features whose property is one of filter_values."
+    )
+    filter_values: list[FilterValue] | None = Field(None, min_length=1, max_length=100)
+
+    def as_given(self) -> dict[str, Any]:
+        """The layer as the caller wrote it (what the widget draws with): no defaults added."""
+        return self.model_dump(exclude_unset=True, exclude_none=True)
+
+
+class DataVizInput(ToolInput):
+    # The data comes once, by `data_url` or inline `geojson` (also tomtom-get-app-data's `arguments`).
+    data_url: str | None = Field(
+        None,
+        max_length=2048,
+        description="https URL of a GeoJSON file on a public host (at most 50 MB, 100,000 features).",
+    )
+    geojson: str | None = Field(None, max_length=MAX_INLINE_CHARS, description="GeoJSON text, instead of data_url.")
+    layers: list[Layer] = Field(
+        min_length=1, max_length=MAX_LAYERS, description="How to draw the data, bottom layer first."
+    )
+    title: str | None = Field(None, max_length=200)
+    show_ui: ShowUi = True
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DataVizInput:
+        exclusive(self, "data_url", "geojson", message="give the data once: a data_url or inline geojson")
+        if self.data_url is None and self.geojson is None:
+            raise rule("data_url", "geojson", message="give the data to draw: a data_url or inline geojson")
+        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,32 +134,31 @@ class Visualisation:
     """`data_url` or `tool_input` (the app-status `source`)."""
 
 
-async def visualise(arguments: dict[str, Any], context: CallContext) -> Visualisation:
-    """Read the data, check it and the layers, and describe it (also run by tomtom-get-app-data)."""
-    exclusive(arguments, "data_url", "geojson", message="give the data once: a data_url or inline geojson")
-    if "data_url" in arguments:
-        raw = await download(arguments["data_url"], context.config.downloads)
+async def visualise(input: DataVizInput, context: CallContext) -> Visualisation:
+    """Read the data, check it, and describe it with the layers (also run by tomtom-get-app-data)."""
+    if input.data_url is not None:
+        raw = await download(input.data_url, context.config.downloads)
         name, source = "data_url", "data_url"
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise invalid(name, "the file is not UTF-8 text, so it is not GeoJSON") from None
-    elif "geojson" in arguments:
-        text, name, source = arguments["geojson"], "geojson", "tool_input"
     else:
-        raise conflicting("data_url", "geojson", message="give the data to draw: a data_url or inline geojson")
-    summary = await asyncio.to_thread(_describe, text, name, arguments)  # up to 50 MB: off the event loop
-    app_data = {"data_viz": {"title": arguments.get("title"), "layers": arguments["layers"], "geojson": text}}
+        assert input.geojson is not None  # the model's rule: one of the two
+        text, name, source = input.geojson, "geojson", "tool_input"
+    layers = [layer.as_given() for layer in input.layers]
+    summary = await asyncio.to_thread(_describe, text, name, layers, input.title)  # up to 50 MB: off the event loop
+    app_data = {"data_viz": {"title": input.title, "layers": layers, "geojson": text}}
     return Visualisation(summary=summary, app_data=app_data, source=source)
 
 
-def _describe(text: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def _describe(text: str, name: str, layers: list[dict[str, Any]], title: str | None) -> dict[str, Any]:
     """The model's summary of GeoJSON `text` (given as `name`), which is checked on the way."""
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise invalid(name, f"is not JSON ({exc})") from None
-    return _summary(_features(data, name), arguments["layers"], arguments)
+    return _summary(_features(data, name), layers, title)
 
 
 def _features(data: Any, name: str) -> list[dict[str, Any]]:
@@ -137,7 +183,7 @@ def _features(data: Any, name: str) -> list[dict[str, Any]]:
     return features
 
 
-def _summary(features: list[dict[str, Any]], layers: list[dict[str, Any]], arguments: dict[str, Any]) -> dict[str, Any]:
+def _summary(features: list[dict[str, Any]], layers: list[dict[str, Any]], title: str | None) -> dict[str, Any]:
     kinds = Counter(f["geometry"]["type"] for f in features if f.get("geometry"))
     names: Counter[str] = Counter()
     for feature in features:
@@ -145,8 +191,8 @@ def _summary(features: list[dict[str, Any]], layers: list[dict[str, Any]], argum
         if isinstance(properties, dict):
             names.update(properties.keys())
     summary: dict[str, Any] = {"features": len(features), "geometry_types": dict(kinds)}
-    if arguments.get("title"):
-        summary["title"] = arguments["title"]
+    if title:
+        summary["title"] = title
     extent = _extent(features)
     if extent is not None:
         summary["bbox"] = extent
@@ -195,9 +241,9 @@ def _positions(geometry: Any) -> Iterator[tuple[float, float]]:
                 stack.extend(item)
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> Answer:
-    shown = bool(arguments.get("show_ui", True))
-    viz = await visualise(arguments, context)
+async def run(input: DataVizInput, context: CallContext) -> Answer:
+    shown = input.show_ui
+    viz = await visualise(input, context)
     return Answer(viz.summary, viz.app_data if shown else None, show_ui=shown, refetchable=True)
 
 
@@ -208,8 +254,7 @@ TOOL = define_tool(
         "Draw your own GeoJSON (an https data_url or inline text) on an interactive map as markers, "
         "heatmap, clusters, lines, fills or a choropleth. Answers with a summary of the data."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=DataVizInput,
     run=run,
-    requires=(),
-    meta=MAP_WIDGET,
+    widget=MAP_APP_URI,
 )

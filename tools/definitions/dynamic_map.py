@@ -11,125 +11,121 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, model_validator
 
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions import routing
-from tools.definitions.common import bbox, check_bbox, check_position, position, show_ui
-from tools.errors import ErrorCode, ToolError, invalid
+from tools.definitions.common import BoundingBox, Position, ShowUi
+from tools.definitions.routing import Avoid, DepartAt, Locations, RouteType, TrafficMode
+from tools.errors import ErrorCode, ToolError
+from tools.inputs import ToolInput, problem
 from tools.shaping.points import pick
 from tools.shaping.routes import SUMMARY_KEPT, route_points
-from tools.widgets import MAP_WIDGET
+from tools.widgets import MAP_APP_URI
 
 MAX_MARKERS = 500
 MAX_SHAPES = 50
 MAX_SHAPE_POINTS = 5_000
 MAX_PLANS = 5
-_TEXT = {"type": "string", "maxLength": 200}
-_COLOR = {"type": "string", "maxLength": 32, "description": "CSS colour, e.g. #1e88e5."}
+MAX_PLAN_LOCATIONS = 50
+Text = Annotated[str, Field(max_length=200)]
+Color = Annotated[str, Field(max_length=32, description="CSS colour, e.g. #1e88e5.")]
 
 
-def _path(minimum: int, description: str) -> dict[str, Any]:
-    return {"type": "array", "items": position(), "minItems": minimum, "maxItems": MAX_SHAPE_POINTS,
-            "description": description}  # fmt: skip
+class Marker(ToolInput):
+    """A point to mark, optionally labelled and described."""
+
+    position: Position = Field(description="[longitude, latitude]")
+    label: Text | None = None
+    description: str | None = Field(None, max_length=1000)
+    color: Color | None = None
 
 
-MARKER = {
-    "type": "object",
-    "properties": {
-        "position": position(),
-        "label": _TEXT,
-        "description": {"type": "string", "maxLength": 1000},
-        "color": _COLOR,
-    },
-    "required": ["position"],
-    "additionalProperties": False,
-}
-LINE = {
-    "type": "object",
-    "properties": {
-        "coordinates": _path(2, "[[longitude, latitude], ...]"),
-        "label": _TEXT,
-        "color": _COLOR,
-        "width": {"type": "number", "minimum": 0.5, "maximum": 20},
-    },
-    "required": ["coordinates"],
-    "additionalProperties": False,
-}
-POLYGON = {
-    "type": "object",
-    "properties": {
-        "coordinates": _path(3, "The outline: [[longitude, latitude], ...]."),
-        "label": _TEXT,
-        "color": _COLOR,
-        "opacity": {"type": "number", "minimum": 0, "maximum": 1},
-    },
-    "required": ["coordinates"],
-    "additionalProperties": False,
-}
+class Line(ToolInput):
+    """A line through two or more positions."""
 
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "markers": {"type": "array", "maxItems": MAX_MARKERS, "items": MARKER},
-        "lines": {"type": "array", "maxItems": MAX_SHAPES, "items": LINE},
-        "polygons": {"type": "array", "maxItems": MAX_SHAPES, "items": POLYGON},
-        "routePlans": {
-            "type": "array",
-            "maxItems": MAX_PLANS,
-            "description": "Routes to plan and draw, each through its locations in order.",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "locations": {"type": "array", "items": position(), "minItems": 2, "maxItems": 50},
-                    "label": _TEXT,
-                    "color": _COLOR,
-                    "routeType": {"type": "string", "enum": routing.ROUTE_TYPES, "default": "fast"},
-                    "traffic": {"type": "string", "enum": ["live", "historical"], "default": "live"},
-                    "avoid": {"type": "array", "items": {"type": "string", "enum": routing.AVOID}, "uniqueItems": True},
-                    "departAt": {"type": "string", "description": "ISO 8601 date-time, or `now`."},
-                },
-                "required": ["locations"],
-                "additionalProperties": False,
-            },
-        },
-        "bbox": bbox("The view, [minLon, minLat, maxLon, maxLat]; default: everything drawn."),
-        "title": _TEXT,
-        "show_ui": show_ui(default=True),
-    },
-    "additionalProperties": False,
-}
-
-PLAN_INPUTS = ("locations", "routeType", "traffic", "avoid", "departAt")
+    coordinates: Annotated[
+        list[Position], Field(min_length=2, max_length=MAX_SHAPE_POINTS, description="[[longitude, latitude], ...]")
+    ]
+    label: Text | None = None
+    color: Color | None = None
+    width: float | None = Field(None, ge=0.5, le=20)
 
 
-def check_arguments(arguments: dict[str, Any]) -> None:
-    if not any(arguments.get(name) for name in ("markers", "lines", "polygons", "routePlans", "bbox")):
-        raise invalid("markers", "give something to show: markers, lines, polygons, routePlans or a bbox")
-    for i, marker in enumerate(arguments.get("markers", [])):
-        check_position(f"markers[{i}].position", marker["position"])
-    for kind in ("lines", "polygons"):
-        for i, shape in enumerate(arguments.get(kind, [])):
-            for j, point in enumerate(shape["coordinates"]):
-                check_position(f"{kind}[{i}].coordinates[{j}]", point)
-    if "bbox" in arguments:
-        check_bbox("bbox", arguments["bbox"])
+class Polygon(ToolInput):
+    """An area: its outline of three or more positions."""
+
+    coordinates: Annotated[
+        list[Position],
+        Field(min_length=3, max_length=MAX_SHAPE_POINTS, description="The outline: [[longitude, latitude], ...]."),
+    ]
+    label: Text | None = None
+    color: Color | None = None
+    opacity: float | None = Field(None, ge=0, le=1)
 
 
-async def _plan(index: int, plan: dict[str, Any], context: CallContext) -> dict[str, Any]:
+class RoutePlan(ToolInput):
+    """A route to plan (as tomtom-routing plans it, by car) and draw."""
+
+    locations: Annotated[Locations, Field(max_length=MAX_PLAN_LOCATIONS)]
+    label: Text | None = None
+    color: Color | None = None
+    routeType: RouteType = "fast"
+    traffic: TrafficMode = "live"
+    avoid: Avoid | None = None
+    departAt: DepartAt | None = None
+
+    def options(self) -> routing.RouteOptions:
+        """The plan's route type and traffic; the travel mode is tomtom-routing's default, car."""
+        return routing.RouteOptions(routeType=self.routeType, traffic=self.traffic)
+
+
+class DynamicMapInput(ToolInput):
+    markers: list[Marker] | None = Field(None, max_length=MAX_MARKERS)
+    lines: list[Line] | None = Field(None, max_length=MAX_SHAPES)
+    polygons: list[Polygon] | None = Field(None, max_length=MAX_SHAPES)
+    routePlans: list[RoutePlan] | None = Field(
+        None, max_length=MAX_PLANS, description="Routes to plan and draw, each through its locations in order."
+    )
+    bbox: BoundingBox | None = Field(
+        None, description="The view, [minLon, minLat, maxLon, maxLat]; default: everything drawn."
+    )
+    title: Text | None = None
+    show_ui: ShowUi = True
+
+    @model_validator(mode="after")
+    def _something_to_show(self) -> DynamicMapInput:
+        if not any((self.markers, self.lines, self.polygons, self.routePlans, self.bbox)):
+            raise problem("give something to show: markers, lines, polygons, routePlans or a bbox", item="markers")
+        return self
+
+
+async def _plan(index: int, plan: RoutePlan, context: CallContext) -> dict[str, Any]:
+    """The first route TomTom plans for `plan`; an error names the plan (`routePlans[i]`)."""
+    session = context.tomtom
     try:
-        body = await routing.route({k: plan[k] for k in PLAN_INPUTS if k in plan}, context)
+        path, params = routing.build_request(
+            plan.locations, plan.options(), session.backend, avoid=plan.avoid, departAt=plan.departAt
+        )
+        body = await session.get(path, params)
     except ToolError as error:
-        if error.code is ErrorCode.INVALID_ARGUMENTS and "argument" in error.data:
-            argument = error.data["argument"]
-            message = error.message.removeprefix(f"{argument}: ")
-            raise invalid(f"routePlans[{index}].{argument}", message) from None
-        raise ToolError(error.code, f"routePlans[{index}]: {error.message}", **error.data) from None
+        where = f"routePlans[{index}]"
+        data = dict(error.data)
+        if "argument" in data:
+            data["argument"] = f"{where}.{data['argument']}"
+        raise ToolError(error.code, f"{where}: {error.message}", **data) from None
     routes = body.get("routes")
     if not isinstance(routes, list) or not routes or not isinstance(routes[0], dict):
         raise ToolError(ErrorCode.MALFORMED, f"routePlans[{index}]: TomTom answered without a route.")
     return routes[0]
+
+
+def _drawn(shapes: list[Marker] | list[Line] | list[Polygon] | None) -> list[dict[str, Any]]:
+    """The shapes as the widget draws them: what the caller gave."""
+    return [shape.model_dump(exclude_none=True) for shape in shapes or ()]
 
 
 def _extent(positions: Iterable[Any]) -> list[float] | None:
@@ -140,12 +136,11 @@ def _extent(positions: Iterable[Any]) -> list[float] | None:
     return None if west > east else [round(west, 5), round(south, 5), round(east, 5), round(north, 5)]
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> Answer:
-    check_arguments(arguments)
-    plans = arguments.get("routePlans", [])
+async def run(input: DynamicMapInput, context: CallContext) -> Answer:
+    plans = input.routePlans or []
     routes = await asyncio.gather(*(_plan(i, plan, context) for i, plan in enumerate(plans)))
-    markers, lines, polygons = (arguments.get(kind, []) for kind in ("markers", "lines", "polygons"))
-    view = arguments.get("bbox") or _extent(
+    markers, lines, polygons = _drawn(input.markers), _drawn(input.lines), _drawn(input.polygons)
+    view = input.bbox or _extent(
         [
             *(m["position"] for m in markers),
             *(p for shape in [*lines, *polygons] for p in shape["coordinates"]),
@@ -155,13 +150,13 @@ async def run(arguments: dict[str, Any], context: CallContext) -> Answer:
     drawn_routes = []
     summaries = []
     for i, (plan, route) in enumerate(zip(plans, routes, strict=True)):
-        label = plan.get("label") or f"Route {i + 1}"
+        label = plan.label or f"Route {i + 1}"
         summary = pick(route.get("summary") or {}, SUMMARY_KEPT)
         summaries.append({"label": label, **summary})
-        drawn_routes.append({"label": label, "color": plan.get("color"), "route": route})
+        drawn_routes.append({"label": label, "color": plan.color, "route": route})
     text: dict[str, Any] = {}
-    if arguments.get("title"):
-        text["title"] = arguments["title"]
+    if input.title:
+        text["title"] = input.title
     if view is not None:
         text["view"] = {"bbox": view}
     if markers:
@@ -172,10 +167,9 @@ async def run(arguments: dict[str, Any], context: CallContext) -> Answer:
             text[kind] = len(shapes)
     if summaries:
         text["routes"] = summaries
-    shown = bool(arguments.get("show_ui", True))
-    state = {"title": arguments.get("title"), "bbox": view, "markers": markers, "lines": lines,
+    state = {"title": input.title, "bbox": view, "markers": markers, "lines": lines,
              "polygons": polygons, "routes": drawn_routes}  # fmt: skip
-    return Answer(text, {"map": state} if shown else None, show_ui=shown)
+    return Answer(text, {"map": state} if input.show_ui else None, show_ui=input.show_ui)
 
 
 TOOL = define_tool(
@@ -185,7 +179,7 @@ TOOL = define_tool(
         "Show markers, lines, areas and planned routes on an interactive map (routes are planned with TomTom "
         "routing). Answers with a short summary: the view, the markers, each route's distance, time and delay."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=DynamicMapInput,
     run=run,
-    meta=MAP_WIDGET,
+    widget=MAP_APP_URI,
 )

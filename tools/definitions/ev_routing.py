@@ -14,19 +14,22 @@ is no route type.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, ValidatorFunctionWrapHandler, WrapValidator, model_validator
 
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions import routing
-from tools.definitions.common import detail, response_detail
-from tools.errors import conflicting, invalid
+from tools.definitions.common import FULL, GEOMETRY, GeometryDetail
+from tools.definitions.routing import Avoid, DepartAt, Locations, TrafficMode
+from tools.inputs import UNIQUE, ToolInput, problem, rule
 from tools.shaping.ev_routes import charging_stop_features, compact_ev_routes
 from tools.shaping.geometry import route_features, with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.tomtom.backends import Backend
 
-PLUG_TYPES = [
+PlugType = Literal[
     "Small_Paddle_Inductive", "Large_Paddle_Inductive", "IEC_60309_1_Phase", "IEC_60309_3_Phase",
     "IEC_62196_Type_1_Outlet", "IEC_62196_Type_2_Outlet", "IEC_62196_Type_3_Outlet",
     "IEC_62196_Type_1_Connector_Cable_Attached", "IEC_62196_Type_2_Connector_Cable_Attached",
@@ -43,91 +46,110 @@ DEFAULT_CONNECTORS = [
     {"currentType": "DC", "plugTypes": ["Combo_to_IEC_62196_Type_2_Base"], "maxPowerInkW": 150},
 ]
 DESTINATION_SHARE, STOPS_SHARE = 0.2, 0.1
-_ROUTING = routing.INPUT_SCHEMA["properties"]
-
-
-def _pairs(description: str) -> dict[str, Any]:
-    pair = {"type": "array", "items": {"type": "number", "minimum": 0}, "minItems": 2, "maxItems": 2}
-    return {"type": "array", "items": pair, "minItems": 1, "maxItems": 25, "description": description}
-
-
-def _kwh(description: str) -> dict[str, Any]:
-    return {"type": "number", "minimum": 0, "description": description}
-
-
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "locations": {
-            **_ROUTING["locations"],
-            "maxItems": MAX_STOPS,
-            "description": f"Origin, optional waypoints, destination (2-{MAX_STOPS}): [[longitude, latitude], ...].",
-        },
-        "response_detail": response_detail(geometry=True),
-        "maxChargeInkWh": {"type": "number", "exclusiveMinimum": 0, "description": "Battery capacity."},
-        "currentChargeInkWh": _kwh("Charge at departure."),
-        "minChargeAtDestinationInkWh": _kwh("Charge to keep on arrival. Default: 20 % of maxChargeInkWh."),
-        "minChargeAtChargingStopsInkWh": _kwh("Charge to keep on reaching a stop. Default: 10 % of maxChargeInkWh."),
-        "consumption": _pairs(
-            "[[speed km/h, kWh per 100 km], ...], speeds increasing. Default: [[50,15],[90,18],[120,23]]."
-        ),
-        "batteryCurve": _pairs(
-            "[[charge kWh, max charging power kW], ...], charges increasing. Default: the fastest connector's "
-            "power to 50 % charge, half to 80 %, a fifth at full."
-        ),
-        "chargingConnectors": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": 10,
-            "description": "How the car charges. Default: Type 2 AC 11 kW and CCS2 DC 150 kW.",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "currentType": {"type": "string", "enum": ["AC1", "AC3", "DC"]},
-                    "plugTypes": {
-                        "type": "array",
-                        "items": {"type": "string", "enum": PLUG_TYPES},
-                        "minItems": 1,
-                        "uniqueItems": True,
-                    },
-                    "maxPowerInkW": {"type": "number", "exclusiveMinimum": 0},
-                },
-                "required": ["currentType", "plugTypes", "maxPowerInkW"],
-                "additionalProperties": False,
-            },
-        },
-        "traffic": _ROUTING["traffic"],
-        "avoid": _ROUTING["avoid"],
-        "departAt": _ROUTING["departAt"],
-    },
-    "required": ["locations", "maxChargeInkWh", "currentChargeInkWh"],
-    "additionalProperties": False,
-}
+MAX_CAPACITY_KWH = 2_000
+"""Bounds the battery inputs (the largest truck batteries hold well under this)."""
+MAX_POWER_KW = 4_000
+"""Bounds a connector's and the battery curve's power (megawatt truck charging is under this)."""
+MAX_CONSUMPTION_NUMBER = 1_000
+"""Bounds both numbers of a consumption pair: km/h and kWh per 100 km."""
 ASSUMABLE = (
     "minChargeAtDestinationInkWh", "minChargeAtChargingStopsInkWh", "consumption", "batteryCurve", "chargingConnectors",
 )  # fmt: skip
 """The inputs with a default that stands in for the caller's vehicle (compact lists those assumed)."""
 
 
-def _increasing(name: str, pairs: list[list[float]], what: str) -> None:
-    for index in range(1, len(pairs)):
-        if pairs[index][0] <= pairs[index - 1][0]:
-            raise invalid(f"{name}[{index}][0]", f"{what} must increase from one pair to the next")
+def _as_sent(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A number checked as a float but kept as the caller wrote it: 75 reaches TomTom as `75`."""
+    checked = handler(value)
+    return value if type(value) is int else checked
 
 
-def check_arguments(arguments: dict[str, Any]) -> None:
-    routing.check_arguments(arguments)  # locations and departAt, as tomtom-routing checks them
-    capacity = arguments["maxChargeInkWh"]
-    for name in ("currentChargeInkWh", "minChargeAtDestinationInkWh", "minChargeAtChargingStopsInkWh"):
-        if arguments.get(name, 0) > capacity:
-            raise conflicting(name, "maxChargeInkWh", message="a charge cannot exceed the battery's capacity")
-    if "consumption" in arguments:
-        _increasing("consumption", arguments["consumption"], "speeds")
-    if "batteryCurve" in arguments:
-        curve = arguments["batteryCurve"]
-        _increasing("batteryCurve", curve, "charges")
-        if curve[-1][0] > capacity:
-            raise conflicting("batteryCurve", "maxChargeInkWh", message="the curve's charges exceed the capacity")
+def _number(**bounds: float) -> Any:
+    return Annotated[float, Field(**bounds), WrapValidator(_as_sent)]
+
+
+Kwh = _number(ge=0, le=MAX_CAPACITY_KWH)
+Capacity = _number(gt=0, le=MAX_CAPACITY_KWH)
+Power = _number(gt=0, le=MAX_POWER_KW)
+
+
+def _increasing(what: str) -> Callable[[list[list[float]]], list[list[float]]]:
+    def check(pairs: list[list[float]]) -> list[list[float]]:
+        for index in range(1, len(pairs)):
+            if pairs[index][0] <= pairs[index - 1][0]:
+                raise problem(f"{what} must increase from one pair to the next", item=(index, 0))
+        return pairs
+
+    return check
+
+
+def _pairs(limit: float, what: str, description: str) -> Any:
+    pair = Annotated[list[_number(ge=0, le=limit)], Field(min_length=2, max_length=2)]
+    return Annotated[
+        list[pair], Field(min_length=1, max_length=25, description=description), AfterValidator(_increasing(what))
+    ]
+
+
+Consumption = _pairs(
+    MAX_CONSUMPTION_NUMBER,
+    "speeds",
+    "[[speed km/h, kWh per 100 km], ...], speeds increasing. Default: [[50,15],[90,18],[120,23]].",
+)
+BatteryCurve = _pairs(
+    max(MAX_CAPACITY_KWH, MAX_POWER_KW),
+    "charges",
+    "[[charge kWh, max charging power kW], ...], charges increasing. Default: the fastest connector's "
+    "power to 50 % charge, half to 80 %, a fifth at full.",
+)
+
+
+class Connector(ToolInput):
+    """One way the car charges: current, the plugs it takes, and its top power."""
+
+    currentType: Literal["AC1", "AC3", "DC"]
+    plugTypes: Annotated[list[PlugType], UNIQUE, Field(min_length=1, max_length=len(PlugType.__args__))]
+    maxPowerInkW: Power
+
+
+class EvRoutingInput(ToolInput):
+    locations: Annotated[
+        Locations,
+        Field(
+            max_length=MAX_STOPS,
+            description=f"Origin, optional waypoints, destination (2-{MAX_STOPS}): [[longitude, latitude], ...].",
+        ),
+    ]
+    maxChargeInkWh: Capacity = Field(description="Battery capacity.")
+    currentChargeInkWh: Kwh = Field(description="Charge at departure.")
+    response_detail: GeometryDetail = "compact"
+    minChargeAtDestinationInkWh: Kwh | None = Field(
+        None, description="Charge to keep on arrival. Default: 20 % of maxChargeInkWh."
+    )
+    minChargeAtChargingStopsInkWh: Kwh | None = Field(
+        None, description="Charge to keep on reaching a stop. Default: 10 % of maxChargeInkWh."
+    )
+    consumption: Consumption | None = None
+    batteryCurve: BatteryCurve | None = None
+    chargingConnectors: list[Connector] | None = Field(
+        None,
+        min_length=1,
+        max_length=10,
+        description="How the car charges. Default: Type 2 AC 11 kW and CCS2 DC 150 kW.",
+    )
+    traffic: TrafficMode = "live"
+    avoid: Avoid | None = None
+    departAt: DepartAt | None = None
+
+    @model_validator(mode="after")
+    def _rules(self) -> EvRoutingInput:
+        capacity = self.maxChargeInkWh
+        for name in ("currentChargeInkWh", "minChargeAtDestinationInkWh", "minChargeAtChargingStopsInkWh"):
+            charge = getattr(self, name)
+            if charge is not None and charge > capacity:
+                raise rule(name, "maxChargeInkWh", message="a charge cannot exceed the battery's capacity")
+        if self.batteryCurve is not None and self.batteryCurve[-1][0] > capacity:
+            raise rule("batteryCurve", "maxChargeInkWh", message="the curve's charges exceed the capacity")
+        return self
 
 
 def _share(capacity: float, share: float) -> float:
@@ -135,13 +157,16 @@ def _share(capacity: float, share: float) -> float:
     return round(capacity * share, 2)
 
 
-def charging_model(arguments: dict[str, Any]) -> dict[str, Any]:
+def charging_model(input: EvRoutingInput) -> dict[str, Any]:
     """The POST body: the battery's charging curve and the connectors it can use."""
-    connectors = arguments.get("chargingConnectors", DEFAULT_CONNECTORS)
-    if "batteryCurve" in arguments:
-        curve = arguments["batteryCurve"]
+    if input.chargingConnectors is not None:
+        connectors = [connector.model_dump() for connector in input.chargingConnectors]
     else:
-        capacity, power = arguments["maxChargeInkWh"], max(c["maxPowerInkW"] for c in connectors)
+        connectors = DEFAULT_CONNECTORS
+    if input.batteryCurve is not None:
+        curve = input.batteryCurve
+    else:
+        capacity, power = input.maxChargeInkWh, max(c["maxPowerInkW"] for c in connectors)
         curve = [[0, power], [_share(capacity, 0.5), power], [_share(capacity, 0.8), power / 2], [capacity, power / 5]]
     return {
         "chargingParameters": {
@@ -151,45 +176,44 @@ def charging_model(arguments: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any], dict[str, Any]]:
+def build_request(input: EvRoutingInput, backend: Backend) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """The path, query parameters and JSON body for this call on this backend."""
-    locations = ":".join(lat_lon_text(point) for point in arguments["locations"])
-    traffic = arguments.get("traffic", "live")
-    capacity = arguments["maxChargeInkWh"]
+    locations = ":".join(lat_lon_text(point) for point in input.locations)
+    capacity = input.maxChargeInkWh
     if backend is Backend.ORBIS:
         path = f"/maps/orbis/routing/calculateLongDistanceEVRoute/{locations}/json"
-        params: dict[str, Any] = {"apiVersion": 2, "traffic": traffic}
+        params: dict[str, Any] = {"apiVersion": 2, "traffic": input.traffic}
     else:
         path = f"/routing/1/calculateLongDistanceEVRoute/{locations}/json"
-        params = {"traffic": traffic == "live"}
-    consumption = arguments.get("consumption", DEFAULT_CONSUMPTION)
+        params = {"traffic": input.traffic == "live"}
+    consumption = input.consumption if input.consumption is not None else DEFAULT_CONSUMPTION
+    at_destination, at_stops = input.minChargeAtDestinationInkWh, input.minChargeAtChargingStopsInkWh
     params.update(
         vehicleEngineType="electric",
         constantSpeedConsumptionInkWhPerHundredkm=":".join(f"{speed},{kwh}" for speed, kwh in consumption),
-        currentChargeInkWh=arguments["currentChargeInkWh"],
+        currentChargeInkWh=input.currentChargeInkWh,
         maxChargeInkWh=capacity,
-        minChargeAtDestinationInkWh=arguments.get("minChargeAtDestinationInkWh", _share(capacity, DESTINATION_SHARE)),
-        minChargeAtChargingStopsInkWh=arguments.get("minChargeAtChargingStopsInkWh", _share(capacity, STOPS_SHARE)),
+        minChargeAtDestinationInkWh=_share(capacity, DESTINATION_SHARE) if at_destination is None else at_destination,
+        minChargeAtChargingStopsInkWh=_share(capacity, STOPS_SHARE) if at_stops is None else at_stops,
     )
-    if "departAt" in arguments:
-        params["departAt"] = arguments["departAt"]
-    if "avoid" in arguments:
-        params["avoid"] = list(arguments["avoid"])
-    return path, params, charging_model(arguments)
+    if input.departAt is not None:
+        params["departAt"] = input.departAt
+    if input.avoid is not None:
+        params["avoid"] = list(input.avoid)
+    return path, params, charging_model(input)
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-    check_arguments(arguments)
+async def run(input: EvRoutingInput, context: CallContext) -> dict[str, Any]:
     session = context.tomtom
-    path, params, body = build_request(arguments, session.backend)
+    path, params, body = build_request(input, session.backend)
     answer = await session.post(path, body, params)
-    if detail(arguments) == "full":
+    if input.response_detail == FULL:
         return answer
     compact = compact_ev_routes(answer)
-    assumed = [name for name in ASSUMABLE if name not in arguments]
+    assumed = [name for name in ASSUMABLE if getattr(input, name) is None]
     if assumed:
         compact["assumed"] = assumed
-    if detail(arguments) == "geometry":
+    if input.response_detail == GEOMETRY:
         return with_geometry(compact, [*route_features(answer), *charging_stop_features(compact)])
     return compact
 
@@ -202,6 +226,6 @@ TOOL = define_tool(
         "and power, how long to charge and the charge left. Give the battery capacity and current charge. "
         "For a route without charging use tomtom-routing; for chargers near a point, tomtom-ev-search."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=EvRoutingInput,
     run=run,
 )

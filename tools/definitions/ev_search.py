@@ -20,24 +20,24 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from pydantic import Field, model_validator
+
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions.common import FULL, check_position, detail, response_detail
+from tools.definitions.common import FULL, Language, PointsDetail
 from tools.definitions.search_common import (
-    BRAND_SET,
-    CENTRE_POSITION,
-    CONNECTOR_SET,
-    LANGUAGE,
-    MAX_POWER,
-    MIN_POWER,
-    RADIUS,
-    check_power,
+    BrandSet,
+    CentrePosition,
+    ConnectorSet,
+    MaxPower,
+    MinPower,
+    Radius,
     common_params,
-    limit,
     nearby_search,
     poi_params,
 )
 from tools.errors import ToolError
+from tools.inputs import ToolInput, rule
 from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import TomTomSession
@@ -49,35 +49,37 @@ CONCURRENT_LOOKUPS = 5
 """Availability requests in flight at once, to stay clear of TomTom's per-second limits."""
 ORBIS_NOTE = "Live availability is only offered on the tomtom-maps backend."
 
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "position": CENTRE_POSITION,
-        "response_detail": response_detail(geometry=False),
-        "radius": RADIUS,
-        "limit": limit(maximum=MAX_STATIONS),
-        "connectorSet": CONNECTOR_SET,
-        "minPowerKW": MIN_POWER,
-        "maxPowerKW": MAX_POWER,
-        "brandSet": BRAND_SET,
-        "language": LANGUAGE,
-    },
-    "required": ["position"],
-    "additionalProperties": False,
-}
+
+class EvSearchInput(ToolInput):
+    position: CentrePosition
+    response_detail: PointsDetail = "compact"
+    radius: Radius | None = None
+    limit: int = Field(10, ge=1, le=MAX_STATIONS)
+    connectorSet: ConnectorSet | None = None
+    minPowerKW: MinPower | None = None
+    maxPowerKW: MaxPower | None = None
+    brandSet: BrandSet | None = None
+    language: Language | None = None
+
+    @model_validator(mode="after")
+    def _power_rule(self) -> EvSearchInput:
+        if self.minPowerKW is not None and self.maxPowerKW is not None and self.minPowerKW > self.maxPowerKW:
+            raise rule("minPowerKW", "maxPowerKW", message="the minimum power is above the maximum")
+        return self
 
 
-def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
+def build_request(input: EvSearchInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The station search: its path and query parameters on this backend."""
-    path, params = nearby_search(backend, arguments)
-    params.update(common_params(arguments), categorySet=EV_STATION, **poi_params(arguments))
+    path, params = nearby_search(backend, input.position, input.radius)
+    params.update(common_params(input), categorySet=EV_STATION, **poi_params(input))
     return path, params
 
 
-def availability_request(station_id: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """TomTom Maps' live availability of one station, filtered like the search."""
-    filters = {name: arguments[name] for name in AVAILABILITY_FILTERS if name in arguments}
-    return "/search/2/chargingAvailability.json", {"chargingAvailability": station_id, **poi_params(filters)}
+def availability_request(station_id: str, input: EvSearchInput) -> tuple[str, dict[str, Any]]:
+    """TomTom Maps' live availability of one station, filtered like the search (connectors and
+    power; a brand or category says nothing about a station's charging points)."""
+    filters = {name: value for name, value in poi_params(input).items() if name in AVAILABILITY_FILTERS}
+    return "/search/2/chargingAvailability.json", {"chargingAvailability": station_id, **filters}
 
 
 def availability_id(station: dict[str, Any]) -> str | None:
@@ -86,23 +88,23 @@ def availability_id(station: dict[str, Any]) -> str | None:
 
 
 async def _availability(
-    session: TomTomSession, station_id: str, arguments: dict[str, Any], gate: asyncio.Semaphore
+    session: TomTomSession, station_id: str, input: EvSearchInput, gate: asyncio.Semaphore
 ) -> dict[str, Any] | None:
     async with gate:
         try:
-            return await session.get(*availability_request(station_id, arguments))
+            return await session.get(*availability_request(station_id, input))
         except ToolError:
             return None
 
 
-async def add_availability(body: dict[str, Any], arguments: dict[str, Any], session: TomTomSession) -> str | None:
+async def add_availability(body: dict[str, Any], input: EvSearchInput, session: TomTomSession) -> str | None:
     """Attach live availability to the stations in `body`; return a note on what is missing."""
     stations = [r for r in body.get("results") or [] if isinstance(r, dict)]
     if session.backend is Backend.ORBIS:
         return ORBIS_NOTE if stations else None
     linked = [(station, station_id) for station in stations if (station_id := availability_id(station))]
     gate = asyncio.Semaphore(CONCURRENT_LOOKUPS)
-    answers = await asyncio.gather(*(_availability(session, station_id, arguments, gate) for _, station_id in linked))
+    answers = await asyncio.gather(*(_availability(session, station_id, input, gate) for _, station_id in linked))
     failed = 0
     for (station, _), answer in zip(linked, answers, strict=True):
         if answer is None:
@@ -112,14 +114,11 @@ async def add_availability(body: dict[str, Any], arguments: dict[str, Any], sess
     return f"Live availability could not be read for {failed} station(s)." if failed else None
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-    check_position("position", arguments["position"])
-    check_power(arguments)
+async def run(input: EvSearchInput, context: CallContext) -> dict[str, Any]:
     session = context.tomtom
-    path, params = build_request(arguments, session.backend)
-    body = await session.get(path, params)
-    note = await add_availability(body, arguments, session)
-    if detail(arguments) == FULL:
+    body = await session.get(*build_request(input, session.backend))
+    note = await add_availability(body, input, session)
+    if input.response_detail == FULL:
         return body
     answer = compact_search(body)
     if note:
@@ -135,6 +134,6 @@ TOOL = define_tool(
         "(on the tomtom-maps backend) how many charging points are free now. Filter by connector, "
         "power or brand."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=EvSearchInput,
     run=run,
 )

@@ -7,65 +7,55 @@ plus `idxSet`, which restricts the kinds of result (TomTom's index names).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions.common import response_detail
+from tools.definitions.common import Countries, Language, Limit, PointsDetail
 from tools.definitions.search_common import (
-    COUNTRIES,
-    LANGUAGE,
-    POI_CATEGORIES,
-    area_inputs,
+    AreaInputs,
+    PoiCategories,
+    Query,
     area_params,
-    check_area,
     common_params,
-    limit,
     poi_params,
     query_segment,
     search,
     search_path,
 )
+from tools.inputs import UNIQUE
 from tools.tomtom.backends import Backend
 
-INDEXES = ["Geo", "PAD", "Addr", "Str", "XStr", "POI"]
-
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "minLength": 1, "maxLength": 400, "description": "What to find, any wording."},
-        "response_detail": response_detail(geometry=False),
-        "limit": limit(),
-        "language": LANGUAGE,
-        "countries": COUNTRIES,
-        **area_inputs(),
-        "poiCategories": POI_CATEGORIES,
-        "idxSet": {
-            "type": "array",
-            "items": {"type": "string", "enum": INDEXES},
-            "uniqueItems": True,
-            "minItems": 1,
-            "description": "Only these kinds: Geo areas, PAD point addresses, Addr ranges, Str streets, "
-            "XStr crossings, POI.",
-        },
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
+Index = Literal["Geo", "PAD", "Addr", "Str", "XStr", "POI"]
 
 
-def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
+class FuzzySearchInput(AreaInputs):
+    query: Annotated[Query, Field(description="What to find, any wording.")]
+    response_detail: PointsDetail = "compact"
+    limit: Limit = 10
+    language: Language | None = None
+    countries: Countries | None = None
+    poiCategories: PoiCategories | None = None
+    idxSet: Annotated[list[Index], UNIQUE] | None = Field(
+        None,
+        min_length=1,
+        description="Only these kinds: Geo areas, PAD point addresses, Addr ranges, Str streets, XStr crossings, POI.",
+    )
+
+
+def build_request(input: FuzzySearchInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path and query parameters for this call on this backend."""
-    path, params = search_path(backend, f"search/{query_segment(arguments['query'])}.json")
-    params.update(common_params(arguments), **area_params(arguments), **poi_params(arguments))
-    if "idxSet" in arguments:
-        params["idxSet"] = ",".join(arguments["idxSet"])
+    path, params = search_path(backend, f"search/{query_segment(input.query)}.json")
+    params.update(common_params(input), **area_params(input), **poi_params(input))
+    if input.idxSet is not None:
+        params["idxSet"] = ",".join(input.idxSet)
     return path, params
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-    check_area(arguments)
-    return await search(arguments, context, build_request)
+async def run(input: FuzzySearchInput, context: CallContext) -> dict[str, Any]:
+    return await search(input, context, build_request)
 
 
 TOOL = define_tool(
@@ -76,6 +66,6 @@ TOOL = define_tool(
         "interest together. Prefer tomtom-geocode for a known address, tomtom-poi-search for "
         "businesses, tomtom-nearby for what is around a point."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=FuzzySearchInput,
     run=run,
 )

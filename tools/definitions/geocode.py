@@ -2,98 +2,85 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 from urllib.parse import quote
+
+from pydantic import Field, model_validator
 
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions.common import (
     FULL,
+    BoundingBox,
+    Countries,
+    Language,
+    Limit,
+    PointsDetail,
+    Position,
+    ShowUi,
     answer,
-    bbox,
-    check_bbox,
-    check_position,
-    detail,
-    exclusive,
-    position,
-    requires,
-    response_detail,
-    show_ui,
-)  # fmt: skip
+)
+from tools.inputs import UNIQUE, ToolInput, exclusive, requires
 from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend
-from tools.widgets import MAP_WIDGET
+from tools.widgets import MAP_APP_URI
 
-ENTITY_TYPES = [
+EntityType = Literal[
     "Country", "CountrySubdivision", "CountrySecondarySubdivision", "CountryTertiarySubdivision",
     "Municipality", "MunicipalitySubdivision", "Neighbourhood", "PostalCodeArea",
 ]  # fmt: skip
 
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "minLength": 1, "maxLength": 400, "description": "Address or place name."},
-        "response_detail": response_detail(geometry=False),
-        "show_ui": show_ui(),
-        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10, "description": "Max results."},
-        "language": {"type": "string", "description": "IETF language tag, e.g. en-GB."},
-        "countries": {
-            "type": "array",
-            "items": {"type": "string", "pattern": "^[A-Za-z]{2}$"},
-            "maxItems": 50,
-            "description": "Only these countries (ISO 3166-1 alpha-2).",
-        },
-        "position": position("Bias results near [longitude, latitude]."),
-        "radius": {"type": "number", "exclusiveMinimum": 0, "description": "Metres around `position`."},
-        "boundingBox": bbox("Only inside [minLon, minLat, maxLon, maxLat]."),
-        "entityTypeSet": {
-            "type": "array",
-            "items": {"type": "string", "enum": ENTITY_TYPES},
-            "uniqueItems": True,
-            "description": "Only these geography types.",
-        },
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
+
+class GeocodeInput(ToolInput):
+    query: Annotated[str, Field(min_length=1, max_length=400, description="Address or place name.")]
+    response_detail: PointsDetail = "compact"
+    show_ui: ShowUi = False
+    limit: Limit = 10
+    language: Language | None = None
+    countries: Countries | None = None
+    position: Position | None = Field(None, description="Bias results near [longitude, latitude].")
+    radius: float | None = Field(None, gt=0, le=20_000_000, description="Metres around `position`.")
+    boundingBox: BoundingBox | None = Field(None, description="Only inside [minLon, minLat, maxLon, maxLat].")
+    entityTypeSet: Annotated[list[EntityType], UNIQUE] | None = Field(
+        None, max_length=8, description="Only these geography types."
+    )
+
+    @model_validator(mode="after")
+    def _rules(self) -> GeocodeInput:
+        requires(self, "radius", "position")
+        exclusive(self, "position", "boundingBox", message="bias near a position or limit to a box, not both")
+        return self
 
 
-def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
+def build_request(input: GeocodeInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path and query parameters for this call on this backend."""
-    query = quote(arguments["query"], safe="")
+    query = quote(input.query, safe="")
     if backend is Backend.ORBIS:
         path, params = f"/maps/orbis/places/geocode/{query}.json", {"apiVersion": 1}
     else:
         path, params = f"/search/2/geocode/{query}.json", {}
-    params["limit"] = arguments.get("limit", 10)
-    if "language" in arguments:
-        params["language"] = arguments["language"]
-    if "countries" in arguments:
-        params["countrySet"] = ",".join(c.upper() for c in arguments["countries"])
-    if "position" in arguments:
-        params["lon"], params["lat"] = arguments["position"]
-    if "radius" in arguments:
-        params["radius"] = round(arguments["radius"])
-    if "boundingBox" in arguments:
-        min_lon, min_lat, max_lon, max_lat = arguments["boundingBox"]
+    params["limit"] = input.limit
+    if input.language is not None:
+        params["language"] = input.language
+    if input.countries is not None:
+        params["countrySet"] = ",".join(c.upper() for c in input.countries)
+    if input.position is not None:
+        params["lon"], params["lat"] = input.position
+    if input.radius is not None:
+        params["radius"] = round(input.radius)
+    if input.boundingBox is not None:
+        min_lon, min_lat, max_lon, max_lat = input.boundingBox
         params["topLeft"] = f"{max_lat},{min_lon}"
         params["btmRight"] = f"{min_lat},{max_lon}"
-    if "entityTypeSet" in arguments:
-        params["entityTypeSet"] = ",".join(arguments["entityTypeSet"])
+    if input.entityTypeSet is not None:
+        params["entityTypeSet"] = ",".join(input.entityTypeSet)
     return path, params
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> Answer:
-    requires(arguments, "radius", "position")
-    exclusive(arguments, "position", "boundingBox", message="bias near a position or limit to a box, not both")
-    if "position" in arguments:
-        check_position("position", arguments["position"])
-    if "boundingBox" in arguments:
-        check_bbox("boundingBox", arguments["boundingBox"])
+async def run(input: GeocodeInput, context: CallContext) -> Answer:
     session = context.tomtom
-    path, params = build_request(arguments, session.backend)
-    body = await session.get(path, params)
-    return answer(arguments, body if detail(arguments) == FULL else compact_search(body), body)
+    body = await session.get(*build_request(input, session.backend))
+    return answer(input, body if input.response_detail == FULL else compact_search(body), body)
 
 
 TOOL = define_tool(
@@ -103,7 +90,7 @@ TOOL = define_tool(
         "Find the coordinates of an address or place name (street, city, postcode, region). "
         "For businesses and points of interest use tomtom-fuzzy-search or tomtom-poi-search."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=GeocodeInput,
     run=run,
-    meta=MAP_WIDGET,
+    widget=MAP_APP_URI,
 )

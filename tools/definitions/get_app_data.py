@@ -8,78 +8,120 @@ refused: a TomTom tool's widget never runs its tool again (a second, billed requ
 
 Every call is one app-status line (docs/app-status.md): `App data fetched` (the data was too
 large), `App data fetched: host dropped it`, `App data fetched: app failed to decode it`, or
-`App data fetch failed` with the error.
+`App data fetch failed` with the error, also when `tool` or `arguments` are refused.
+
+`arguments` lists tomtom-data-viz's input names (so tools/list does not carry that schema twice);
+`run` parses it as that tool does, so every problem is named inside it, and logged as a failed
+fetch: `arguments.layers[0].type`, `arguments.geojson: is not JSON`, `arguments.data_url: ...`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, create_model, model_validator
 
 from tools.app_status import AppStatus, emit
 from tools.context import CallContext
 from tools.definition import define_tool
 from tools.definitions import data_viz
 from tools.definitions.report_app_status import scrubbed
-from tools.errors import ErrorCode, ToolError
-from tools.schema import validate_arguments
+from tools.errors import ErrorCode, ToolError, conflicting
+from tools.inputs import ToolInput, problem
 from tools.shaping.appdata import encode
-from tools.widgets import APP_ONLY
 
 REASONS = {
     "too_large": AppStatus.FETCHED,
     "host_dropped": AppStatus.HOST_DROPPED,
     "decode_failed": AppStatus.DECODE_FAILED,
 }
-
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "tool": {"type": "string", "maxLength": 128, "description": "Whose app data: only tomtom-data-viz."},
-        "arguments": {
-            "type": "object",
-            "properties": {name: {} for name in data_viz.INPUT_SCHEMA["properties"]},
-            "additionalProperties": False,
-            "description": "The tomtom-data-viz input the widget was shown (checked as that tool checks it).",
-        },
-        "reason": {"type": "string", "enum": list(REASONS), "description": "Why the result had no usable app data."},
-        "error": {"type": "string", "maxLength": 500, "description": "What went wrong decoding it (decode_failed)."},
-    },
-    "required": ["tool", "arguments", "reason"],
-    "additionalProperties": False,
-}
+REFUSED_TOOL = (
+    f"only {data_viz.TOOL.name} app data can be made again; the widget of {{tool!r}} draws from its result, "
+    "since running a TomTom tool again would be a second, billed request"
+)
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-    tool = arguments["tool"]
-    who = {"tool": tool, "client": context.client_name, "user_agent": context.user_agent,
-           "request_id": context.request_id}  # fmt: skip
+DataVizArguments = create_model(
+    "DataVizArguments",
+    __base__=ToolInput,
+    **{name: (Any, None) for name in data_viz.DataVizInput.model_fields},  # type: ignore[call-overload]
+)
+"""tomtom-data-viz's input names, each value unchecked here: `run` checks them as that tool does."""
+
+
+class GetAppDataInput(ToolInput):
+    tool: str = Field(max_length=128, description=f"Whose app data: only {data_viz.TOOL.name}.")
+    arguments: DataVizArguments = Field(  # type: ignore[valid-type]
+        description=f"The {data_viz.TOOL.name} input the widget was shown (checked as that tool checks it)."
+    )
+    reason: Literal["too_large", "host_dropped", "decode_failed"] = Field(
+        description="Why the result had no usable app data."
+    )
+    error: str | None = Field(None, max_length=500, description="What went wrong decoding it (decode_failed).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _data_viz_only(cls, data: Any) -> Any:
+        # Before `arguments` is read: another tool's input has other names, whose refusal would
+        # hide the reason the call is refused.
+        tool = data.get("tool") if isinstance(data, dict) else None
+        arguments = data.get("arguments") if isinstance(data, dict) else None
+        foreign = isinstance(arguments, dict) and not set(arguments) <= set(data_viz.DataVizInput.model_fields)
+        if isinstance(tool, str) and tool != data_viz.TOOL.name and foreign:
+            raise problem(REFUSED_TOOL.format(tool=tool), item="tool")
+        return data
+
+
+def _who(tool: Any, context: CallContext) -> dict[str, Any]:
+    return {"tool": tool, "client": context.client_name, "user_agent": context.user_agent,
+            "request_id": context.request_id}  # fmt: skip
+
+
+def _failed(tool: Any, error: ToolError, context: CallContext) -> None:
+    emit(AppStatus.FETCH_FAILED, **_who(tool, context), error_code=error.code.value, error=error.message)
+
+
+def _nested(error: ToolError) -> ToolError:
+    """A data-viz `invalid_arguments` error, named inside `arguments` (`arguments.geojson`)."""
+    if error.code is not ErrorCode.INVALID_ARGUMENTS:
+        return error
+    if "arguments" in error.data:
+        return conflicting(
+            *(f"arguments.{name}" for name in error.data["arguments"]), message=error.message.split(": ", 1)[-1]
+        )
+    if "argument" not in error.data:
+        return error
+    name = error.data["argument"]
+    message = error.message.removeprefix(f"{name}: ")
+    return ToolError(error.code, f"arguments.{name}: {message}", argument=f"arguments.{name}")
+
+
+async def run(input: GetAppDataInput, context: CallContext) -> dict[str, Any]:
+    if input.tool != data_viz.TOOL.name:
+        refusal = ToolError(
+            ErrorCode.INVALID_ARGUMENTS, f"tool: {REFUSED_TOOL.format(tool=input.tool)}", argument="tool"
+        )
+        _failed(input.tool, refusal, context)
+        raise refusal
     try:
-        if tool != data_viz.TOOL.name:
-            raise ToolError(
-                ErrorCode.INVALID_ARGUMENTS,
-                f"tool: only {data_viz.TOOL.name} app data can be made again; the widget of {tool!r} draws from its "
-                "result, since running a TomTom tool again would be a second, billed request",
-                argument="tool",
-            )
-        assert data_viz.TOOL.validator is not None
-        try:
-            validate_arguments(data_viz.TOOL.validator, arguments["arguments"])
-        except ToolError as error:
-            raise ToolError(error.code, f"arguments.{error.message}", argument="arguments") from None
-        viz = await data_viz.visualise(arguments["arguments"], context)
+        viz_input = data_viz.TOOL.parse(input.arguments.model_dump(exclude_unset=True))
+        viz = await data_viz.visualise(viz_input, context)
     except ToolError as error:
-        emit(AppStatus.FETCH_FAILED, **who, error_code=error.code.value, error=error.message)
-        raise
+        nested = _nested(error)
+        _failed(input.tool, nested, context)
+        raise nested from None
     encoded = await asyncio.to_thread(encode, viz.app_data)
-    status = REASONS[arguments["reason"]]
+    status = REASONS[input.reason]
+    who = _who(input.tool, context)
     if status is AppStatus.FETCHED:
         emit(status, **who, source=viz.source, raw_bytes=len(viz.app_data["data_viz"]["geojson"].encode()))
     elif status is AppStatus.HOST_DROPPED:
         emit(status, **who, source=viz.source)
     else:
-        emit(status, **who, source=viz.source, error=scrubbed(arguments.get("error", "unknown"), context))
-    return {"tool": tool, "app_data": encoded}
+        error = input.error if input.error is not None else "unknown"
+        emit(status, **who, source=viz.source, error=scrubbed(error, context))
+    return {"tool": input.tool, "app_data": encoded}
 
 
 TOOL = define_tool(
@@ -89,8 +131,7 @@ TOOL = define_tool(
         "For the map widget only: makes a tomtom-data-viz result's map data again from the same input, "
         "when the result could not carry it."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=GetAppDataInput,
     run=run,
-    requires=(),
-    meta=APP_ONLY,
+    app_only=True,
 )

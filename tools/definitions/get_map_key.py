@@ -17,17 +17,20 @@ from typing import Any
 
 from tools.context import CallContext
 from tools.definition import Annotations, define_tool
+from tools.inputs import ToolInput
 from tools.tomtom.client import upstream_user_agent
 from tools.tomtom.credentials import resolve_api_key
-from tools.widgets import APP_ONLY
 
 APP_PRODUCT_TOKENS = {"http": "TomTomMCPAPPHttp"}
 """The `TomTom-User-Agent` product of requests the widget makes (TomTomMCPAPP off HTTP)."""
 
-INPUT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+
+class MapKeyInput(ToolInput):
+    # No inputs: the key follows from the call itself (its transport, headers and server).
+    pass
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
+async def run(input: MapKeyInput, context: CallContext) -> dict[str, Any]:
     key, method = resolve_api_key(
         context.keys,
         server_key=context.config.server_key,
@@ -47,9 +50,8 @@ TOOL = define_tool(
     name="tomtom-get-map-key",
     title="TomTom Get Map Key",
     description="For the map widget only: the TomTom key and backend its map tiles are loaded with.",
-    input_schema=INPUT_SCHEMA,
+    input=MapKeyInput,
     run=run,
     annotations=Annotations(read_only=True, destructive=False, idempotent=True, open_world=False),
-    requires=(),
-    meta=APP_ONLY,
+    app_only=True,
 )

@@ -9,56 +9,47 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import model_validator
+
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions.common import check_position, response_detail
+from tools.definitions.common import Countries, Language, Limit, PointsDetail
 from tools.definitions.search_common import (
-    CENTRE_POSITION,
-    COUNTRIES,
-    LANGUAGE,
-    RADIUS,
-    check_power,
-    check_some_filter,
+    CentrePosition,
+    PoiDetails,
+    PoiFilters,
+    Radius,
     common_params,
-    limit,
     nearby_search,
-    poi_detail_inputs,
-    poi_filter_inputs,
     poi_params,
-    requested,
     search,
 )
 from tools.tomtom.backends import Backend
 
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "position": CENTRE_POSITION,
-        "response_detail": response_detail(geometry=False),
-        "radius": RADIUS,
-        "limit": limit(),
-        "language": LANGUAGE,
-        "countries": COUNTRIES,
-        **poi_filter_inputs(),
-        **poi_detail_inputs(),
-    },
-    "required": ["position"],
-    "additionalProperties": False,
-}
+
+class NearbyInput(PoiDetails, PoiFilters):
+    position: CentrePosition
+    response_detail: PointsDetail = "compact"
+    radius: Radius | None = None
+    limit: Limit = 10
+    language: Language | None = None
+    countries: Countries | None = None
+
+    @model_validator(mode="after")
+    def _some_filter(self) -> NearbyInput:
+        self.require_some_filter("a nearby search")
+        return self
 
 
-def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
+def build_request(input: NearbyInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path and query parameters for this call on this backend."""
-    path, params = nearby_search(backend, arguments)
-    params.update(common_params(arguments), **poi_params(arguments))
+    path, params = nearby_search(backend, input.position, input.radius)
+    params.update(common_params(input), **poi_params(input))
     return path, params
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-    check_position("position", arguments["position"])
-    check_some_filter(arguments, "a nearby search")
-    check_power(arguments)
-    return await search(arguments, context, build_request, requested(arguments))
+async def run(input: NearbyInput, context: CallContext) -> dict[str, Any]:
+    return await search(input, context, build_request, input.requested())
 
 
 TOOL = define_tool(
@@ -69,6 +60,6 @@ TOOL = define_tool(
         "connector, fuel or charging-power filter. For EV chargers with live availability use "
         "tomtom-ev-search; to search by name use tomtom-poi-search."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=NearbyInput,
     run=run,
 )

@@ -8,46 +8,45 @@ only request parameter. `filters` is consumed here: compact keeps the matching c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions.common import FULL, detail, response_detail
-from tools.definitions.search_common import LANGUAGE, search_path
+from tools.definitions.common import FULL, Language, PointsDetail
+from tools.definitions.search_common import search_path
+from tools.inputs import ToolInput
 from tools.shaping.categories import MAX_MATCHES, compact_categories
 from tools.tomtom.backends import Backend
 
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "filters": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 100},
-            "minItems": 1,
-            "maxItems": 10,
-            "description": f"Words to match in names and synonyms, e.g. ['pharmacy']; best {MAX_MATCHES} "
-            "matches. Without: the top-level categories.",
-        },
-        "language": LANGUAGE,
-        "response_detail": response_detail(geometry=False),
-    },
-    "additionalProperties": False,
-}
+FilterWord = Annotated[str, Field(min_length=1, max_length=100)]
 
 
-def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
+class PoiCategoriesInput(ToolInput):
+    filters: list[FilterWord] | None = Field(
+        None,
+        min_length=1,
+        max_length=10,
+        description=f"Words to match in names and synonyms, e.g. ['pharmacy']; best {MAX_MATCHES} "
+        "matches. Without: the top-level categories.",
+    )
+    language: Language | None = None
+    response_detail: PointsDetail = "compact"
+
+
+def build_request(input: PoiCategoriesInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path and query parameters for this call on this backend."""
     path, params = search_path(backend, "poiCategories.json")
-    if "language" in arguments:
-        params["language"] = arguments["language"]
+    if input.language is not None:
+        params["language"] = input.language
     return path, params
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
+async def run(input: PoiCategoriesInput, context: CallContext) -> dict[str, Any]:
     session = context.tomtom
-    path, params = build_request(arguments, session.backend)
-    body = await session.get(path, params)
-    return body if detail(arguments) == FULL else compact_categories(body, arguments.get("filters"))
+    body = await session.get(*build_request(input, session.backend))
+    return body if input.response_detail == FULL else compact_categories(body, input.filters)
 
 
 TOOL = define_tool(
@@ -57,6 +56,6 @@ TOOL = define_tool(
         "Turn words like 'pharmacy' or 'charging station' into the numeric category ids that "
         "tomtom-poi-search, tomtom-nearby and tomtom-fuzzy-search take as poiCategories."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=PoiCategoriesInput,
     run=run,
 )

@@ -8,65 +8,57 @@ biases the ranking; `radius` or `boundingBox` make it a boundary.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, model_validator
 
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions.common import response_detail
+from tools.definitions.common import Countries, Language, Limit, PointsDetail
 from tools.definitions.search_common import (
-    COUNTRIES,
-    LANGUAGE,
-    area_inputs,
+    AreaInputs,
+    PoiDetails,
+    PoiFilters,
     area_params,
-    check_area,
-    check_power,
     common_params,
-    limit,
-    poi_detail_inputs,
-    poi_filter_inputs,
     poi_params,
     query_segment,
-    requested,
     search,
     search_path,
 )
-from tools.errors import conflicting
+from tools.inputs import rule
 from tools.tomtom.backends import Backend
 
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": "string",
-            "maxLength": 400,
-            "description": "Name or kind of place, e.g. 'pizza'. Empty: by poiCategories or brandSet alone.",
-        },
-        "response_detail": response_detail(geometry=False),
-        "limit": limit(),
-        "language": LANGUAGE,
-        "countries": COUNTRIES,
-        **area_inputs(),
-        **poi_filter_inputs(),
-        **poi_detail_inputs(),
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
+
+class PoiSearchInput(PoiDetails, PoiFilters, AreaInputs):
+    query: Annotated[
+        str,
+        Field(
+            max_length=400,
+            description="Name or kind of place, e.g. 'pizza'. Empty: by poiCategories or brandSet alone.",
+        ),
+    ]
+    response_detail: PointsDetail = "compact"
+    limit: Limit = 10
+    language: Language | None = None
+    countries: Countries | None = None
+
+    @model_validator(mode="after")
+    def _empty_query_rule(self) -> PoiSearchInput:
+        if not self.query.strip() and self.poiCategories is None and self.brandSet is None:
+            raise rule("query", "poiCategories", "brandSet", message="an empty query needs categories or brands")
+        return self
 
 
-def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
+def build_request(input: PoiSearchInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path and query parameters for this call on this backend."""
-    path, params = search_path(backend, f"poiSearch/{query_segment(arguments['query'].strip())}.json")
-    params.update(common_params(arguments), **area_params(arguments), **poi_params(arguments))
+    path, params = search_path(backend, f"poiSearch/{query_segment(input.query.strip())}.json")
+    params.update(common_params(input), **area_params(input), **poi_params(input))
     return path, params
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-    if not arguments["query"].strip() and not ("poiCategories" in arguments or "brandSet" in arguments):
-        raise conflicting("query", "poiCategories", "brandSet", message="an empty query needs categories or brands")
-    check_area(arguments)
-    check_power(arguments)
-    return await search(arguments, context, build_request, requested(arguments))
+async def run(input: PoiSearchInput, context: CallContext) -> dict[str, Any]:
+    return await search(input, context, build_request, input.requested())
 
 
 TOOL = define_tool(
@@ -77,6 +69,6 @@ TOOL = define_tool(
         "brand or category id. `position` ranks nearer ones first; add `radius` to stay inside it. "
         "For the closest ones around a point use tomtom-nearby."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=PoiSearchInput,
     run=run,
 )

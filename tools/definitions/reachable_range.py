@@ -13,62 +13,68 @@ minutes) or `budget_km` (the distance budget in kilometres).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
 
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions import routing
-from tools.definitions.common import check_position, detail, position, response_detail
-from tools.errors import conflicting
+from tools.definitions.common import GeometryDetail, Position
+from tools.definitions.routing import DepartAt, RouteOptions, RouteType, TrafficMode, routing_service
+from tools.inputs import UNIQUE, ToolInput, exactly_one
 from tools.shaping.geometry import with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.shaping.reachable import Budget, compact_range, range_features
 from tools.tomtom.backends import Backend
 
 BUDGETS = ("timeBudgetInSec", "distanceBudgetInMeters")
-AVOID = [value for value in routing.AVOID if value != "alreadyUsedRoads"]
-TRAVEL_MODES = ["car", "truck"]
-_ROUTING = routing.INPUT_SCHEMA["properties"]
-
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "origin": position("Start, [longitude, latitude]."),
-        "response_detail": response_detail(geometry=True),
-        "timeBudgetInSec": {
-            "type": "integer",
-            "minimum": 1,
-            "description": "Reachable within this many seconds of travel. Give this or distanceBudgetInMeters.",
-        },
-        "distanceBudgetInMeters": {
-            "type": "integer",
-            "minimum": 1,
-            "description": "Reachable within this many metres of travel.",
-        },
-        "routeType": _ROUTING["routeType"],
-        "travelMode": {
-            "type": "string",
-            "enum": TRAVEL_MODES,
-            "default": "car",
-            "description": "Orbis: car only; truck needs the tomtom-maps backend.",
-        },
-        "traffic": _ROUTING["traffic"],
-        "avoid": {"type": "array", "items": {"type": "string", "enum": AVOID}, "uniqueItems": True},
-        "departAt": _ROUTING["departAt"],
-    },
-    "required": ["origin"],
-    "additionalProperties": False,
-}
+MAX_TIME_BUDGET = 86_400
+"""Seconds: a day of travel, far beyond any range worth drawing."""
+MAX_DISTANCE_BUDGET = 2_000_000
+"""Metres: 2000 km, about a day of driving."""
+RangeAvoidOption = Literal[
+    "tollRoads", "motorways", "ferries", "unpavedRoads", "carpools",
+    "borderCrossings", "tunnels", "carTrains", "lowEmissionZones",
+]  # fmt: skip
+"""tomtom-routing's `avoid` values but `alreadyUsedRoads`, which needs a route to have used them."""
 
 
-def budget(arguments: dict[str, Any]) -> Budget:
+class ReachableRangeInput(ToolInput):
+    origin: Position = Field(description="Start, [longitude, latitude].")
+    response_detail: GeometryDetail = "compact"
+    timeBudgetInSec: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_TIME_BUDGET,
+        description="Reachable within this many seconds of travel. Give this or distanceBudgetInMeters.",
+    )
+    distanceBudgetInMeters: int | None = Field(
+        None, ge=1, le=MAX_DISTANCE_BUDGET, description="Reachable within this many metres of travel."
+    )
+    routeType: RouteType = "fast"
+    travelMode: Literal["car", "truck"] = Field(
+        "car", description="Orbis: car only; truck needs the tomtom-maps backend."
+    )
+    traffic: TrafficMode = "live"
+    avoid: Annotated[list[RangeAvoidOption], UNIQUE, Field(max_length=9)] | None = None
+    departAt: DepartAt | None = None
+
+    @model_validator(mode="after")
+    def _one_budget(self) -> ReachableRangeInput:
+        exactly_one(self, *BUDGETS, what="budget, time or distance")
+        return self
+
+    def route_options(self) -> RouteOptions:
+        """Route type, travel mode and traffic, as every Routing API service takes them."""
+        return RouteOptions(routeType=self.routeType, travelMode=self.travelMode, traffic=self.traffic)
+
+
+def budget(input: ReachableRangeInput) -> Budget:
     """The one budget given, as its join key: seconds become `budget_min`, metres `budget_km`."""
-    given = [name for name in BUDGETS if name in arguments]
-    if len(given) != 1:
-        raise conflicting(*BUDGETS, message="give exactly one budget, time or distance")
-    if given[0] == "timeBudgetInSec":
-        return {"budget_min": _whole(arguments["timeBudgetInSec"] / 60)}
-    return {"budget_km": _whole(arguments["distanceBudgetInMeters"] / 1000)}
+    if input.timeBudgetInSec is not None:
+        return {"budget_min": _whole(input.timeBudgetInSec / 60)}
+    assert input.distanceBudgetInMeters is not None  # the model holds exactly one budget
+    return {"budget_km": _whole(input.distanceBudgetInMeters / 1000)}
 
 
 def _whole(value: float) -> int | float:
@@ -76,31 +82,22 @@ def _whole(value: float) -> int | float:
     return int(rounded) if rounded.is_integer() else rounded
 
 
-def check_arguments(arguments: dict[str, Any]) -> None:
-    check_position("origin", arguments["origin"])
-    budget(arguments)
-    if "departAt" in arguments:
-        routing.check_time("departAt", arguments["departAt"])
-
-
-def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
-    origin = lat_lon_text(arguments["origin"])
-    path, params = routing.routing_service("calculateReachableRange", origin, arguments, backend)
+def build_request(input: ReachableRangeInput, backend: Backend) -> tuple[str, dict[str, Any]]:
+    origin = lat_lon_text(input.origin)
+    path, params = routing_service("calculateReachableRange", origin, input.route_options(), backend)
     for name in (*BUDGETS, "departAt"):
-        if name in arguments:
-            params[name] = arguments[name]
-    if "avoid" in arguments:
-        params["avoid"] = list(arguments["avoid"])
+        if (value := getattr(input, name)) is not None:
+            params[name] = value
+    if input.avoid is not None:
+        params["avoid"] = list(input.avoid)
     return path, params
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-    check_arguments(arguments)
+async def run(input: ReachableRangeInput, context: CallContext) -> dict[str, Any]:
     session = context.tomtom
-    path, params = build_request(arguments, session.backend)
-    body = await session.get(path, params)
-    key = budget(arguments)
-    match detail(arguments):
+    body = await session.get(*build_request(input, session.backend))
+    key = budget(input)
+    match input.response_detail:
         case "full":
             return body
         case "geometry":
@@ -117,6 +114,6 @@ TOOL = define_tool(
         "its center, bounding box and, with response_detail geometry, the polygon. "
         "For a route between places use tomtom-routing."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=ReachableRangeInput,
     run=run,
 )

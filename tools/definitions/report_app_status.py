@@ -12,33 +12,47 @@ Error texts come from a browser and may quote a URL: any TomTom key in them is m
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
 
 from tools.app_status import AppStatus, emit
 from tools.context import CallContext
-from tools.definition import Annotations, define_tool
-from tools.errors import conflicting, invalid
-from tools.widgets import APP_ONLY
+from tools.definition import TOOL_NAME, Annotations, define_tool
+from tools.inputs import ToolInput, problem, rule
 
-SOURCES = ["inline", "data_url", "tool_input", "none"]
-STAGES = ["init", "result", "decode", "fetch", "render"]
 KEY_IN_URL = re.compile(r"(?i)((?<![\w-])(?:key|api[_-]?key)=)[^&#\s\"'<>]+")
 """`key=…` (or `apiKey=`, `api_key=`) with its value, in a URL or in prose."""
+MAX_FEATURES = 10_000_000
+"""Far above anything a widget draws (data-viz draws at most 100,000 features)."""
 
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "tool": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,128}$", "description": "The tool whose result it is."},
-        "outcome": {"type": "string", "enum": ["drawn", "failed"]},
-        "source": {"type": "string", "enum": SOURCES, "description": "Where the widget's data came from."},
-        "stage": {"type": "string", "enum": STAGES, "description": "Where it failed (failed only)."},
-        "duration_ms": {"type": "number", "minimum": 0, "maximum": 3_600_000},
-        "features": {"type": "integer", "minimum": 0, "description": "Features drawn (drawn only)."},
-        "error": {"type": "string", "minLength": 1, "maxLength": 500, "description": "What failed (failed only)."},
-    },
-    "required": ["tool", "outcome", "source", "duration_ms"],
-    "additionalProperties": False,
-}
+Source = Literal["inline", "data_url", "tool_input", "none"]
+Stage = Literal["init", "result", "decode", "fetch", "render"]
+
+
+class ReportInput(ToolInput):
+    tool: Annotated[str, Field(max_length=128, pattern=TOOL_NAME.pattern, description="The tool whose result it is.")]
+    outcome: Literal["drawn", "failed"]
+    source: Source = Field(description="Where the widget's data came from.")
+    duration_ms: float = Field(ge=0, le=3_600_000)
+    stage: Stage | None = Field(None, description="Where it failed (failed only).")
+    features: int | None = Field(None, ge=0, le=MAX_FEATURES, description="Features drawn (drawn only).")
+    error: str | None = Field(None, min_length=1, max_length=500, description="What failed (failed only).")
+
+    @model_validator(mode="after")
+    def _fits_the_outcome(self) -> ReportInput:
+        # drawn: `features`, no `stage` or `error`; failed: `stage` and `error` (`features` allowed).
+        if self.outcome == "drawn":
+            if self.features is None:
+                raise problem("is required when outcome is drawn", item="features")
+            for name in ("stage", "error"):
+                if getattr(self, name) is not None:
+                    raise rule("outcome", name, message=f"a drawn widget has no {name}")
+        else:
+            for name in ("stage", "error"):
+                if getattr(self, name) is None:
+                    raise problem("is required when outcome is failed", item=name)
+        return self
 
 
 def scrubbed(text: str, context: CallContext) -> str:
@@ -48,31 +62,18 @@ def scrubbed(text: str, context: CallContext) -> str:
     return KEY_IN_URL.sub(r"\1***", text)
 
 
-def check_report(arguments: dict[str, Any]) -> None:
-    if arguments["outcome"] == "drawn":
-        if "features" not in arguments:
-            raise invalid("features", "is required when outcome is drawn")
-        for name in ("stage", "error"):
-            if name in arguments:
-                raise conflicting("outcome", name, message=f"a drawn widget has no {name}")
-    else:
-        for name in ("stage", "error"):
-            if name not in arguments:
-                raise invalid(name, "is required when outcome is failed")
-
-
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-    check_report(arguments)
-    who = {"tool": arguments["tool"], "client": context.client_name, "user_agent": context.user_agent,
+async def run(input: ReportInput, context: CallContext) -> dict[str, Any]:
+    who = {"tool": input.tool, "client": context.client_name, "user_agent": context.user_agent,
            "request_id": context.request_id}  # fmt: skip
-    duration = round(float(arguments["duration_ms"]), 1)
-    if arguments["outcome"] == "drawn":
+    duration = round(input.duration_ms, 1)
+    if input.outcome == "drawn":
         status = AppStatus.DRAWN
-        emit(status, **who, source=arguments["source"], duration_ms=duration, features=arguments["features"])
+        emit(status, **who, source=input.source, duration_ms=duration, features=input.features)
     else:
+        assert input.error is not None  # the model's rule
         status = AppStatus.FAILED
-        emit(status, **who, source=arguments["source"], stage=arguments["stage"], duration_ms=duration,
-             error=scrubbed(arguments["error"], context))  # fmt: skip
+        emit(status, **who, source=input.source, stage=input.stage, duration_ms=duration,
+             error=scrubbed(input.error, context))  # fmt: skip
     return {"logged": status.message}
 
 
@@ -80,9 +81,8 @@ TOOL = define_tool(
     name="tomtom-report-app-status",
     title="TomTom Report App Status",
     description="For the map widget only: reports whether it drew the result or failed, for the server log.",
-    input_schema=INPUT_SCHEMA,
+    input=ReportInput,
     run=run,
     annotations=Annotations(read_only=False, destructive=False, idempotent=False, open_world=False),
-    requires=(),
-    meta=APP_ONLY,
+    app_only=True,
 )

@@ -10,66 +10,62 @@ driven; TomTom ignores it for areas, so it cannot be combined with `entityType`)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, model_validator
 
 from tools.context import CallContext
 from tools.definition import define_tool
-from tools.definitions.common import FULL, check_position, detail, exclusive, position, response_detail
-from tools.definitions.geocode import ENTITY_TYPES
-from tools.definitions.search_common import LANGUAGE, search_path
+from tools.definitions.common import FULL, Language, PointsDetail, Position
+from tools.definitions.geocode import EntityType
+from tools.definitions.search_common import search_path
+from tools.inputs import UNIQUE, ToolInput, exclusive
 from tools.shaping.points import lat_lon_text
 from tools.shaping.search import Requested, compact_reverse
 from tools.tomtom.backends import Backend
 
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "position": position("The point to look up, [longitude, latitude]."),
-        "response_detail": response_detail(geometry=False),
-        "radius": {"type": "integer", "minimum": 1, "description": "Only addresses within this many metres."},
-        "language": LANGUAGE,
-        "heading": {
-            "type": "number",
-            "minimum": 0,
-            "maximum": 360,
-            "description": "Direction of travel, degrees from north: prefers the road being driven.",
-        },
-        "entityType": {
-            "type": "array",
-            "items": {"type": "string", "enum": ENTITY_TYPES},
-            "uniqueItems": True,
-            "minItems": 1,
-            "description": "Answer with the area of this type (e.g. Municipality), not an address.",
-        },
-        "returnSpeedLimit": {"type": "boolean", "description": "Add the road's speed limit."},
-    },
-    "required": ["position"],
-    "additionalProperties": False,
-}
+
+class ReverseGeocodeInput(ToolInput):
+    position: Annotated[Position, Field(description="The point to look up, [longitude, latitude].")]
+    response_detail: PointsDetail = "compact"
+    radius: int | None = Field(None, ge=1, le=20_000_000, description="Only addresses within this many metres.")
+    language: Language | None = None
+    heading: float | None = Field(
+        None, ge=0, le=360, description="Direction of travel, degrees from north: prefers the road being driven."
+    )
+    entityType: Annotated[list[EntityType], UNIQUE] | None = Field(
+        None,
+        min_length=1,
+        max_length=8,
+        description="Answer with the area of this type (e.g. Municipality), not an address.",
+    )
+    returnSpeedLimit: bool = Field(False, description="Add the road's speed limit.")
+
+    @model_validator(mode="after")
+    def _rules(self) -> ReverseGeocodeInput:
+        exclusive(self, "entityType", "heading", message="an area lookup takes no heading; give one or the other")
+        return self
 
 
-def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
+def build_request(input: ReverseGeocodeInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path and query parameters for this call on this backend."""
-    path, params = search_path(backend, f"reverseGeocode/{lat_lon_text(arguments['position'])}.json")
+    path, params = search_path(backend, f"reverseGeocode/{lat_lon_text(input.position)}.json")
     for name in ("radius", "language", "heading"):
-        if name in arguments:
-            params[name] = arguments[name]
-    if "entityType" in arguments:
-        params["entityType"] = ",".join(arguments["entityType"])
-    if arguments.get("returnSpeedLimit"):
+        if (value := getattr(input, name)) is not None:
+            params[name] = value
+    if input.entityType is not None:
+        params["entityType"] = ",".join(input.entityType)
+    if input.returnSpeedLimit:
         params["returnSpeedLimit"] = True
     return path, params
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-    check_position("position", arguments["position"])
-    exclusive(arguments, "entityType", "heading", message="an area lookup takes no heading; give one or the other")
+async def run(input: ReverseGeocodeInput, context: CallContext) -> dict[str, Any]:
     session = context.tomtom
-    path, params = build_request(arguments, session.backend)
-    body = await session.get(path, params)
-    if detail(arguments) == FULL:
+    body = await session.get(*build_request(input, session.backend))
+    if input.response_detail == FULL:
         return body
-    return compact_reverse(body, Requested(speed_limit=bool(arguments.get("returnSpeedLimit"))))
+    return compact_reverse(body, Requested(speed_limit=input.returnSpeedLimit))
 
 
 TOOL = define_tool(
@@ -79,6 +75,6 @@ TOOL = define_tool(
         "Find the address at a [longitude, latitude] point, or the municipality, postcode area or "
         "country around it. To find places by name use tomtom-geocode or tomtom-fuzzy-search."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=ReverseGeocodeInput,
     run=run,
 )

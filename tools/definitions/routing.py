@@ -1,142 +1,171 @@
-"""tomtom-routing: a route through two or more ordered locations."""
+"""tomtom-routing: a route through two or more ordered locations.
+
+Also the Routing API's shared vocabulary: the inputs other routing tools take as they are
+(`RouteType`, `Traffic`, `Avoid`, `DepartAt`, `ArriveAt`, the `RouteOptions` group), and
+`routing_service`, the one place each backend's names for them live.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, model_validator
 
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
-from tools.definitions.common import answer, check_position, detail, exclusive, position, response_detail, show_ui
-from tools.errors import ErrorCode, ToolError, invalid
+from tools.definitions.common import GeometryDetail, Position, ShowUi, answer
+from tools.errors import ErrorCode, ToolError
+from tools.inputs import UNIQUE, ToolInput, exclusive, problem, rule
 from tools.shaping.geometry import route_features, with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.shaping.routes import compact_routes
 from tools.tomtom.backends import Backend
-from tools.widgets import MAP_WIDGET
+from tools.widgets import MAP_APP_URI
 
-AVOID = [
+AvoidOption = Literal[
     "tollRoads", "motorways", "ferries", "unpavedRoads", "carpools", "alreadyUsedRoads",
     "borderCrossings", "tunnels", "carTrains", "lowEmissionZones",
 ]  # fmt: skip
-ROUTE_TYPES = ["fast", "short", "efficient", "thrilling"]
 GENESIS_ROUTE_TYPES = {"fast": "fastest", "short": "shortest", "efficient": "eco", "thrilling": "thrilling"}
-TRAVEL_MODES = ["car", "truck", "pedestrian", "bicycle"]
 MAX_LOCATIONS = 150
 
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "locations": {
-            "type": "array",
-            "items": position(),
-            "minItems": 2,
-            "maxItems": MAX_LOCATIONS,
-            "description": "Stops in order, origin first: [[longitude, latitude], ...].",
-        },
-        "response_detail": response_detail(geometry=True),
-        "show_ui": show_ui(),
-        "routeType": {"type": "string", "enum": ROUTE_TYPES, "default": "fast"},
-        "travelMode": {
-            "type": "string",
-            "enum": TRAVEL_MODES,
-            "default": "car",
-            "description": "Orbis routes cars only; other modes need the tomtom-maps backend.",
-        },
-        "traffic": {
-            "type": "string",
-            "enum": ["live", "historical"],
-            "default": "live",
-            "description": "live: today's traffic; historical: typical traffic for the time.",
-        },
-        "avoid": {"type": "array", "items": {"type": "string", "enum": AVOID}, "uniqueItems": True},
-        "departAt": {"type": "string", "description": "ISO 8601 date-time, or `now`."},
-        "arriveAt": {"type": "string", "description": "ISO 8601 date-time to arrive by."},
-        "maxAlternatives": {"type": "integer", "minimum": 0, "maximum": 5, "default": 0},
-        "vehicleHeading": {"type": "integer", "minimum": 0, "maximum": 359, "description": "Degrees from north."},
-    },
-    "required": ["locations"],
-    "additionalProperties": False,
-}
+
+def _date_time(value: str) -> str:
+    if value != "now":
+        try:
+            datetime.fromisoformat(value)
+        except ValueError:
+            raise problem(f"{value!r} is not an ISO 8601 date-time such as 2026-12-01T08:30:00+01:00") from None
+    return value
 
 
-def check_time(name: str, value: str) -> None:
-    if name == "departAt" and value == "now":
-        return
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        raise invalid(name, f"{value!r} is not an ISO 8601 date-time such as 2026-12-01T08:30:00+01:00") from None
+def _arrival(value: str) -> str:
+    if value == "now":
+        raise problem("'now' is a departure time; give the ISO 8601 date-time to arrive by")
+    return _date_time(value)
 
 
-def check_arguments(arguments: dict[str, Any]) -> None:
-    for index, location in enumerate(arguments["locations"]):
-        check_position(f"locations[{index}]", location)
-    exclusive(arguments, "departAt", "arriveAt", message="a route can leave at a time or arrive by one, not both")
-    for name in ("departAt", "arriveAt"):
-        if name in arguments:
-            check_time(name, arguments[name])
-    if "arriveAt" in arguments and arguments.get("maxAlternatives"):
-        raise invalid("maxAlternatives", "alternatives cannot be computed with `arriveAt`")
+RouteType = Literal["fast", "short", "efficient", "thrilling"]
+TrafficMode = Annotated[
+    Literal["live", "historical"],
+    Field(description="live: today's traffic; historical: typical traffic for the time."),
+]
+TravelMode = Literal["car", "truck", "pedestrian", "bicycle"]
+Avoid = Annotated[list[AvoidOption], UNIQUE, Field(max_length=10)]
+DepartAt = Annotated[
+    str, Field(min_length=3, max_length=40, description="ISO 8601 date-time, or `now`."), AfterValidator(_date_time)
+]
+ArriveAt = Annotated[
+    str, Field(min_length=10, max_length=40, description="ISO 8601 date-time to arrive by."), AfterValidator(_arrival)
+]
+Locations = Annotated[
+    list[Position],
+    Field(
+        min_length=2,
+        max_length=MAX_LOCATIONS,
+        description="Stops in order, origin first: [[longitude, latitude], ...].",
+    ),
+]
 
 
-def routing_service(
-    service: str, where: str, arguments: dict[str, Any], backend: Backend
-) -> tuple[str, dict[str, Any]]:
+class RouteOptions(ToolInput):
+    """How a route is planned: the inputs every Routing API service takes."""
+
+    routeType: RouteType = "fast"
+    travelMode: TravelMode = Field(
+        "car", description="Orbis routes cars only; other modes need the tomtom-maps backend."
+    )
+    traffic: TrafficMode = "live"
+
+
+class RoutingInput(RouteOptions):
+    locations: Locations
+    response_detail: GeometryDetail = "compact"
+    show_ui: ShowUi = False
+    avoid: Avoid | None = None
+    departAt: DepartAt | None = None
+    arriveAt: ArriveAt | None = None
+    maxAlternatives: int = Field(0, ge=0, le=5)
+    vehicleHeading: int | None = Field(None, ge=0, le=359, description="Degrees from north.")
+
+    @model_validator(mode="after")
+    def _rules(self) -> RoutingInput:
+        exclusive(self, "departAt", "arriveAt", message="a route can leave at a time or arrive by one, not both")
+        if self.arriveAt is not None and self.maxAlternatives:
+            raise rule("maxAlternatives", "arriveAt", message="alternatives cannot be computed with `arriveAt`")
+        return self
+
+
+def routing_service(service: str, where: str, options: RouteOptions, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path of a Routing API `service` (`calculateRoute`, `calculateReachableRange`) at
     `where`, and the route type, traffic and travel mode in the backend's own vocabulary.
     Orbis plans for cars only: another `travelMode` there is `unsupported`."""
-    route_type = arguments.get("routeType", "fast")
-    traffic = arguments.get("traffic", "live")
-    travel_mode = arguments.get("travelMode", "car")
     if backend is Backend.ORBIS:
-        if travel_mode != "car":
+        if options.travelMode != "car":
             raise ToolError(
                 ErrorCode.UNSUPPORTED,
-                f"travelMode {travel_mode!r} is not available on tomtom-orbis-maps, which plans for cars only; "
+                f"travelMode {options.travelMode!r} is not available on tomtom-orbis-maps, which plans for cars only; "
                 "use the tomtom-maps backend for other modes.",
                 argument="travelMode",
             )
         return (
             f"/maps/orbis/routing/{service}/{where}/json",
-            {"apiVersion": 2, "routeType": route_type, "traffic": traffic},
+            {"apiVersion": 2, "routeType": options.routeType, "traffic": options.traffic},
         )
     return (
         f"/routing/1/{service}/{where}/json",
-        {"routeType": GENESIS_ROUTE_TYPES[route_type], "traffic": traffic == "live", "travelMode": travel_mode},
+        {
+            "routeType": GENESIS_ROUTE_TYPES[options.routeType],
+            "traffic": options.traffic == "live",
+            "travelMode": options.travelMode,
+        },
     )
 
 
-def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
-    locations = ":".join(lat_lon_text(point) for point in arguments["locations"])
-    path, params = routing_service("calculateRoute", locations, arguments, backend)
+def build_request(
+    locations: list[list[float]],
+    options: RouteOptions,
+    backend: Backend,
+    *,
+    avoid: list[str] | None = None,
+    departAt: str | None = None,
+    arriveAt: str | None = None,
+    maxAlternatives: int = 0,
+    vehicleHeading: int | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """Calculate Route through `locations`: path and parameters (also for the tools that plan
+    a route on the way to their answer: search along route, the dynamic map's plans)."""
+    where = ":".join(lat_lon_text(point) for point in locations)
+    path, params = routing_service("calculateRoute", where, options, backend)
     params["sectionType"] = ["traffic"]
-    for name in ("departAt", "arriveAt", "maxAlternatives", "vehicleHeading"):
-        if name in arguments:
-            params[name] = arguments[name]
-    if "avoid" in arguments:
-        params["avoid"] = list(arguments["avoid"])
+    extra = {"departAt": departAt, "arriveAt": arriveAt, "vehicleHeading": vehicleHeading}
+    params.update({name: value for name, value in extra.items() if value is not None})
+    if maxAlternatives:
+        params["maxAlternatives"] = maxAlternatives
+    if avoid:
+        params["avoid"] = list(avoid)
     return path, params
 
 
-async def route(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-    """TomTom's untrimmed Calculate Route answer for valid `arguments` (also used by the dynamic map)."""
-    check_arguments(arguments)
+def request_for(input: RoutingInput, backend: Backend) -> tuple[str, dict[str, Any]]:
+    return build_request(
+        input.locations, input, backend, avoid=input.avoid, departAt=input.departAt, arriveAt=input.arriveAt,
+        maxAlternatives=input.maxAlternatives, vehicleHeading=input.vehicleHeading,
+    )  # fmt: skip
+
+
+async def run(input: RoutingInput, context: CallContext) -> Answer:
     session = context.tomtom
-    path, params = build_request(arguments, session.backend)
-    return await session.get(path, params)
-
-
-async def run(arguments: dict[str, Any], context: CallContext) -> Answer:
-    body = await route(arguments, context)
-    match detail(arguments):
+    body = await session.get(*request_for(input, session.backend))
+    match input.response_detail:
         case "full":
             data = body
         case "geometry":
             data = with_geometry(compact_routes(body), route_features(body))
         case _:
             data = compact_routes(body)
-    return answer(arguments, data, body)
+    return answer(input, data, body)
 
 
 TOOL = define_tool(
@@ -146,7 +175,7 @@ TOOL = define_tool(
         "Plan a route through 2 or more stops in order: distance, travel time and traffic delay, "
         "with live or typical traffic, departure or arrival times and things to avoid."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=RoutingInput,
     run=run,
-    meta=MAP_WIDGET,
+    widget=MAP_APP_URI,
 )

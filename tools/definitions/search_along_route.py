@@ -14,76 +14,66 @@ category or brand alone (the path becomes `searchAlongRoute/.json`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field, model_validator
 
 from tools.context import CallContext
 from tools.definition import define_tool
 from tools.definitions import routing
-from tools.definitions.common import check_position, detail, position, response_detail
+from tools.definitions.common import GeometryDetail, Language, Position
 from tools.definitions.search_common import (
-    BRAND_SET,
-    LANGUAGE,
-    POI_CATEGORIES,
+    BrandSet,
+    PoiCategories,
     common_params,
-    limit,
     poi_params,
     query_segment,
     search_path,
 )
-from tools.errors import conflicting
 from tools.geometry.simplify import cap_geometry
+from tools.inputs import ToolInput, rule
 from tools.shaping.along_route import compact_along_route, first_route
 from tools.shaping.geometry import feature, route_line, with_geometry
 from tools.tomtom.backends import Backend
 
 ROUTE_POINTS = 1000
 """Route points sent to Along Route Search: longer lines are simplified (a few metres off)."""
-ROUTE_INPUTS = ("routeType", "avoid")
-"""The inputs that shape the route, passed to tomtom-routing's request building as they are."""
-_ROUTING = routing.INPUT_SCHEMA["properties"]
-
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "origin": position("Start, [longitude, latitude]."),
-        "destination": position("End, [longitude, latitude]."),
-        "query": {
-            "type": "string",
-            "maxLength": 400,
-            "description": "What to find, e.g. 'petrol station'. Empty: by poiCategories or brandSet alone.",
-        },
-        "response_detail": response_detail(geometry=True),
-        "maxDetourTime": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 3600,
-            "default": 600,
-            "description": "Seconds a stop may add to the trip: the corridor's width (1-3600).",
-        },
-        "limit": limit(maximum=20),
-        "language": LANGUAGE,
-        "poiCategories": POI_CATEGORIES,
-        "brandSet": BRAND_SET,
-        "routeType": _ROUTING["routeType"],
-        "avoid": _ROUTING["avoid"],
-    },
-    "required": ["origin", "destination", "query"],
-    "additionalProperties": False,
-}
+MAX_RESULTS = 20
 
 
-def check_arguments(arguments: dict[str, Any]) -> None:
-    check_position("origin", arguments["origin"])
-    check_position("destination", arguments["destination"])
-    if not arguments["query"].strip() and not ("poiCategories" in arguments or "brandSet" in arguments):
-        raise conflicting("query", "poiCategories", "brandSet", message="an empty query needs categories or brands")
+class SearchAlongRouteInput(ToolInput):
+    origin: Position = Field(description="Start, [longitude, latitude].")
+    destination: Position = Field(description="End, [longitude, latitude].")
+    query: Annotated[
+        str,
+        Field(
+            max_length=400,
+            description="What to find, e.g. 'petrol station'. Empty: by poiCategories or brandSet alone.",
+        ),
+    ]
+    response_detail: GeometryDetail = "compact"
+    maxDetourTime: int = Field(
+        600, ge=1, le=3600, description="Seconds a stop may add to the trip: the corridor's width (1-3600)."
+    )
+    limit: int = Field(10, ge=1, le=MAX_RESULTS)
+    language: Language | None = None
+    poiCategories: PoiCategories | None = None
+    brandSet: BrandSet | None = None
+    routeType: routing.RouteType = "fast"
+    avoid: routing.Avoid | None = None
+
+    @model_validator(mode="after")
+    def _something_to_find(self) -> SearchAlongRouteInput:
+        if not self.query.strip() and self.poiCategories is None and self.brandSet is None:
+            raise rule("query", "poiCategories", "brandSet", message="an empty query needs categories or brands")
+        return self
 
 
-def route_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
-    """The route's path and parameters: tomtom-routing's, for origin then destination."""
-    route = {"locations": [arguments["origin"], arguments["destination"]]}
-    route.update({name: arguments[name] for name in ROUTE_INPUTS if name in arguments})
-    return routing.build_request(route, backend)
+def route_request(input: SearchAlongRouteInput, backend: Backend) -> tuple[str, dict[str, Any]]:
+    """The route's path and parameters: tomtom-routing's, for origin then destination, with this
+    tool's route type and avoid (travel mode and traffic at tomtom-routing's defaults)."""
+    options = routing.RouteOptions(routeType=input.routeType)
+    return routing.build_request([input.origin, input.destination], options, backend, avoid=input.avoid)
 
 
 def route_points(route_body: dict[str, Any]) -> list[dict[str, float]]:
@@ -93,22 +83,21 @@ def route_points(route_body: dict[str, Any]) -> list[dict[str, float]]:
 
 
 def search_request(
-    arguments: dict[str, Any], backend: Backend, route_body: dict[str, Any]
+    input: SearchAlongRouteInput, backend: Backend, route_body: dict[str, Any]
 ) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """The search's path, parameters and JSON body, along the route TomTom answered."""
-    path, params = search_path(backend, f"searchAlongRoute/{query_segment(arguments['query'].strip())}.json")
-    params["maxDetourTime"] = arguments.get("maxDetourTime", 600)
-    params.update(common_params(arguments), **poi_params(arguments))
+    path, params = search_path(backend, f"searchAlongRoute/{query_segment(input.query.strip())}.json")
+    params["maxDetourTime"] = input.maxDetourTime
+    params.update(common_params(input), **poi_params(input))
     return path, params, {"route": {"points": route_points(route_body)}}
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-    check_arguments(arguments)
+async def run(input: SearchAlongRouteInput, context: CallContext) -> dict[str, Any]:
     session = context.tomtom
-    route_body = await session.get(*route_request(arguments, session.backend))
-    path, params, body = search_request(arguments, session.backend, route_body)
+    route_body = await session.get(*route_request(input, session.backend))
+    path, params, body = search_request(input, session.backend, route_body)
     search_body = await session.post(path, body, params)
-    match detail(arguments):
+    match input.response_detail:
         case "full":
             return {"route": route_body, "search": search_body}
         case "geometry":
@@ -125,6 +114,6 @@ TOOL = define_tool(
         "Find places on the way from an origin to a destination (fuel, food, chargers...), each with the "
         "detour it adds, plus the route's distance and time. For places around one point use tomtom-nearby."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=SearchAlongRouteInput,
     run=run,
 )

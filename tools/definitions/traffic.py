@@ -3,92 +3,87 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field
 
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
-from tools.definitions.common import answer, bbox, check_bbox, detail, response_detail, show_ui
-from tools.errors import invalid
+from tools.definitions.common import FULL, GEOMETRY, BoundingBox, GeometryDetail, Language, ShowUi, answer
+from tools.inputs import UNIQUE, ToolInput, problem
 from tools.shaping.geometry import incident_features, with_geometry
 from tools.shaping.traffic import CATEGORIES, CATEGORY_CODES, FIELDS, capped_incidents, compact_traffic
 from tools.tomtom.backends import Backend
-from tools.widgets import MAP_WIDGET
+from tools.widgets import MAP_APP_URI
 
 MAX_AREA_KM2 = 10_000
 """TomTom's limit for one incident-details request."""
 DEFAULT_CAP = 100
 
-INPUT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "bbox": bbox(f"[minLon, minLat, maxLon, maxLat], at most {MAX_AREA_KM2:,} km²."),
-        "response_detail": response_detail(geometry=True),
-        "show_ui": show_ui(),
-        "language": {"type": "string", "default": "en-GB", "description": "Language of the descriptions."},
-        "categoryFilter": {
-            "type": "array",
-            "items": {"type": "string", "enum": sorted(CATEGORIES.values())},
-            "uniqueItems": True,
-            "description": "Only these kinds of incident.",
-        },
-        "timeValidityFilter": {
-            "type": "array",
-            "items": {"type": "string", "enum": ["present", "future"]},
-            "uniqueItems": True,
-            "minItems": 1,
-            "default": ["present"],
-        },
-        "maxResults": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 1000,
-            "default": DEFAULT_CAP,
-            "description": "Cap on the incidents listed, most severe first.",
-        },
-    },
-    "required": ["bbox"],
-    "additionalProperties": False,
-}
+Category = Literal[tuple(sorted(CATEGORIES.values()))]  # type: ignore[valid-type]
+Validity = Literal["present", "future"]
 
 
 def area_km2(box: list[float]) -> float:
+    """The area of `box` in km² (a box crossing the antimeridian wraps)."""
     min_lon, min_lat, max_lon, max_lat = box
     width = (max_lon - min_lon) % 360 or 360
     mean_lat = math.radians((min_lat + max_lat) / 2)
     return (width * 111.32 * math.cos(mean_lat)) * ((max_lat - min_lat) * 110.57)
 
 
-def build_request(arguments: dict[str, Any], backend: Backend) -> tuple[str, dict[str, Any]]:
+def _within_limit(box: list[float]) -> list[float]:
+    area = area_km2(box)
+    if area > MAX_AREA_KM2:
+        raise problem(f"covers about {area:,.0f} km²; the limit is {MAX_AREA_KM2:,} km²")
+    return box
+
+
+class TrafficInput(ToolInput):
+    bbox: Annotated[
+        BoundingBox,
+        Field(description=f"[minLon, minLat, maxLon, maxLat], at most {MAX_AREA_KM2:,} km²."),
+        AfterValidator(_within_limit),
+    ]
+    response_detail: GeometryDetail = "compact"
+    show_ui: ShowUi = False
+    language: Language = Field("en-GB", description="Language of the descriptions.")
+    categoryFilter: Annotated[list[Category], UNIQUE] | None = Field(
+        None, max_length=len(CATEGORIES), description="Only these kinds of incident."
+    )
+    timeValidityFilter: Annotated[list[Validity], UNIQUE, Field(min_length=1, max_length=2)] = ["present"]
+    maxResults: int = Field(DEFAULT_CAP, ge=1, le=1000, description="Cap on the incidents listed, most severe first.")
+
+
+def build_request(input: TrafficInput, backend: Backend) -> tuple[str, dict[str, Any]]:
+    """The path and query parameters for this call on this backend."""
     if backend is Backend.ORBIS:
         path, params = "/maps/orbis/traffic/incidentDetails", {"apiVersion": 1}
     else:
         path, params = "/traffic/services/5/incidentDetails", {}
-    params["bbox"] = ",".join(str(v) for v in arguments["bbox"])
+    params["bbox"] = ",".join(str(v) for v in input.bbox)
     params["fields"] = FIELDS
-    params["language"] = arguments.get("language", "en-GB")
-    params["timeValidityFilter"] = ",".join(arguments.get("timeValidityFilter", ["present"]))
-    if "categoryFilter" in arguments:
-        params["categoryFilter"] = ",".join(str(CATEGORY_CODES[c]) for c in arguments["categoryFilter"])
+    params["language"] = input.language
+    params["timeValidityFilter"] = ",".join(input.timeValidityFilter)
+    if input.categoryFilter is not None:
+        params["categoryFilter"] = ",".join(str(CATEGORY_CODES[c]) for c in input.categoryFilter)
     return path, params
 
 
-async def run(arguments: dict[str, Any], context: CallContext) -> Answer:
+async def run(input: TrafficInput, context: CallContext) -> Answer:
     """The widget draws live traffic for `bbox` from the tool input: no app data."""
-    return answer(arguments, await incidents(arguments, context))
+    return answer(input, await incidents(input, context))
 
 
-async def incidents(arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
-    check_bbox("bbox", arguments["bbox"])
-    if area_km2(arguments["bbox"]) > MAX_AREA_KM2:
-        raise invalid("bbox", f"covers about {area_km2(arguments['bbox']):,.0f} km²; the limit is {MAX_AREA_KM2:,} km²")
+async def incidents(input: TrafficInput, context: CallContext) -> dict[str, Any]:
+    """The incidents in `input.bbox`, shaped as `response_detail` asks."""
     session = context.tomtom
-    path, params = build_request(arguments, session.backend)
-    body = await session.get(path, params)
-    if detail(arguments) == "full":
+    body = await session.get(*build_request(input, session.backend))
+    if input.response_detail == FULL:
         return body
-    cap = arguments.get("maxResults", DEFAULT_CAP)
-    compact = compact_traffic(body, cap, with_validity="future" in arguments.get("timeValidityFilter", ["present"]))
-    if detail(arguments) == "geometry":
+    cap = input.maxResults
+    compact = compact_traffic(body, cap, with_validity="future" in input.timeValidityFilter)
+    if input.response_detail == GEOMETRY:
         return with_geometry(compact, incident_features(capped_incidents(body, cap)[0]))
     return compact
 
@@ -100,7 +95,7 @@ TOOL = define_tool(
         "List traffic incidents (jams, closures, roadworks, accidents) inside a bounding box, "
         "most severe first, with delays and affected roads."
     ),
-    input_schema=INPUT_SCHEMA,
+    input=TrafficInput,
     run=run,
-    meta=MAP_WIDGET,
+    widget=MAP_APP_URI,
 )

@@ -1,7 +1,7 @@
 """The rules of the tool surface, as pure functions over a registry and a history.
 
 `tools.checks` reports them for the whole surface; `services` refuses a write that would
-break them. "Live" means registered in this release's catalog and not retired.
+break them. "Live" means registered in this release (tools.registry) and not retired.
 """
 
 from __future__ import annotations

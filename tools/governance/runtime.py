@@ -1,11 +1,11 @@
 """Governance at call time: retired names and outdated inputs, answered on every replica.
 
-Each catalog holds a `Governance`: an immutable snapshot of the tool-surface tables, read from
-the database when the catalog is built and again, lazily, on the first request after it is
-`refresh_seconds` old. Its two hooks plug into the catalog:
+Each dispatcher holds a `Governance`: an immutable snapshot of the tool-surface tables, read from
+the database when the dispatcher is built and again, lazily, on the first request after it is
+`refresh_seconds` old. Its two hooks plug into the dispatcher:
 
 - `filter_listing` (a listing filter): a retired tool is never listed.
-- `intercept` (an interceptor that runs before the catalog validates arguments): a call to a
+- `intercept` (an interceptor that runs before the dispatcher parses arguments): a call to a
   retired name is answered `retired`, naming the tools that replace it; a call that still sends
   a removed input, or a string where the input is now a list, is answered `invalid_arguments`
   with what changed and what to send `instead`. Both are logged as app-status events.
@@ -31,9 +31,9 @@ from django.db import connections
 
 from tomtom_mcp.logging import log_event
 from tools.app_status import AppStatus, emit
-from tools.catalog import Next, ToolCall, ToolOutcome
 from tools.context import CallContext
 from tools.definition import Tool
+from tools.dispatch import Next, ToolCall, ToolOutcome
 from tools.errors import ErrorCode, ToolError
 from tools.governance.surface import ChangeKind, InputChange, Retirement, Surface
 
@@ -184,7 +184,7 @@ def _log(status: AppStatus, call: ToolCall, **fields: object) -> None:
 
 
 def build_governance() -> Governance:
-    """The governance of one catalog, primed from the database (settings decide the bound)."""
+    """The governance of one dispatcher, primed from the database (settings decide the bound)."""
     from django.conf import settings
 
     governance = Governance(refresh_seconds=settings.GOVERNANCE_REFRESH_SECONDS)

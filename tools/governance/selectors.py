@@ -17,8 +17,8 @@ TABLES: tuple[type[Model], ...] = (ToolName, RetiredTool, ContractChange)
 
 
 def registered_tools() -> dict[str, Tool]:
-    """Every tool this release registers (`tools.catalog.default_tools()`), by name."""
-    from tools.catalog import default_tools
+    """Every tool this release registers (`tools.registry.default_tools()`), by name."""
+    from tools.registry import default_tools
 
     return {tool.name: tool for tool in default_tools()}
 

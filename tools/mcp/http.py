@@ -26,8 +26,8 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 
-from tools.catalog import Catalog
 from tools.context import CallContext, ServerConfig
+from tools.dispatch import Dispatcher
 from tools.mcp.identity import UNKNOWN, Identity, SessionIds, identify, upstream_metadata
 from tools.mcp.server import build_server
 from tools.tomtom.backends import Backend
@@ -243,5 +243,5 @@ class McpHttpApp:
         await self.manager.handle_request(forwarded, replay, send_with_headers)
 
 
-def build_http_app(catalog: Catalog, config: ServerConfig, settings: HttpSettings) -> McpHttpApp:
-    return McpHttpApp(build_server(catalog, http_context_factory(config)), settings, config)
+def build_http_app(dispatcher: Dispatcher, config: ServerConfig, settings: HttpSettings) -> McpHttpApp:
+    return McpHttpApp(build_server(dispatcher, http_context_factory(config)), settings, config)

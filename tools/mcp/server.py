@@ -1,13 +1,14 @@
-"""The MCP server: the SDK's low-level `Server`, answering from the catalog.
+"""The MCP server: the SDK's low-level `Server`, answering from the dispatcher.
 
-`build_server(catalog, make_context)` wires `tools/list`, `tools/call` (and, when the catalog
-carries widgets, the resources) to the catalog. `make_context(request_context)` is the
-transport's own way to say who is calling; the handlers never look at HTTP or stdio details.
+`build_server(dispatcher, make_context, widgets)` wires `tools/list` and `tools/call` to the
+dispatcher, and the widgets' `ui://` resources to `resources/list` and `resources/read`.
+`make_context(request_context)` is the transport's own way to say who is calling; the handlers
+never look at HTTP or stdio details. The `CallToolResult` envelope is built here only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import mcp_types as types
@@ -17,10 +18,11 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from tomtom_mcp import SERVER_NAME, version
-from tools.catalog import Catalog
 from tools.context import CallContext
 from tools.definition import Tool
-from tools.widgets import Widget
+from tools.dispatch import Dispatcher
+from tools.mcp import apps
+from tools.widgets import Widget, default_widgets
 
 INSTRUCTIONS = (
     "TomTom Maps tools: geocode addresses, search places, plan routes and read live traffic "
@@ -37,30 +39,23 @@ def mcp_tool(tool: Tool) -> types.Tool:
         title=tool.title,
         description=tool.description,
         input_schema=dict(tool.input_schema),
-        annotations=types.ToolAnnotations(title=tool.title, **_annotation_kwargs(tool)),
-        _meta=dict(tool.meta) or None,
+        annotations=types.ToolAnnotations(**_annotation_kwargs(tool)),
+        _meta=apps.tool_meta(tool),
     )
 
 
 def _annotation_kwargs(tool: Tool) -> dict[str, bool]:
+    """The hints a host reads, without the ones the specification makes meaningless or default:
+    `idempotentHint` means something only for a tool that writes (`readOnlyHint: false`), and
+    `openWorldHint` is true unless said otherwise. `destructiveHint` is always said, since some
+    hosts ask before a call that does not."""
     hints = tool.annotations
-    return {
-        "read_only_hint": hints.read_only,
-        "destructive_hint": hints.destructive,
-        "idempotent_hint": hints.idempotent,
-        "open_world_hint": hints.open_world,
-    }
-
-
-def mcp_resource(widget: Widget) -> types.Resource:
-    return types.Resource(
-        uri=widget.uri,
-        name=widget.name,
-        title=widget.title,
-        description=widget.description,
-        mime_type=widget.mime_type,
-        _meta=widget.meta,
-    )
+    kwargs = {"read_only_hint": hints.read_only, "destructive_hint": hints.destructive}
+    if not hints.read_only:
+        kwargs["idempotent_hint"] = hints.idempotent
+    if not hints.open_world:
+        kwargs["open_world_hint"] = False
+    return kwargs
 
 
 def client_name_from_handshake(ctx: ServerRequestContext[Any]) -> str | None:
@@ -84,18 +79,22 @@ async def name_invalid_params(ctx: ServerRequestContext[Any], call_next: CallNex
         ) from None
 
 
-def build_server(catalog: Catalog, make_context: ContextFactory) -> Server[Any]:
-    listed: dict[str, types.Tool] = {tool.name: mcp_tool(tool) for tool in catalog.list_tools_unfiltered()}
+def build_server(
+    dispatcher: Dispatcher, make_context: ContextFactory, widgets: Sequence[Widget] | None = None
+) -> Server[Any]:
+    """`widgets` default to the process's (tools.widgets.default_widgets)."""
+    listed: dict[str, types.Tool] = {tool.name: mcp_tool(tool) for tool in dispatcher.registry}
+    served = {widget.uri: widget for widget in (default_widgets() if widgets is None else widgets)}
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         context = make_context(ctx)
-        return types.ListToolsResult(tools=[listed[t.name] for t in catalog.list_tools(context)])
+        return types.ListToolsResult(tools=[listed[t.name] for t in dispatcher.list_tools(context)])
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         context = make_context(ctx)
-        outcome = await catalog.call(params.name, params.arguments, context)
+        outcome = await dispatcher.call(params.name, params.arguments, context)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=outcome.text)],
             is_error=outcome.is_error,
@@ -105,22 +104,18 @@ def build_server(catalog: Catalog, make_context: ContextFactory) -> Server[Any]:
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[mcp_resource(w) for w in catalog.widgets.values()])
+        return types.ListResourcesResult(resources=[apps.resource(w) for w in served.values()])
 
     async def read_resource(
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        widget = catalog.widgets.get(str(params.uri))
+        widget = served.get(str(params.uri))
         if widget is None:
-            known = ", ".join(catalog.widgets) or "none"
+            known = ", ".join(served) or "none"
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource {params.uri}; known: {known}",
                            data={"uri": str(params.uri)})  # fmt: skip
-        content = types.TextResourceContents(
-            uri=widget.uri, mime_type=widget.mime_type, text=widget.html, _meta=widget.meta
-        )
-        return types.ReadResourceResult(contents=[content])
+        return types.ReadResourceResult(contents=[apps.contents(widget)])
 
-    widgets = bool(catalog.widgets)
     server: Server[Any] = Server(
         SERVER_NAME,
         version=version(),
@@ -128,8 +123,8 @@ def build_server(catalog: Catalog, make_context: ContextFactory) -> Server[Any]:
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        on_list_resources=list_resources if widgets else None,
-        on_read_resource=read_resource if widgets else None,
+        on_list_resources=list_resources if served else None,
+        on_read_resource=read_resource if served else None,
     )
     # The SDK's OpenTelemetry middleware is a no-op without an exporter, but not free on every
     # request; this server exports no spans, so the list holds only our own middleware.

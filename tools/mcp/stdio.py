@@ -7,8 +7,8 @@ from typing import Any
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
-from tools.catalog import Catalog
 from tools.context import CallContext, ServerConfig
+from tools.dispatch import Dispatcher
 from tools.mcp.server import build_server, client_name_from_handshake
 from tools.tomtom.backends import Backend
 from tools.tomtom.credentials import KeySources
@@ -27,7 +27,9 @@ def stdio_context_factory(config: ServerConfig, *, api_key: str | None, backend:
     return make_context
 
 
-async def serve_stdio(catalog: Catalog, config: ServerConfig, *, api_key: str | None, backend: Backend | None) -> None:
-    server = build_server(catalog, stdio_context_factory(config, api_key=api_key, backend=backend))
+async def serve_stdio(
+    dispatcher: Dispatcher, config: ServerConfig, *, api_key: str | None, backend: Backend | None
+) -> None:
+    server = build_server(dispatcher, stdio_context_factory(config, api_key=api_key, backend=backend))
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -1,4 +1,4 @@
-"""App data in the tool result: encoded, fitted to the result limit, and delivered.
+"""App data: encoded, and fitted into the room a tool result leaves for it.
 
 The decision is docs/adr/0008-app-data-in-the-result.md; the wire shape is docs/widgets.md.
 
@@ -8,8 +8,8 @@ The decision is docs/adr/0008-app-data-in-the-result.md; the wire shape is docs/
   the stages are: as is; route lines rounded to 5 decimals (about 1 m); route lines simplified
   with the anchored Douglas-Peucker (tools.geometry.simplify), keeping every vertex an index
   points at and renumbering the indexes (tools.shaping.route_lines).
-- `deliver(tool, answer)`: the text the model reads and the result's `_meta`, with the app
-  data inline whenever the whole serialised result stays under `RESULT_LIMIT` characters.
+- How fitted app data travels in a tool result (the `_meta` key, the result limit) is the
+  protocol layer's: tools.mcp.appdata.
 
 Simplification searches a vertex budget instead of a tolerance: it estimates the encoded
 characters per kept point, simplifies once, measures, and corrects the budget by the measured
@@ -27,18 +27,8 @@ from typing import Any
 import numpy as np
 import orjson
 
-from tools.definition import Answer
 from tools.geometry.simplify import Simplification, simplify_indices
 from tools.shaping.route_lines import RouteLine, find_routes, point_objects
-
-APP_DATA_KEY = "com.tomtom/app-data"
-"""The result `_meta` key that carries the encoded app data."""
-
-RESULT_LIMIT = 120_000
-"""The whole serialised result (text, `_meta`, envelope) stays under this many characters."""
-
-PROTOCOL_HEADROOM = 512
-"""Characters kept free for what the transport adds to a result (`resultType`, server info)."""
 
 ROUNDING_ERROR_M = 0.8
 """Rounding a position to 5 decimals moves it by at most 0.79 m (half of 1e-5 degree each way)."""
@@ -57,11 +47,6 @@ _AIM = 0.97
 """Budgets aim at this share of the room, so that most first attempts fit."""
 _FULL_ENOUGH = 0.9
 """An attempt that fills this share of the room is kept without trying a larger budget."""
-
-
-def dumps(value: Any) -> str:
-    """Compact UTF-8 JSON, as the catalog writes every result text."""
-    return orjson.dumps(value).decode()
 
 
 def encode(value: Any) -> str:
@@ -226,52 +211,3 @@ def _substituted(value: Any, replaced: dict[int, dict[str, Any]]) -> Any:
     if isinstance(value, list):
         return [_substituted(v, replaced) for v in value]
     return value
-
-
-@dataclass(frozen=True, slots=True)
-class Delivery:
-    """An answer as it travels: the text the model reads, and the result's only `_meta`.
-
-    `fitted` is None when the answer has no app data to deliver (`show_ui` false, or a widget
-    that draws from the tool input); `result_chars` is the serialised result's size.
-    """
-
-    data: dict[str, Any]
-    text: str
-    meta: dict[str, Any]
-    fitted: Fitted | None
-    result_chars: int
-
-    @property
-    def inline(self) -> bool:
-        return self.fitted is not None and self.fitted.encoded is not None
-
-
-def result_chars(text: str, meta: dict[str, Any]) -> int:
-    """Characters of the serialised tool result carrying `text` and `meta`."""
-    return len(dumps({"content": [{"type": "text", "text": text}], "isError": False, "_meta": meta}))
-
-
-def deliver(tool: str, answer: Answer) -> Delivery:
-    """The text and `_meta` of `answer`, with its app data inline when the result can carry it.
-
-    The text is the tool's data plus `show_ui`, and `tool` when the app data is inline (so a
-    widget whose host dropped `_meta` can tell). `_meta` carries `show_ui`, `tool`, and, when
-    there is app data, `delivery` (`inline` or `too_large`) and `com.tomtom/app-data`.
-    """
-    plain = {**answer.data, "show_ui": answer.show_ui}
-    meta: dict[str, Any] = {"show_ui": answer.show_ui, "tool": tool}
-    if not answer.show_ui or answer.app_data is None:
-        text = dumps(plain)
-        return Delivery(plain, text, meta, None, result_chars(text, meta))
-    named = {**plain, "tool": tool}
-    named_text = dumps(named)
-    shell = {**meta, "delivery": "inline", APP_DATA_KEY: ""}
-    room = RESULT_LIMIT - PROTOCOL_HEADROOM - result_chars(named_text, shell) - 1
-    fitted = fit(answer.app_data, room, refetchable=answer.refetchable)
-    if fitted.encoded is None:
-        meta["delivery"] = "too_large"
-        text = dumps(plain)
-        return Delivery(plain, text, meta, fitted, result_chars(text, meta))
-    meta.update({"delivery": "inline", APP_DATA_KEY: fitted.encoded})
-    return Delivery(named, named_text, meta, fitted, result_chars(named_text, meta))

@@ -26,9 +26,7 @@ from tools.errors import ErrorCode, ToolError
 from tools.tomtom.backends import Backend
 
 RETRYABLE = frozenset({429, 502, 503, 504})
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
-    weakref.WeakKeyDictionary()
-)
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +126,7 @@ class TomTomSession:
                     timeout=httpx.Timeout(remaining, connect=min(self.settings.connect_timeout, remaining)),
                 )
             except httpx.TimeoutException:
-                raise ToolError(
-                    ErrorCode.UNAVAILABLE, "TomTom did not answer in time; try again later."
-                ) from None
+                raise ToolError(ErrorCode.UNAVAILABLE, "TomTom did not answer in time; try again later.") from None
             except httpx.HTTPError:
                 raise ToolError(ErrorCode.UNAVAILABLE, "TomTom could not be reached; try again later.") from None
             finally:
@@ -163,9 +159,12 @@ class TomTomSession:
 
 
 def _query_value(value: Any) -> str | list[str]:
-    """Booleans as `true`/`false`; a list becomes a repeated parameter (`avoid=a&avoid=b`)."""
+    """Booleans as `true`/`false`; a whole float as an integer (`22.0` -> `22`: typed inputs
+    read a JSON `22` as a float); a list becomes a repeated parameter (`avoid=a&avoid=b`)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
     if isinstance(value, (list, tuple)):
         return [str(_query_value(v)) for v in value]
     return str(value)

@@ -1,9 +1,8 @@
-"""The widgets this server serves as MCP Apps: one shared map app (docs/widgets.md).
+"""The widgets this server offers: one shared map app (docs/widgets.md).
 
-A tool links to its widget through its definition's `_meta` (`widget_meta(uri)`: the nested
-`ui.resourceUri` and the legacy flat `ui/resourceUri`); tools only the widget may call say so
-with `APP_ONLY` (`ui.visibility: ["app"]`). The catalog holds the `Widget`s and the MCP adapter
-serves them as `ui://` resources with mimeType `text/html;profile=mcp-app` and their CSP.
+A tool drawn by a widget names it (`define_tool(widget=MAP_APP_URI)`); a tool only the widget
+calls says `app_only=True`. How a widget is served (a `ui://` resource, its MIME type, CSP and
+`_meta.ui`) is the protocol layer's business: tools.mcp.apps.
 
 The map app tells results apart by their shape and tool name, so every tool with `show_ui`
 shares `MAP_APP_URI`. It loads MapLibre GL JS `MAPLIBRE_VERSION` from `MAPLIBRE_CDN`, or from
@@ -14,14 +13,12 @@ self-hosting, and the browser tests, which cannot reach a CDN).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-MIME_TYPE = "text/html;profile=mcp-app"
 MAP_APP_URI = "ui://tomtom-map/app.html"
 MAPLIBRE_VERSION = "6.17.0"
 MAPLIBRE_CDN = f"https://cdn.jsdelivr.net/npm/maplibre-gl@{MAPLIBRE_VERSION}/dist/"
@@ -29,18 +26,6 @@ TOMTOM_DOMAINS = ("https://api.tomtom.com", "https://*.api.tomtom.com")
 """Map tiles and traffic tiles: the only other places the map app talks to."""
 WORKER_DOMAINS = ("blob:", "data:")
 """MapLibre starts its workers from a blob: or data: URL when the frame's origin is opaque."""
-
-APP_ONLY: Mapping[str, Any] = {"ui": {"visibility": ["app"]}}
-"""Tool `_meta` of a tool only widgets call: hosts hide it from the model."""
-
-
-def widget_meta(uri: str) -> dict[str, Any]:
-    """Tool `_meta` linking a tool to its widget (nested key, and the legacy flat key)."""
-    return {"ui": {"resourceUri": uri}, "ui/resourceUri": uri}
-
-
-MAP_WIDGET = widget_meta(MAP_APP_URI)
-"""Tool `_meta` of every tool drawn by the shared map app."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +38,9 @@ class Widget:
     description: str
     html: str
     connect_domains: tuple[str, ...]
+    """Where its scripts may connect (CSP connect-src)."""
     resource_domains: tuple[str, ...]
-    mime_type: str = MIME_TYPE
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        """The resource's `_meta.ui`: its CSP, and a request for the host's border."""
-        csp = {"connectDomains": list(self.connect_domains), "resourceDomains": list(self.resource_domains)}
-        return {"ui": {"csp": csp, "prefersBorder": True}}
+    """Where it may load scripts, styles, images and workers from."""
 
 
 @cache

@@ -1,4 +1,4 @@
-"""`manage.py mcp_exec <tool> '<json>'`: run one tool through the catalog and print the result.
+"""`manage.py mcp_exec <tool> '<json>'`: run one tool through the dispatcher and print the result.
 
 Same validation, errors and logging as MCP calls. Exit status 0 on success, 1 on a tool error,
 2 when the JSON arguments cannot be read.
@@ -12,10 +12,10 @@ import sys
 import anyio
 from django.core.management.base import BaseCommand, CommandError
 
-from tools.catalog import build_catalog
 from tools.config import server_config
 from tools.context import CallContext
 from tools.management.commands._options import add_transport_options, parse_backend
+from tools.mcp.service import build_dispatcher
 from tools.tomtom.credentials import KeySources
 
 
@@ -42,7 +42,7 @@ class Command(BaseCommand):
             backend=parse_backend(options["backend"]),
             client_name="mcp_exec",
         )
-        outcome = anyio.run(build_catalog().call, options["tool"], arguments, context)
+        outcome = anyio.run(build_dispatcher().call, options["tool"], arguments, context)
         self.stdout.write(outcome.text)
         if outcome.is_error:
             sys.exit(1)

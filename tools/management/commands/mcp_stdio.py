@@ -5,9 +5,9 @@ from __future__ import annotations
 import anyio
 from django.core.management.base import BaseCommand
 
-from tools.catalog import build_catalog
 from tools.config import server_config
 from tools.management.commands._options import add_transport_options, parse_backend
+from tools.mcp.service import build_dispatcher
 from tools.mcp.stdio import serve_stdio
 
 
@@ -20,6 +20,4 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         backend = parse_backend(options["backend"])
-        anyio.run(
-            lambda: serve_stdio(build_catalog(), server_config(), api_key=options["apikey"], backend=backend)
-        )
+        anyio.run(lambda: serve_stdio(build_dispatcher(), server_config(), api_key=options["apikey"], backend=backend))

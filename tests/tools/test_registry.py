@@ -1,0 +1,33 @@
+"""The registry: names unique, and every registered tool in the committed tool-surface history.
+
+A tool added to `tools.registry.default_tools()` must also be ledgered in
+`tools/fixtures/tool_surface.json` (docs/governance.md): CI, not a migration, catches it.
+"""
+
+import pytest
+
+from tests.governance.conftest import fake_tool
+from tools.definition import ToolDefinitionError
+from tools.governance.fixtures import read_fixture
+from tools.registry import Registry, default_tools
+
+
+def test_every_registered_tool_is_in_the_committed_ledger():
+    ledgered = {entry.name for entry in read_fixture().ledger}
+    assert [tool.name for tool in default_tools() if tool.name not in ledgered] == []
+
+
+def test_no_registered_tool_is_retired_in_the_committed_history():
+    retired = {retirement.name for retirement in read_fixture().retired}
+    assert [tool.name for tool in default_tools() if tool.name in retired] == []
+
+
+def test_two_tools_cannot_share_a_name():
+    with pytest.raises(ToolDefinitionError, match="two tools are named 'demo'"):
+        Registry([fake_tool("demo"), fake_tool("demo")])
+
+
+def test_the_points_only_hint_names_the_tools_with_geometry():
+    hint = Registry(default_tools()).hints["points_only"]
+    assert hint.startswith("Tools with geometry: ")
+    assert "tomtom-routing" in hint and "tomtom-geocode" not in hint

@@ -1,0 +1,181 @@
+"""The dispatcher: one way to call a tool, whatever the transport.
+
+    interceptors (outermost first) -> find the tool -> parse its input -> tool.run(input, context)
+
+An interceptor is `async (call, next) -> ToolOutcome`; it can observe, reject or change a call
+(the call log, tool-surface governance and the protocol layer's app-data delivery plug in
+here). Errors come back as a `ToolOutcome` with `is_error` set and the closed-set JSON shape;
+nothing raises out of `call`. The dispatcher knows no tool by name and no input by name: what
+a tool's input means is the tool's own declaration (tools.inputs).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from tomtom_mcp.logging import log_event
+from tools.context import CallContext
+from tools.definition import Answer, Tool
+from tools.errors import ErrorCode, ToolError
+from tools.registry import Registry
+
+logger = logging.getLogger("tools.calls")
+
+
+def dumps(data: Any) -> str:
+    """The one JSON encoding of every result text: compact, UTF-8 (orjson: a `full` route is
+    hundreds of kilobytes, and the standard library takes ten times longer to write it)."""
+    return orjson.dumps(data).decode()
+
+
+@dataclass(slots=True)
+class ToolCall:
+    name: str
+    arguments: dict[str, Any]
+    context: CallContext
+    tool: Tool | None = None
+
+
+@dataclass(slots=True)
+class ToolOutcome:
+    """How a call ended: the data the caller reads (or the error), and the result's `_meta`.
+
+    `answer` is what a tool drawn by a widget answered, until the protocol layer delivers it
+    (its interceptor sets `data`, `meta` and the text); `data` is then the answer's data.
+    """
+
+    data: dict[str, Any]
+    is_error: bool = False
+    meta: dict[str, Any] | None = None
+    answer: Answer | None = None
+    _text: str | None = field(default=None, repr=False)
+
+    @property
+    def code(self) -> str:
+        return self.data["error"]["code"] if self.is_error else "ok"
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = dumps(self.data)
+        return self._text
+
+    @classmethod
+    def from_error(cls, error: ToolError) -> ToolOutcome:
+        return cls(error.as_dict(), is_error=True)
+
+
+Next = Callable[[ToolCall], Awaitable[ToolOutcome]]
+Interceptor = Callable[[ToolCall, Next], Awaitable[ToolOutcome]]
+ListingFilter = Callable[[Sequence[Tool], CallContext], Sequence[Tool]]
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        interceptors: Sequence[Interceptor] = (),
+        listing_filters: Sequence[ListingFilter] = (),
+    ) -> None:
+        self.registry = registry
+        self.interceptors = tuple(interceptors)
+        self.listing_filters = tuple(listing_filters)
+        chain: Next = self._invoke
+        for interceptor in reversed(self.interceptors):
+            chain = _bind(interceptor, chain)
+        self._chain = chain
+
+    def get(self, name: str) -> Tool | None:
+        return self.registry.get(name)
+
+    def list_tools(self, context: CallContext) -> list[Tool]:
+        tools: Sequence[Tool] = list(self.registry)
+        for listing_filter in self.listing_filters:
+            tools = listing_filter(tools, context)
+        return list(tools)
+
+    async def call(self, name: str, arguments: dict[str, Any] | None, context: CallContext) -> ToolOutcome:
+        call = ToolCall(name=name, arguments=dict(arguments or {}), context=context, tool=self.registry.get(name))
+        try:
+            return await self._chain(call)
+        except ToolError as error:
+            return ToolOutcome.from_error(error)
+        except Exception:
+            return _internal_error(call)
+
+    async def _invoke(self, call: ToolCall) -> ToolOutcome:
+        tool = call.tool
+        if tool is None:
+            names = [t.name for t in self.list_tools(call.context)]
+            return ToolOutcome.from_error(
+                ToolError(
+                    ErrorCode.UNKNOWN_TOOL,
+                    f"No tool is named {call.name!r}. Valid tools: {', '.join(names)}.",
+                    tools=names,
+                )
+            )
+        try:
+            result = await tool.run(tool.parse(call.arguments, self.registry.hints), call.context)
+        except ToolError as error:
+            return ToolOutcome.from_error(error)
+        except Exception:
+            return _internal_error(call)
+        if isinstance(result, Answer):
+            return ToolOutcome(result.data, answer=result)
+        return ToolOutcome(result)
+
+
+def _bind(interceptor: Interceptor, next_: Next) -> Next:
+    async def bound(call: ToolCall) -> ToolOutcome:
+        return await interceptor(call, next_)
+
+    return bound
+
+
+def _internal_error(call: ToolCall) -> ToolOutcome:
+    request_id = call.context.request_id
+    details = traceback.format_exc()
+    for secret in call.context.secrets():
+        details = details.replace(secret, "***")
+    log_event(
+        logger, logging.ERROR, "Tool call failed unexpectedly", tool=call.name, request_id=request_id, exception=details
+    )
+    return ToolOutcome.from_error(
+        ToolError(
+            ErrorCode.INTERNAL,
+            f"Something went wrong on our side; the server log has the details (request {request_id}).",
+            request_id=request_id,
+        )
+    )
+
+
+async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
+    """Interceptor: one JSON line per tool call with its identity, outcome, times and size."""
+    started = time.perf_counter()
+    outcome = await next_(call)
+    context = call.context
+    log_event(
+        logger,
+        logging.INFO if not outcome.is_error or outcome.code != "internal" else logging.ERROR,
+        "Tool call",
+        tool=call.name,
+        client=context.client_name,
+        user_agent=context.user_agent,
+        transport=context.transport,
+        backend=context.effective_backend.value,
+        outcome=outcome.code,
+        upstream_calls=context.stats.calls,
+        upstream_ms=round(context.stats.seconds * 1000, 1),
+        total_ms=round((time.perf_counter() - started) * 1000, 1),
+        bytes=len(outcome.text.encode()),
+        request_id=context.request_id,
+    )
+    return outcome
