@@ -26,7 +26,7 @@ from tools.tomtom.client import ClientSettings
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
-SHARED_FIXTURES = REPO.parent / "shared" / "fixtures" / "tomtom"
+RECORDED = DATA / "recorded"
 CANARY_KEY = "canary-KEY-7f3a9c"
 """The TomTom key every test uses; tests/test_key_leak.py fails if it shows up anywhere else."""
 
@@ -37,11 +37,8 @@ def data(name: str) -> Any:
 
 
 def recorded(name: str) -> Any:
-    """A recorded TomTom answer from ../shared/fixtures/tomtom; skips the test when absent."""
-    path = SHARED_FIXTURES / name
-    if not path.is_file():
-        pytest.skip(f"recorded fixture {name} is not available (../shared is absent)")
-    return json.loads(path.read_text())
+    """A real TomTom answer recorded upstream (tests/data/recorded, provenance and licence there)."""
+    return json.loads((RECORDED / name).read_text())
 
 
 @pytest.fixture
