@@ -1,5 +1,5 @@
 """Shared fixtures: a TomTom stub on loopback, the server's configuration pointed at it,
-in-process MCP clients, and real server processes."""
+in-process MCP clients, real server processes; and the plugins every run loads."""
 
 from __future__ import annotations
 
@@ -23,6 +23,10 @@ from tools.catalog import build_catalog
 from tools.context import CallContext, ServerConfig
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import ClientSettings
+
+pytest_plugins = ["pytester", "tests.support.skip_policy"]
+"""pytester for tests of our pytest plugins; skip_policy fails a CI run that skips a test
+(tests/allowed_skips.toml lists the skips allowed)."""
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
