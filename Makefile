@@ -5,13 +5,19 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE := tomtom_mcp.settings
 
-.PHONY: run serve-prod test test-python test-db lint conformance bench browser-deps widget-deps clean
+.PHONY: run serve-prod test test-python test-db lint conformance bench browser-deps widget-deps lock clean
 
-$(VENV)/.installed: pyproject.toml
+# Installed with constraints.txt: the whole dependency tree at the versions locked there.
+$(VENV)/.installed: pyproject.toml constraints.txt
 	@test -x $(PY) || "$$(scripts/find-python.sh)" -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
 	@touch $@
+
+# Re-resolve pyproject.toml's dependencies into constraints.txt (after changing a pin); commit both.
+lock:
+	@test -x $(PY) || "$$(scripts/find-python.sh)" -m venv $(VENV)
+	$(PY) scripts/lock.py
 
 run: $(VENV)/.installed
 	$(PY) manage.py migrate --no-input

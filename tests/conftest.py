@@ -1,5 +1,5 @@
 """Shared fixtures: a TomTom stub on loopback, the server's configuration pointed at it,
-in-process MCP clients, and real server processes."""
+in-process MCP clients, real server processes; and the plugins every run loads."""
 
 from __future__ import annotations
 
@@ -24,9 +24,13 @@ from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import ClientSettings
 
+pytest_plugins = ["pytester", "tests.support.skip_policy"]
+"""pytester for tests of our pytest plugins; skip_policy fails a CI run that skips a test
+(tests/allowed_skips.toml lists the skips allowed)."""
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
-SHARED_FIXTURES = REPO.parent / "shared" / "fixtures" / "tomtom"
+RECORDED = DATA / "recorded"
 CANARY_KEY = "canary-KEY-7f3a9c"
 """The TomTom key every test uses; tests/test_key_leak.py fails if it shows up anywhere else."""
 
@@ -37,11 +41,8 @@ def data(name: str) -> Any:
 
 
 def recorded(name: str) -> Any:
-    """A recorded TomTom answer from ../shared/fixtures/tomtom; skips the test when absent."""
-    path = SHARED_FIXTURES / name
-    if not path.is_file():
-        pytest.skip(f"recorded fixture {name} is not available (../shared is absent)")
-    return json.loads(path.read_text())
+    """A real TomTom answer recorded upstream (tests/data/recorded, provenance and licence there)."""
+    return json.loads((RECORDED / name).read_text())
 
 
 @pytest.fixture
