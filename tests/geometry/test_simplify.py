@@ -20,7 +20,7 @@ import shapely
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.geometry import simplify
+from tools.geometry import simplify, sphere
 from tools.geometry.simplify import (
     VERTEX_CAP,
     MalformedGeometry,
@@ -277,8 +277,10 @@ def zigzag(n, lon0=4.0, lat0=52.0):
     return np.array([[lon0 + i * 1e-4, lat0 + (3e-4 if i % 2 else 0.0)] for i in range(n)])
 
 
-def test_module_examples():
-    assert doctest.testmod(simplify).failed == 0
+@pytest.mark.parametrize("module", [simplify, sphere], ids=lambda module: module.__name__)
+def test_module_examples(module):
+    result = doctest.testmod(module)
+    assert result.attempted and not result.failed
 
 
 def test_below_the_cap_only_rounds_and_drops_consecutive_duplicates():

@@ -73,16 +73,22 @@ from typing import Any
 import numpy as np
 import shapely
 
+from tools.geometry.sphere import (
+    EARTH_RADIUS_M,
+    M_PER_DEG,
+    arc_distance_m,
+    cross,
+    max_cos,
+    unit_vectors,
+    unwrap_longitudes,
+)
+
 VERTEX_CAP: int = 1000
 """Vertices allowed per feature, over all its paths."""
-
-EARTH_RADIUS_M = 6_371_008.8
-"""Mean Earth radius (IUGG), the sphere every distance is measured on."""
 
 DECIMALS = 5
 """Decimals kept in output coordinates."""
 
-_M_PER_DEG = EARTH_RADIUS_M * math.pi / 180
 _HALF_CIRCLE_M = EARTH_RADIUS_M * math.pi  # the trivial bound on any distance
 _MAX_ANCHORS = 64
 _LINE_MIN = 2
@@ -204,10 +210,10 @@ def simplify_indices(
         raise ValueError(f"required indices must be within [0, {n}), got {needed[0]}..{needed[-1]}")
     if n <= budget:
         return np.arange(n, dtype=np.int64), 0.0
-    lon = _unwrap(xy[:, 0])
+    lon = unwrap_longitudes(xy[:, 0])
     kept, seg_err = _priority_dp(lon, xy[:, 1], budget, needed)
     gap = _gc_gap_m(lon[kept], xy[kept, 1])
-    return kept, float(np.max(np.where(np.diff(kept) > 1, seg_err * _M_PER_DEG + gap, 0.0)))
+    return kept, float(np.max(np.where(np.diff(kept) > 1, seg_err * M_PER_DEG + gap, 0.0)))
 
 
 def cap_geometry(geometry: dict, cap: int = VERTEX_CAP) -> tuple[dict, Simplification | None]:
@@ -256,7 +262,7 @@ def cap_geometry(geometry: dict, cap: int = VERTEX_CAP) -> tuple[dict, Simplific
         out = [_dedupe(_rounded(p), ring) for p in paths]
         return {**geometry, "coordinates": _nest(kind, out, groups)}, None
 
-    lons = [_unwrap(p[:, 0]) for p in paths]
+    lons = [unwrap_longitudes(p[:, 0]) for p in paths]
     budgets = _share(cap, sizes, _RING_MIN if ring else _LINE_MIN)
     grown = False
     while True:
@@ -354,13 +360,6 @@ def _close(ring: np.ndarray, i: int) -> np.ndarray:
 
 
 # --- the Douglas-Peucker core ---------------------------------------------------------------
-
-
-def _unwrap(lon: np.ndarray) -> np.ndarray:
-    """Longitudes made continuous across the antimeridian (steps of more than 180 degrees)."""
-    if lon.size < 2 or np.abs(np.diff(lon)).max() <= 180.0:
-        return lon
-    return np.unwrap(lon, period=360.0)
 
 
 def _priority_dp(lon: np.ndarray, lat: np.ndarray, budget: int, required: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -467,7 +466,7 @@ class _Spans:
         s, e = init[:-1], init[1:]
         low = np.minimum(np.minimum.reduceat(lat, s), lat[e])
         high = np.maximum(np.maximum.reduceat(lat, s), lat[e])
-        kx = _max_cos(low, high)
+        kx = max_cos(low, high)
         self.z = np.empty(lon.size, dtype=np.complex128)
         self.z.real = lon * np.repeat(kx, np.diff(s, append=lon.size))
         self.z.imag = lat
@@ -537,8 +536,8 @@ def _gc_gap_m(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
     otherwise half the circumference is returned.
     """
     dlon, dphi = np.radians(np.abs(np.diff(lon))), np.radians(np.abs(np.diff(lat)))
-    u = _unit(lon, lat)
-    pole = _cross(u[:, :-1], u[:, 1:])
+    u = unit_vectors(lon, lat)
+    pole = cross(u[:, :-1], u[:, 1:])
     sin_theta = np.sqrt((pole * pole).sum(axis=0))
     pole /= np.where(sin_theta > 0, sin_theta, 1.0)
     sin_max = np.sin(np.radians(np.maximum(np.abs(lat[:-1]), np.abs(lat[1:]))))
@@ -565,15 +564,15 @@ def _bound_m(lon: np.ndarray, lat: np.ndarray, kept: np.ndarray, out: np.ndarray
     dlon = np.mod(out[:, 0] - lon[kept] + 180.0, 360.0) - 180.0  # drops the unwrapping offset
     dlat = out[:, 1] - klat
     if kept.size == 1:
-        return float(np.hypot(dlon, dlat)[0]) * _M_PER_DEG
+        return float(np.hypot(dlon, dlat)[0]) * M_PER_DEG
     rlon = lon[kept] + dlon
     lats = np.stack((klat[:-1], klat[1:], out[:-1, 1], out[1:, 1]))
-    kx = _max_cos(lats.min(axis=0), lats.max(axis=0))
-    shift = np.maximum(np.hypot(kx * dlon[:-1], dlat[:-1]), np.hypot(kx * dlon[1:], dlat[1:])) * _M_PER_DEG
+    kx = max_cos(lats.min(axis=0), lats.max(axis=0))
+    shift = np.maximum(np.hypot(kx * dlon[:-1], dlat[:-1]), np.hypot(kx * dlon[1:], dlat[1:])) * M_PER_DEG
     inner = np.diff(kept) > 1  # segments that replace vertices
     gap = np.where(inner, _gc_gap_m(rlon, out[:, 1]), 0.0)
-    bound = shift + seg_err * _M_PER_DEG + gap
-    floor = math.ceil(max(float((seg_err * _M_PER_DEG - shift).max()), 0.0))  # the result is about this
+    bound = shift + seg_err * M_PER_DEG + gap
+    floor = math.ceil(max(float((seg_err * M_PER_DEG - shift).max()), 0.0))  # the result is about this
     redo = np.flatnonzero(inner & (bound + _FLOAT_SLACK_M > floor))
     if redo.size:
         vertices = _vertex_bounds_m(lon, lat, kept, rlon, out[:, 1], redo, gap[redo], floor - _FLOAT_SLACK_M)
@@ -607,7 +606,7 @@ def _vertex_bounds_m(
     idx = np.arange(int(count.sum())) + np.repeat(a + 1 - start, count)
     plon, plat = lon[idx], lat[idx]
     ends = np.stack((rlat[segs], rlat[segs + 1]))
-    kx = _max_cos(
+    kx = max_cos(
         np.minimum(np.minimum.reduceat(plat, start), ends.min(axis=0)),
         np.maximum(np.maximum.reduceat(plat, start), ends.max(axis=0)),
     )
@@ -618,49 +617,15 @@ def _vertex_bounds_m(
     z.imag = plat - np.repeat(rlat[segs], count)
     z *= np.repeat(np.divide(1.0, chord, out=np.zeros_like(chord), where=length > 0), count)
     t = np.minimum(np.maximum(z.real, 0.0), np.repeat(length > 0, count))  # t = 0 on a zero-length chord
-    planar = np.abs(z - t) * np.repeat(np.where(length > 0, length, 1.0) * _M_PER_DEG, count)
+    planar = np.abs(z - t) * np.repeat(np.where(length > 0, length, 1.0) * M_PER_DEG, count)
     gap = np.repeat(gap, count)
     arc = planar + np.where(gap < _HALF_CIRCLE_M, 4 * t * (1 - t), 1.0) * gap
     over = np.flatnonzero(arc > cut)
     if over.size:
         end_a, end_b = np.repeat(segs, count)[over], np.repeat(segs + 1, count)[over]
-        exact = _arc_distance_m(plon[over], plat[over], rlon[end_a], rlat[end_a], rlon[end_b], rlat[end_b])
+        exact = arc_distance_m(plon[over], plat[over], rlon[end_a], rlat[end_a], rlon[end_b], rlat[end_b])
         arc[over] = np.maximum(planar[over], np.minimum(arc[over], exact))
     return np.maximum.reduceat(arc, start)
-
-
-def _arc_distance_m(
-    plon: np.ndarray, plat: np.ndarray, alon: np.ndarray, alat: np.ndarray, blon: np.ndarray, blat: np.ndarray
-) -> np.ndarray:
-    """Great-circle distance in metres from points p to the arcs a -> b (degrees)."""
-    p, u, v = _unit(plon, plat), _unit(alon, alat), _unit(blon, blat)
-    pole = _cross(u, v)
-    norm = np.sqrt((pole * pole).sum(axis=0))
-    inside = (norm > 0) & ((_cross(u, p) * pole).sum(axis=0) >= 0) & ((_cross(p, v) * pole).sum(axis=0) >= 0)
-    across = np.arcsin(np.minimum(np.abs((p * pole).sum(axis=0)) / np.where(norm > 0, norm, 1.0), 1.0))
-    return np.where(inside, across, np.minimum(_angle(p, u), _angle(p, v))) * EARTH_RADIUS_M
-
-
-def _unit(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
-    """Unit vectors (3, n) of positions in degrees."""
-    lam, phi = np.radians(lon), np.radians(lat)
-    return np.stack((np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)))
-
-
-def _angle(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Angle in radians between unit vectors (3, n)."""
-    cross = _cross(p, q)
-    return np.arctan2(np.sqrt((cross * cross).sum(axis=0)), (p * q).sum(axis=0))
-
-
-def _cross(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Cross products of vectors (3, n) (np.cross costs more in overhead at these sizes)."""
-    return np.stack((p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2], p[0] * q[1] - p[1] * q[0]))
-
-
-def _max_cos(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """The largest cosine of a latitude within ``[low, high]`` (degrees)."""
-    return np.cos(np.radians(np.minimum(np.maximum(low, 0.0), high)))
 
 
 # --- features -------------------------------------------------------------------------------
