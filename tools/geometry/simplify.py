@@ -63,9 +63,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import numbers
-from array import array
-from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -73,6 +70,7 @@ from typing import Any
 import numpy as np
 import shapely
 
+from tools.geometry.positions import MalformedGeometry, check_positions, round_positions, rounded, shown
 from tools.geometry.sphere import (
     EARTH_RADIUS_M,
     M_PER_DEG,
@@ -86,9 +84,6 @@ from tools.geometry.sphere import (
 VERTEX_CAP: int = 1000
 """Vertices allowed per feature, over all its paths."""
 
-DECIMALS = 5
-"""Decimals kept in output coordinates."""
-
 _HALF_CIRCLE_M = EARTH_RADIUS_M * math.pi  # the trivial bound on any distance
 _MAX_ANCHORS = 64
 _LINE_MIN = 2
@@ -97,10 +92,6 @@ _GROWTH = 1.25
 _FLOAT_SLACK_M = 1e-6
 _TINY_DEG = 1e-12  # a planar distance below this (0.1 micrometre) counts as 0
 _SIMPLE_TYPES = ("LineString", "MultiLineString", "Polygon", "MultiPolygon")
-
-
-class MalformedGeometry(ValueError):
-    """A geometry or position that is not valid GeoJSON; the message says what and where."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,48 +126,6 @@ class Simplification:
         if self.cap_exceeded_for_validity:
             report["cap_exceeded_for_validity"] = True
         return report
-
-
-def check_positions(coords: Any) -> np.ndarray:
-    """Validate a sequence of positions into an ``(n, 2)`` float64 array of ``[lon, lat]``.
-
-    Parameters
-    ----------
-    coords : sequence of [lon, lat] or [lon, lat, alt], or an (n, 2) or (n, 3) numeric array
-        The positions; an altitude is checked to be finite and dropped.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(n, 2)`` float64 longitudes and latitudes (``n`` may be 0).
-
-    Raises
-    ------
-    MalformedGeometry
-        A position that is not 2 or 3 numbers, a NaN or infinite value, a longitude outside
-        [-180, 180] or a latitude outside [-90, 90]; the message names the first such position.
-    """
-    if isinstance(coords, np.ndarray):
-        if coords.ndim != 2 or coords.shape[1] not in (2, 3) or coords.dtype.kind not in "iuf":
-            raise MalformedGeometry(
-                f"expected an (n, 2) or (n, 3) numeric array of positions, got {coords.dtype} {coords.shape}"
-            )
-        table = coords.astype(np.float64, copy=False)
-    elif isinstance(coords, list | tuple):
-        if not coords:
-            return np.empty((0, 2))
-        table = _table(coords)
-    else:
-        raise MalformedGeometry(f"expected an array of positions, got {_show(coords)}")
-    xy = table[:, :2]
-    if not (np.abs(xy) <= (180.0, 90.0)).all() or (table.shape[1] == 3 and not np.isfinite(table).all()):
-        raise MalformedGeometry(_describe_values(table))
-    return xy
-
-
-def round_positions(coords: np.ndarray) -> list[list[float]]:
-    """Positions rounded to 5 decimals, as lists whose JSON has at most 5 decimals (no ``-0.0``)."""
-    return _rounded(coords).tolist()
 
 
 def simplify_indices(
@@ -241,10 +190,10 @@ def cap_geometry(geometry: dict, cap: int = VERTEX_CAP) -> tuple[dict, Simplific
         ring of fewer than 4 positions once closed.
     """
     if not isinstance(geometry, dict):
-        raise MalformedGeometry(f"a geometry is a JSON object, got {_show(geometry)}")
+        raise MalformedGeometry(f"a geometry is a JSON object, got {shown(geometry)}")
     kind, coords = geometry.get("type"), geometry.get("coordinates")
     if kind not in ("Point", "MultiPoint", *_SIMPLE_TYPES):
-        raise MalformedGeometry(f"unsupported geometry type {_show(kind)}")
+        raise MalformedGeometry(f"unsupported geometry type {shown(kind)}")
     if isinstance(coords, list | tuple) and not coords:
         return {**geometry, "coordinates": []}, None
     if kind == "Point":
@@ -259,7 +208,7 @@ def cap_geometry(geometry: dict, cap: int = VERTEX_CAP) -> tuple[dict, Simplific
     sizes = np.array([len(p) for p in paths], dtype=np.int64)
     total = int(sizes.sum())
     if total <= cap:
-        out = [_dedupe(_rounded(p), ring) for p in paths]
+        out = [_dedupe(rounded(p), ring) for p in paths]
         return {**geometry, "coordinates": _nest(kind, out, groups)}, None
 
     lons = [unwrap_longitudes(p[:, 0]) for p in paths]
@@ -270,7 +219,7 @@ def cap_geometry(geometry: dict, cap: int = VERTEX_CAP) -> tuple[dict, Simplific
         out = [c[0] for c in capped]
         if not ring or (budgets >= sizes).all() or _valid(out, groups):
             break
-        if not grown and not _valid([_dedupe(_rounded(p), ring) for p in paths], groups):
+        if not grown and not _valid([_dedupe(rounded(p), ring) for p in paths], groups):
             break  # the full rounded polygon is invalid too: more vertices cannot help
         budgets, grown = np.minimum(sizes, np.ceil(budgets * _GROWTH).astype(np.int64)), True
     points = sum(len(o) for o in out)
@@ -286,67 +235,9 @@ def cap_geometry(geometry: dict, cap: int = VERTEX_CAP) -> tuple[dict, Simplific
 # --- validation -----------------------------------------------------------------------------
 
 
-def _table(coords: Sequence[Any]) -> np.ndarray:
-    """Positions as an (n, 2) or (n, 3) float64 table, via C-level passes only."""
-    try:
-        widths = np.frombuffer(bytes(map(len, coords)), dtype=np.uint8)
-        values = array("d")
-        values.extend(chain.from_iterable(coords))  # rejects str, None, lists: not real numbers
-    except (TypeError, ValueError, OverflowError):
-        raise MalformedGeometry(_describe_structure(coords)) from None
-    low, high = int(widths.min()), int(widths.max())
-    if low < 2 or high > 3:
-        raise MalformedGeometry(_describe_structure(coords))
-    flat = np.frombuffer(values, dtype=np.float64)
-    if low == high:
-        return flat.reshape(len(coords), low)
-    starts = np.cumsum(widths, dtype=np.int64) - widths
-    table = np.zeros((len(coords), 3))
-    table[:, 0], table[:, 1] = flat[starts], flat[starts + 1]
-    three = widths == 3
-    table[three, 2] = flat[starts[three] + 2]
-    return table
-
-
-def _describe_structure(coords: Sequence[Any]) -> str:
-    """Name the first position that is not 2 or 3 real numbers."""
-    for i, position in enumerate(coords):
-        if not isinstance(position, list | tuple | np.ndarray):
-            return f"position {i} is not an array of numbers: {_show(position)}"
-        if not 2 <= len(position) <= 3:
-            return f"position {i} has {len(position)} values; expected [longitude, latitude(, altitude)]"
-        for value in position:
-            if not isinstance(value, numbers.Real):
-                return f"position {i} holds {_show(value)}, not a number"
-            try:
-                float(value)
-            except OverflowError:
-                return f"position {i} holds {_show(value)}, too large for a coordinate"
-    return "malformed positions"
-
-
-def _describe_values(table: np.ndarray) -> str:
-    """Name the first position with a non-finite or out-of-range value."""
-    finite = np.isfinite(table).all(axis=1)
-    lon_ok = np.abs(table[:, 0]) <= 180.0
-    lat_ok = np.abs(table[:, 1]) <= 90.0
-    i = int(np.argmin(finite & lon_ok & lat_ok))
-    shown = f"position {i} {table[i].tolist()}"
-    if not finite[i]:
-        return f"{shown}: NaN or infinite value"
-    if not lon_ok[i]:
-        return f"{shown}: longitude must be within [-180, 180]"
-    return f"{shown}: latitude must be within [-90, 90]"
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _members(value: Any, what: str) -> list[Any]:
     if not isinstance(value, list | tuple):
-        raise MalformedGeometry(f"{what} coordinates must be an array, got {_show(value)}")
+        raise MalformedGeometry(f"{what} coordinates must be an array, got {shown(value)}")
     return list(value)
 
 
@@ -656,12 +547,8 @@ def _cap_path(xy: np.ndarray, lon: np.ndarray, budget: int, ring: bool) -> tuple
         kept, seg_err = np.arange(len(xy)), np.zeros(max(len(xy) - 1, 0))
     else:
         kept, seg_err = _priority_dp(lon, xy[:, 1], budget, np.empty(0, dtype=np.int64))
-    out = _rounded(xy[kept])
+    out = rounded(xy[kept])
     return _dedupe(out, ring), _bound_m(lon, xy[:, 1], kept, out, seg_err)
-
-
-def _rounded(xy: np.ndarray) -> np.ndarray:
-    return np.round(xy, DECIMALS) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def _dedupe(xy: np.ndarray, ring: bool) -> np.ndarray:
