@@ -20,7 +20,7 @@ import shapely
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.geometry import douglas_peucker, positions, simplify, sphere
+from tools.geometry import douglas_peucker, error_bound, positions, simplify, sphere
 from tools.geometry.positions import MalformedGeometry, check_positions, round_positions
 from tools.geometry.simplify import VERTEX_CAP, Simplification, cap_geometry, simplify_indices
 
@@ -270,7 +270,9 @@ def zigzag(n, lon0=4.0, lat0=52.0):
     return np.array([[lon0 + i * 1e-4, lat0 + (3e-4 if i % 2 else 0.0)] for i in range(n)])
 
 
-@pytest.mark.parametrize("module", [douglas_peucker, positions, simplify, sphere], ids=lambda module: module.__name__)
+@pytest.mark.parametrize(
+    "module", [douglas_peucker, error_bound, positions, simplify, sphere], ids=lambda module: module.__name__
+)
 def test_module_examples(module):
     result = doctest.testmod(module)
     assert result.attempted and not result.failed
