@@ -66,21 +66,17 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
-import shapely
 
 from tools.geometry.douglas_peucker import priority_dp
-from tools.geometry.error_bound import rounded_bound_m, unrounded_bound_m, whole_metres
+from tools.geometry.error_bound import unrounded_bound_m, whole_metres
+from tools.geometry.paths import LINE_MIN, RING_MIN, cap_path, dedupe, share_budgets
+from tools.geometry.polygons import cap_rings, close_ring
 from tools.geometry.positions import MalformedGeometry, check_positions, round_positions, rounded, shown
-from tools.geometry.sphere import (
-    unwrap_longitudes,
-)
+from tools.geometry.sphere import unwrap_longitudes
 
 VERTEX_CAP: int = 1000
 """Vertices allowed per feature, over all its paths."""
 
-_LINE_MIN = 2
-_RING_MIN = 4
-_GROWTH = 1.25
 _SIMPLE_TYPES = ("LineString", "MultiLineString", "Polygon", "MultiPolygon")
 
 
@@ -140,8 +136,8 @@ def simplify_indices(
         Upper bound in metres on the distance from any vertex of ``coords`` to the kept line
         (its segments read as straight in lon/lat or as great-circle arcs), rounding excluded.
     """
-    if budget < _LINE_MIN:
-        raise ValueError(f"budget must be at least {_LINE_MIN}, got {budget}")
+    if budget < LINE_MIN:
+        raise ValueError(f"budget must be at least {LINE_MIN}, got {budget}")
     xy = check_positions(coords)
     n = len(xy)
     needed = np.unique(np.asarray([] if required is None else required, dtype=np.int64))
@@ -193,24 +189,21 @@ def cap_geometry(geometry: dict, cap: int = VERTEX_CAP) -> tuple[dict, Simplific
     ring = kind in ("Polygon", "MultiPolygon")
     groups = [_members(p, "polygon") for p in _members(coords, kind)] if kind == "MultiPolygon" else None
     raw = [coords] if kind == "LineString" else list(chain.from_iterable(groups)) if groups else _members(coords, kind)
-    paths = [_close(check_positions(p), i) if ring else check_positions(p) for i, p in enumerate(raw)]
+    paths = [close_ring(check_positions(p), i) if ring else check_positions(p) for i, p in enumerate(raw)]
     sizes = np.array([len(p) for p in paths], dtype=np.int64)
     total = int(sizes.sum())
     if total <= cap:
-        out = [_dedupe(rounded(p), ring) for p in paths]
+        out = [dedupe(rounded(p), ring) for p in paths]
         return {**geometry, "coordinates": _nest(kind, out, groups)}, None
 
     lons = [unwrap_longitudes(p[:, 0]) for p in paths]
-    budgets = _share(cap, sizes, _RING_MIN if ring else _LINE_MIN)
-    grown = False
-    while True:
-        capped = [_cap_path(p, lon, int(b), ring) for p, lon, b in zip(paths, lons, budgets, strict=True)]
-        out = [c[0] for c in capped]
-        if not ring or (budgets >= sizes).all() or _valid(out, groups):
-            break
-        if not grown and not _valid([_dedupe(rounded(p), ring) for p in paths], groups):
-            break  # the full rounded polygon is invalid too: more vertices cannot help
-        budgets, grown = np.minimum(sizes, np.ceil(budgets * _GROWTH).astype(np.int64)), True
+    budgets = share_budgets(cap, sizes, RING_MIN if ring else LINE_MIN)
+    if ring:
+        capped, grown = cap_rings(paths, lons, budgets, groups)
+    else:
+        capped = [cap_path(p, lon, int(b), False) for p, lon, b in zip(paths, lons, budgets, strict=True)]
+        grown = False
+    out = [c[0] for c in capped]
     points = sum(len(o) for o in out)
     report = Simplification(
         original_points=total,
@@ -221,76 +214,14 @@ def cap_geometry(geometry: dict, cap: int = VERTEX_CAP) -> tuple[dict, Simplific
     return {**geometry, "coordinates": _nest(kind, out, groups)}, report
 
 
-# --- validation -----------------------------------------------------------------------------
+# --- nesting --------------------------------------------------------------------------------
 
 
 def _members(value: Any, what: str) -> list[Any]:
+    """The members of a coordinates array (``what`` names it in the error if it is not one)."""
     if not isinstance(value, list | tuple):
         raise MalformedGeometry(f"{what} coordinates must be an array, got {shown(value)}")
     return list(value)
-
-
-def _close(ring: np.ndarray, i: int) -> np.ndarray:
-    """The ring, closed if needed; rings shorter than 4 positions once closed are malformed."""
-    if len(ring) and not (ring[0] == ring[-1]).all():
-        ring = np.vstack((ring, ring[:1]))
-    if len(ring) < _RING_MIN:
-        raise MalformedGeometry(f"ring {i} has {len(ring)} positions once closed; a ring needs at least 4")
-    return ring
-
-
-# --- features -------------------------------------------------------------------------------
-
-
-def _share(cap: int, sizes: np.ndarray, minimum: int) -> np.ndarray:
-    """Each path's budget: ``floor(cap * n_path / n_total)``, at least ``minimum``.
-
-    Paths held at their minimum are taken out of the share first (repeatedly), so the budgets
-    add up to at most ``cap`` whenever the minimums fit.
-    """
-    floor = np.minimum(sizes, minimum)
-    pinned = np.zeros(sizes.size, dtype=bool)
-    while True:
-        free, weight = cap - int(floor[pinned].sum()), int(sizes[~pinned].sum())
-        share = np.maximum(free, 0) * sizes // max(weight, 1)
-        low = ~pinned & (share < floor)
-        if not low.any():
-            return np.where(pinned, floor, np.minimum(share, sizes))
-        pinned |= low
-
-
-def _cap_path(xy: np.ndarray, lon: np.ndarray, budget: int, ring: bool) -> tuple[np.ndarray, float]:
-    """One path simplified to ``budget`` vertices and rounded, with its error bound in metres."""
-    if not len(xy):
-        return xy, 0.0
-    if len(xy) <= budget:
-        kept, seg_err = np.arange(len(xy)), np.zeros(max(len(xy) - 1, 0))
-    else:
-        kept, seg_err = priority_dp(lon, xy[:, 1], budget, np.empty(0, dtype=np.int64))
-    out = rounded(xy[kept])
-    return _dedupe(out, ring), rounded_bound_m(lon, xy[:, 1], kept, out, seg_err)
-
-
-def _dedupe(xy: np.ndarray, ring: bool) -> np.ndarray:
-    """Drop consecutive duplicates, keeping a line at 2 positions and a ring at 4."""
-    if len(xy) < 2:
-        return xy
-    keep = np.concatenate(([True], (xy[1:] != xy[:-1]).any(axis=1)))
-    if keep.all():
-        return xy
-    if ring:
-        return xy[keep] if keep.sum() >= _RING_MIN else xy
-    return xy[keep] if keep.sum() >= _LINE_MIN else xy[[0, -1]]
-
-
-def _valid(rings: list[np.ndarray], groups: list[list[Any]] | None) -> bool:
-    """Whether the rings make a valid Polygon (``groups`` None) or MultiPolygon."""
-    sizes = [len(g) for g in groups] if groups else [len(rings)]
-    polygons, at = [], 0
-    for size in sizes:
-        polygons.append(shapely.Polygon(rings[at], rings[at + 1 : at + size]) if size else shapely.Polygon())
-        at += size
-    return bool(shapely.is_valid(shapely.MultiPolygon(polygons) if groups else polygons[0]))
 
 
 def _nest(kind: str, paths: list[np.ndarray], groups: list[list[Any]] | None) -> list[Any]:
