@@ -57,6 +57,9 @@ every ring until it is valid; if that takes it over the cap, the report says
 ``cap_exceeded_for_validity``. A polygon already invalid once rounded is left as simplified.
 Points and multipoints are only rounded. A feature with more paths than the cap can give each
 its minimum keeps more than ``cap`` vertices.
+
+The parts live in their own modules (see `tools.geometry`); this one reads the GeoJSON
+nesting and puts the parts together.
 """
 
 from __future__ import annotations
