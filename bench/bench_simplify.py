@@ -29,7 +29,8 @@ sys.path.insert(0, str(REPO))
 
 import orjson  # noqa: E402
 
-from tools.geometry.simplify import cap_geometry, check_positions, round_positions  # noqa: E402
+from tools.geometry.positions import check_positions, round_positions  # noqa: E402
+from tools.geometry.simplify import cap_geometry  # noqa: E402
 
 GENERATOR = REPO.parent / "shared" / "bench" / "gen_lines.py"
 NAMES = ("road_7577", "synthetic_30308", "synthetic_90924", "zigzag_50000", "ring_801")

@@ -8,7 +8,7 @@ import pytest
 
 from tools.geometry import circle
 from tools.geometry.circle import CIRCLE_VERTICES, circle_ring
-from tools.geometry.simplify import EARTH_RADIUS_M
+from tools.geometry.sphere import EARTH_RADIUS_M
 
 
 def metres(a, b):

@@ -20,16 +20,9 @@ import shapely
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.geometry import simplify
-from tools.geometry.simplify import (
-    VERTEX_CAP,
-    MalformedGeometry,
-    Simplification,
-    cap_geometry,
-    check_positions,
-    round_positions,
-    simplify_indices,
-)
+from tools.geometry import douglas_peucker, error_bound, paths, polygons, positions, simplify, sphere
+from tools.geometry.positions import MalformedGeometry, check_positions, round_positions
+from tools.geometry.simplify import VERTEX_CAP, Simplification, cap_geometry, simplify_indices
 
 R = 6_371_008.8
 SLACK_M = 1e-6
@@ -277,8 +270,14 @@ def zigzag(n, lon0=4.0, lat0=52.0):
     return np.array([[lon0 + i * 1e-4, lat0 + (3e-4 if i % 2 else 0.0)] for i in range(n)])
 
 
-def test_module_examples():
-    assert doctest.testmod(simplify).failed == 0
+@pytest.mark.parametrize(
+    "module",
+    [douglas_peucker, error_bound, paths, polygons, positions, simplify, sphere],
+    ids=lambda module: module.__name__,
+)
+def test_module_examples(module):
+    result = doctest.testmod(module)
+    assert result.attempted and not result.failed
 
 
 def test_below_the_cap_only_rounds_and_drops_consecutive_duplicates():

@@ -4,7 +4,8 @@ import pytest
 
 from tests.conftest import CANARY_KEY, data
 from tests.tools.test_geometry_mode import assert_geojson_contract
-from tools.geometry.simplify import EARTH_RADIUS_M, VERTEX_CAP
+from tools.geometry.simplify import VERTEX_CAP
+from tools.geometry.sphere import EARTH_RADIUS_M
 from tools.tomtom.backends import Backend
 
 PATHS = {

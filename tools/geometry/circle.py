@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from tools.geometry.simplify import EARTH_RADIUS_M
+from tools.geometry.sphere import EARTH_RADIUS_M
 
 CIRCLE_VERTICES = 64
 """Distinct vertices of the polygon drawn for a circle (65 positions once closed)."""

@@ -57,44 +57,30 @@ every ring until it is valid; if that takes it over the cap, the report says
 ``cap_exceeded_for_validity``. A polygon already invalid once rounded is left as simplified.
 Points and multipoints are only rounded. A feature with more paths than the cap can give each
 its minimum keeps more than ``cap`` vertices.
+
+The parts live in their own modules (see `tools.geometry`); this one reads the GeoJSON
+nesting and puts the parts together.
 """
 
 from __future__ import annotations
 
-import heapq
-import math
-import numbers
-from array import array
-from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
 import numpy as np
-import shapely
+
+from tools.geometry.douglas_peucker import priority_dp
+from tools.geometry.error_bound import unrounded_bound_m, whole_metres
+from tools.geometry.paths import LINE_MIN, RING_MIN, cap_path, dedupe, share_budgets
+from tools.geometry.polygons import cap_rings, close_ring
+from tools.geometry.positions import MalformedGeometry, check_positions, round_positions, rounded, shown
+from tools.geometry.sphere import unwrap_longitudes
 
 VERTEX_CAP: int = 1000
 """Vertices allowed per feature, over all its paths."""
 
-EARTH_RADIUS_M = 6_371_008.8
-"""Mean Earth radius (IUGG), the sphere every distance is measured on."""
-
-DECIMALS = 5
-"""Decimals kept in output coordinates."""
-
-_M_PER_DEG = EARTH_RADIUS_M * math.pi / 180
-_HALF_CIRCLE_M = EARTH_RADIUS_M * math.pi  # the trivial bound on any distance
-_MAX_ANCHORS = 64
-_LINE_MIN = 2
-_RING_MIN = 4
-_GROWTH = 1.25
-_FLOAT_SLACK_M = 1e-6
-_TINY_DEG = 1e-12  # a planar distance below this (0.1 micrometre) counts as 0
 _SIMPLE_TYPES = ("LineString", "MultiLineString", "Polygon", "MultiPolygon")
-
-
-class MalformedGeometry(ValueError):
-    """A geometry or position that is not valid GeoJSON; the message says what and where."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,48 +117,6 @@ class Simplification:
         return report
 
 
-def check_positions(coords: Any) -> np.ndarray:
-    """Validate a sequence of positions into an ``(n, 2)`` float64 array of ``[lon, lat]``.
-
-    Parameters
-    ----------
-    coords : sequence of [lon, lat] or [lon, lat, alt], or an (n, 2) or (n, 3) numeric array
-        The positions; an altitude is checked to be finite and dropped.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(n, 2)`` float64 longitudes and latitudes (``n`` may be 0).
-
-    Raises
-    ------
-    MalformedGeometry
-        A position that is not 2 or 3 numbers, a NaN or infinite value, a longitude outside
-        [-180, 180] or a latitude outside [-90, 90]; the message names the first such position.
-    """
-    if isinstance(coords, np.ndarray):
-        if coords.ndim != 2 or coords.shape[1] not in (2, 3) or coords.dtype.kind not in "iuf":
-            raise MalformedGeometry(
-                f"expected an (n, 2) or (n, 3) numeric array of positions, got {coords.dtype} {coords.shape}"
-            )
-        table = coords.astype(np.float64, copy=False)
-    elif isinstance(coords, list | tuple):
-        if not coords:
-            return np.empty((0, 2))
-        table = _table(coords)
-    else:
-        raise MalformedGeometry(f"expected an array of positions, got {_show(coords)}")
-    xy = table[:, :2]
-    if not (np.abs(xy) <= (180.0, 90.0)).all() or (table.shape[1] == 3 and not np.isfinite(table).all()):
-        raise MalformedGeometry(_describe_values(table))
-    return xy
-
-
-def round_positions(coords: np.ndarray) -> list[list[float]]:
-    """Positions rounded to 5 decimals, as lists whose JSON has at most 5 decimals (no ``-0.0``)."""
-    return _rounded(coords).tolist()
-
-
 def simplify_indices(
     coords: np.ndarray, budget: int, *, required: np.ndarray | None = None
 ) -> tuple[np.ndarray, float]:
@@ -195,8 +139,8 @@ def simplify_indices(
         Upper bound in metres on the distance from any vertex of ``coords`` to the kept line
         (its segments read as straight in lon/lat or as great-circle arcs), rounding excluded.
     """
-    if budget < _LINE_MIN:
-        raise ValueError(f"budget must be at least {_LINE_MIN}, got {budget}")
+    if budget < LINE_MIN:
+        raise ValueError(f"budget must be at least {LINE_MIN}, got {budget}")
     xy = check_positions(coords)
     n = len(xy)
     needed = np.unique(np.asarray([] if required is None else required, dtype=np.int64))
@@ -204,10 +148,9 @@ def simplify_indices(
         raise ValueError(f"required indices must be within [0, {n}), got {needed[0]}..{needed[-1]}")
     if n <= budget:
         return np.arange(n, dtype=np.int64), 0.0
-    lon = _unwrap(xy[:, 0])
-    kept, seg_err = _priority_dp(lon, xy[:, 1], budget, needed)
-    gap = _gc_gap_m(lon[kept], xy[kept, 1])
-    return kept, float(np.max(np.where(np.diff(kept) > 1, seg_err * _M_PER_DEG + gap, 0.0)))
+    lon = unwrap_longitudes(xy[:, 0])
+    kept, seg_err = priority_dp(lon, xy[:, 1], budget, needed)
+    return kept, unrounded_bound_m(lon, xy[:, 1], kept, seg_err)
 
 
 def cap_geometry(geometry: dict, cap: int = VERTEX_CAP) -> tuple[dict, Simplification | None]:
@@ -235,10 +178,10 @@ def cap_geometry(geometry: dict, cap: int = VERTEX_CAP) -> tuple[dict, Simplific
         ring of fewer than 4 positions once closed.
     """
     if not isinstance(geometry, dict):
-        raise MalformedGeometry(f"a geometry is a JSON object, got {_show(geometry)}")
+        raise MalformedGeometry(f"a geometry is a JSON object, got {shown(geometry)}")
     kind, coords = geometry.get("type"), geometry.get("coordinates")
     if kind not in ("Point", "MultiPoint", *_SIMPLE_TYPES):
-        raise MalformedGeometry(f"unsupported geometry type {_show(kind)}")
+        raise MalformedGeometry(f"unsupported geometry type {shown(kind)}")
     if isinstance(coords, list | tuple) and not coords:
         return {**geometry, "coordinates": []}, None
     if kind == "Point":
@@ -249,476 +192,39 @@ def cap_geometry(geometry: dict, cap: int = VERTEX_CAP) -> tuple[dict, Simplific
     ring = kind in ("Polygon", "MultiPolygon")
     groups = [_members(p, "polygon") for p in _members(coords, kind)] if kind == "MultiPolygon" else None
     raw = [coords] if kind == "LineString" else list(chain.from_iterable(groups)) if groups else _members(coords, kind)
-    paths = [_close(check_positions(p), i) if ring else check_positions(p) for i, p in enumerate(raw)]
+    paths = [close_ring(check_positions(p), i) if ring else check_positions(p) for i, p in enumerate(raw)]
     sizes = np.array([len(p) for p in paths], dtype=np.int64)
     total = int(sizes.sum())
     if total <= cap:
-        out = [_dedupe(_rounded(p), ring) for p in paths]
+        out = [dedupe(rounded(p), ring) for p in paths]
         return {**geometry, "coordinates": _nest(kind, out, groups)}, None
 
-    lons = [_unwrap(p[:, 0]) for p in paths]
-    budgets = _share(cap, sizes, _RING_MIN if ring else _LINE_MIN)
-    grown = False
-    while True:
-        capped = [_cap_path(p, lon, int(b), ring) for p, lon, b in zip(paths, lons, budgets, strict=True)]
-        out = [c[0] for c in capped]
-        if not ring or (budgets >= sizes).all() or _valid(out, groups):
-            break
-        if not grown and not _valid([_dedupe(_rounded(p), ring) for p in paths], groups):
-            break  # the full rounded polygon is invalid too: more vertices cannot help
-        budgets, grown = np.minimum(sizes, np.ceil(budgets * _GROWTH).astype(np.int64)), True
+    lons = [unwrap_longitudes(p[:, 0]) for p in paths]
+    budgets = share_budgets(cap, sizes, RING_MIN if ring else LINE_MIN)
+    if ring:
+        capped, grown = cap_rings(paths, lons, budgets, groups)
+    else:
+        capped = [cap_path(p, lon, int(b), False) for p, lon, b in zip(paths, lons, budgets, strict=True)]
+        grown = False
+    out = [c[0] for c in capped]
     points = sum(len(o) for o in out)
     report = Simplification(
         original_points=total,
         points=points,
-        max_error_m=math.ceil(max(c[1] for c in capped) + _FLOAT_SLACK_M),
+        max_error_m=whole_metres(max(c[1] for c in capped)),
         cap_exceeded_for_validity=grown and points > cap,
     )
     return {**geometry, "coordinates": _nest(kind, out, groups)}, report
 
 
-# --- validation -----------------------------------------------------------------------------
-
-
-def _table(coords: Sequence[Any]) -> np.ndarray:
-    """Positions as an (n, 2) or (n, 3) float64 table, via C-level passes only."""
-    try:
-        widths = np.frombuffer(bytes(map(len, coords)), dtype=np.uint8)
-        values = array("d")
-        values.extend(chain.from_iterable(coords))  # rejects str, None, lists: not real numbers
-    except (TypeError, ValueError, OverflowError):
-        raise MalformedGeometry(_describe_structure(coords)) from None
-    low, high = int(widths.min()), int(widths.max())
-    if low < 2 or high > 3:
-        raise MalformedGeometry(_describe_structure(coords))
-    flat = np.frombuffer(values, dtype=np.float64)
-    if low == high:
-        return flat.reshape(len(coords), low)
-    starts = np.cumsum(widths, dtype=np.int64) - widths
-    table = np.zeros((len(coords), 3))
-    table[:, 0], table[:, 1] = flat[starts], flat[starts + 1]
-    three = widths == 3
-    table[three, 2] = flat[starts[three] + 2]
-    return table
-
-
-def _describe_structure(coords: Sequence[Any]) -> str:
-    """Name the first position that is not 2 or 3 real numbers."""
-    for i, position in enumerate(coords):
-        if not isinstance(position, list | tuple | np.ndarray):
-            return f"position {i} is not an array of numbers: {_show(position)}"
-        if not 2 <= len(position) <= 3:
-            return f"position {i} has {len(position)} values; expected [longitude, latitude(, altitude)]"
-        for value in position:
-            if not isinstance(value, numbers.Real):
-                return f"position {i} holds {_show(value)}, not a number"
-            try:
-                float(value)
-            except OverflowError:
-                return f"position {i} holds {_show(value)}, too large for a coordinate"
-    return "malformed positions"
-
-
-def _describe_values(table: np.ndarray) -> str:
-    """Name the first position with a non-finite or out-of-range value."""
-    finite = np.isfinite(table).all(axis=1)
-    lon_ok = np.abs(table[:, 0]) <= 180.0
-    lat_ok = np.abs(table[:, 1]) <= 90.0
-    i = int(np.argmin(finite & lon_ok & lat_ok))
-    shown = f"position {i} {table[i].tolist()}"
-    if not finite[i]:
-        return f"{shown}: NaN or infinite value"
-    if not lon_ok[i]:
-        return f"{shown}: longitude must be within [-180, 180]"
-    return f"{shown}: latitude must be within [-90, 90]"
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+# --- nesting --------------------------------------------------------------------------------
 
 
 def _members(value: Any, what: str) -> list[Any]:
+    """The members of a coordinates array (``what`` names it in the error if it is not one)."""
     if not isinstance(value, list | tuple):
-        raise MalformedGeometry(f"{what} coordinates must be an array, got {_show(value)}")
+        raise MalformedGeometry(f"{what} coordinates must be an array, got {shown(value)}")
     return list(value)
-
-
-def _close(ring: np.ndarray, i: int) -> np.ndarray:
-    """The ring, closed if needed; rings shorter than 4 positions once closed are malformed."""
-    if len(ring) and not (ring[0] == ring[-1]).all():
-        ring = np.vstack((ring, ring[:1]))
-    if len(ring) < _RING_MIN:
-        raise MalformedGeometry(f"ring {i} has {len(ring)} positions once closed; a ring needs at least 4")
-    return ring
-
-
-# --- the Douglas-Peucker core ---------------------------------------------------------------
-
-
-def _unwrap(lon: np.ndarray) -> np.ndarray:
-    """Longitudes made continuous across the antimeridian (steps of more than 180 degrees)."""
-    if lon.size < 2 or np.abs(np.diff(lon)).max() <= 180.0:
-        return lon
-    return np.unwrap(lon, period=360.0)
-
-
-def _priority_dp(lon: np.ndarray, lat: np.ndarray, budget: int, required: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Anchored priority Douglas-Peucker on one path (``budget < len(lon)``).
-
-    A pop of the priority queue splits a segment at its farthest vertex, so the pops form a
-    forest of split nodes, one tree per anchor span. Best-first search pops nodes in decreasing
-    order of their bottleneck ``b`` (the smallest error on the path from the root), hence the
-    first ``pops`` pops are the nodes with the largest ``b``; among nodes of the last, tied
-    ``b`` the queue's own order decides (`_pop_order`).
-    The forest is grown breadth first, a level at a time in numpy, and a node whose ``b`` is
-    below the ``pops``-th largest ``b`` found so far is not split: none of its descendants can
-    be popped.
-
-    Returns
-    -------
-    kept : numpy.ndarray
-        Sorted indices of the kept vertices.
-    seg_err : numpy.ndarray
-        For each kept segment, the largest planar distance (degrees of latitude) from a vertex
-        it replaces; 0 where it replaces none.
-    """
-    n = lon.size
-    anchors = min(_MAX_ANCHORS, budget // 8)
-    k = np.arange(1, anchors, dtype=np.int64)
-    seeds = (2 * k * (n - 1) + anchors) // (2 * anchors)  # round(k (n-1) / anchors), halves up
-    init = np.unique(np.concatenate(([0, n - 1], seeds, required)))
-    pops = budget - init.size
-    work = _Spans(lon, lat, init)
-    s, e = init[:-1], init[1:]
-    parent, ceiling = np.full(s.size, -1), np.full(s.size, np.inf)
-    levels: list[tuple[np.ndarray, ...]] = []
-    best = np.empty(0)  # the (at most) `pops` largest positive bottlenecks seen so far
-    total = 0
-    while True:
-        far, dist = work.farthest(s, e)
-        b = np.minimum(ceiling, dist)
-        levels.append((s, far, dist, b, parent))
-        if pops <= 0:
-            break
-        best = np.concatenate((best, b[b > 0]))
-        if best.size > pops:
-            best = np.partition(best, best.size - pops)[best.size - pops :]
-        split = np.flatnonzero(b >= (best.min() if best.size == pops else np.nextafter(0.0, 1.0)))
-        if not split.size:
-            break
-        s, e = np.sort(np.concatenate((s[split], far[split]))), np.sort(np.concatenate((far[split], e[split])))
-        parent, ceiling = np.repeat(split + total, 2), np.repeat(b[split], 2)
-        total += b.size
-    total += b.size
-
-    node_s, node_far, node_dist, node_b, node_parent = (np.concatenate(c) for c in zip(*levels, strict=True))
-    chosen = np.zeros(total, dtype=bool)
-    candidates = np.flatnonzero(node_b > 0)
-    if pops <= 0:
-        candidates = candidates[:0]
-    elif candidates.size > pops:
-        tie = np.partition(node_b[candidates], candidates.size - pops)[candidates.size - pops]
-        above = candidates[node_b[candidates] > tie]
-        group = candidates[node_b[candidates] == tie]
-        candidates = np.concatenate((above, _pop_order(group, pops - above.size, node_parent, node_dist, node_s)))
-    chosen[candidates] = True
-    kept = np.union1d(init, node_far[chosen])
-    frontier = ~chosen & ((node_parent < 0) | chosen[node_parent])
-    seg_err = np.zeros(kept.size - 1)
-    seg_err[np.searchsorted(kept, node_s[frontier])] = node_dist[frontier]
-    return kept, seg_err
-
-
-def _pop_order(group: np.ndarray, count: int, parent: np.ndarray, dist: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """The first ``count`` pops among nodes of equal bottleneck: best-first by distance (ties:
-    the segment that starts first), a node becoming available once its parent is popped."""
-    members = set(group.tolist())
-    children: dict[int, list[int]] = {}
-    heap = []
-    for node in group.tolist():
-        up = int(parent[node])
-        if up in members:
-            children.setdefault(up, []).append(node)
-        else:
-            heap.append((-dist[node], start[node], node))
-    heapq.heapify(heap)
-    popped = []
-    while len(popped) < count:
-        node = heapq.heappop(heap)[2]
-        popped.append(node)
-        for child in children.get(node, ()):
-            heapq.heappush(heap, (-dist[child], start[child], child))
-    return np.array(popped, dtype=np.int64)
-
-
-class _Spans:
-    """A path projected for Douglas-Peucker, with scratch buffers for `farthest`.
-
-    Each anchor span ``[init[j], init[j+1]]`` gets its own equirectangular projection, in
-    degrees of latitude, with longitudes scaled by the largest ``cos(latitude)`` within the
-    span's latitude range: a planar distance is then never shorter than the distance on the
-    sphere. ``z[i]`` is vertex ``i`` projected for the span it starts or lies inside, ``z_end[i]``
-    for the span it ends or lies inside. Large temporaries are avoided: on fresh
-    multi-megabyte arrays, page faults cost more than the arithmetic.
-    """
-
-    def __init__(self, lon: np.ndarray, lat: np.ndarray, init: np.ndarray) -> None:
-        s, e = init[:-1], init[1:]
-        low = np.minimum(np.minimum.reduceat(lat, s), lat[e])
-        high = np.maximum(np.maximum.reduceat(lat, s), lat[e])
-        kx = _max_cos(low, high)
-        self.z = np.empty(lon.size, dtype=np.complex128)
-        self.z.real = lon * np.repeat(kx, np.diff(s, append=lon.size))
-        self.z.imag = lat
-        self.z_end = self.z.copy()
-        self.z_end[e] = lon[e] * kx + 1j * lat[e]
-        self.w = np.empty(lon.size, dtype=np.complex128)
-        self.q = np.empty(lon.size)
-        self.hit = np.empty(lon.size, dtype=bool)
-
-    def farthest(self, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For each span ``[s, e)`` (sorted, disjoint), its vertex farthest from ``s -> e``.
-
-        Returns
-        -------
-        far : numpy.ndarray
-            The first vertex at the largest distance from the segment (projection parameter
-            clamped to [0, 1]); ``s`` itself when every vertex lies on the segment.
-        dist : numpy.ndarray
-            That distance, in degrees of latitude.
-        """
-        count = e - s
-        stop = count.cumsum()
-        start = stop - count
-        m = int(stop[-1])
-        w, q, hit = self.w[:m], self.q[:m], self.hit[:m]
-        a = self.z[s]
-        chord = self.z_end[e] - a
-        length = np.abs(chord)
-        if m == e[-1] - s[0]:  # the spans tile one range
-            np.subtract(self.z[s[0] : e[-1]], np.repeat(a, count), out=w)
-        else:
-            idx = np.arange(m) + np.repeat(s - start, count)
-            np.subtract(self.z[idx], np.repeat(a, count), out=w)
-        if length.all():
-            w *= np.repeat(1.0 / chord, count)  # the chord becomes [0, 1] on the real axis
-            t = np.minimum(np.maximum(w.real, 0.0, out=q), 1.0, out=q)
-        else:  # a zero-length chord: the distance is to its start
-            w *= np.repeat(1.0 / np.where(length > 0, chord, 1.0), count)
-            t = np.minimum(np.maximum(w.real, 0.0, out=q), np.repeat(length > 0, count), out=q)
-            length = np.where(length > 0, length, 1.0)
-        w -= t
-        np.abs(w, out=q)
-        top = np.maximum.reduceat(q, start)
-        hits = np.flatnonzero(np.equal(q, np.repeat(top, count), out=hit))
-        if hits.size > s.size:  # ties: keep the first hit of each span
-            owner = np.searchsorted(stop, hits, side="right")
-            hits = hits[np.concatenate(([True], owner[1:] != owner[:-1]))]
-        dist = top * length
-        dist[dist < _TINY_DEG] = 0.0  # rounding noise of the division, e.g. a copy of an endpoint
-        return (s[0] + hits if m == e[-1] - s[0] else idx[hits]), dist
-
-
-# --- error bounds ---------------------------------------------------------------------------
-
-
-def _gc_gap_m(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
-    """For each segment of a path, a bound in metres on the distance from its straight
-    lon/lat line to the great-circle arc between the same endpoints.
-
-    On the unit sphere let ``g(t)`` run along the lon/lat line, ``n`` be the arc's pole and
-    ``f(t) = g(t).n``, so ``f(0) = f(1) = 0`` and ``|f(t)| <= t (1 - t) max|f''| / 2``. From
-    ``g'' = -dphi^2 g + 2 dphi dlon sin(phi) (sin lon, -cos lon, 0) - dlon^2 (g - sin(phi) z)``,
-    ``max|f''| <= (dphi^2 + dlon^2) max|f| + sin_max (2 dphi dlon h + dlon^2 |n_z|)`` with ``h``
-    the horizontal part of ``n``, hence ``max|f| <= sin_max (...) / (8 - dphi^2 - dlon^2)`` and
-    the distance to the great circle is ``asin(max|f|)``. Its foot lies on the arc when
-    ``sin(theta) >= (dphi + dlon)^2 / 2`` (the same bound on the along-arc components);
-    otherwise half the circumference is returned.
-    """
-    dlon, dphi = np.radians(np.abs(np.diff(lon))), np.radians(np.abs(np.diff(lat)))
-    u = _unit(lon, lat)
-    pole = _cross(u[:, :-1], u[:, 1:])
-    sin_theta = np.sqrt((pole * pole).sum(axis=0))
-    pole /= np.where(sin_theta > 0, sin_theta, 1.0)
-    sin_max = np.sin(np.radians(np.maximum(np.abs(lat[:-1]), np.abs(lat[1:]))))
-    curve = 2 * dphi * dlon * np.hypot(pole[0], pole[1]) + dlon * dlon * np.abs(pole[2])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f_max = sin_max * curve / (8 - dphi * dphi - dlon * dlon)
-    on_arc = (dphi * dphi + dlon * dlon < 8) & (sin_theta >= (dphi + dlon) ** 2 / 2) & (sin_theta > 0)
-    gap = np.where(on_arc, np.arcsin(np.clip(f_max, 0.0, 1.0)) * EARTH_RADIUS_M, _HALF_CIRCLE_M)
-    return np.where(dlon == 0, 0.0, gap)
-
-
-def _bound_m(lon: np.ndarray, lat: np.ndarray, kept: np.ndarray, out: np.ndarray, seg_err: np.ndarray) -> float:
-    """Bound in metres on the distance from the path's vertices to the rounded kept line.
-
-    ``lon`` (unwrapped) and ``lat`` are the whole path, ``out`` its ``kept`` vertices rounded
-    and ``seg_err`` the planar error of each kept segment (degrees). A vertex within
-    ``seg_err`` of a segment is within ``seg_err + shift`` of the rounded segment (``shift``:
-    the larger endpoint move, its longitude scaled by the largest cosine of latitude involved),
-    and within a further great-circle gap of the rounded arc. Segments whose bound exceeds
-    ``floor`` (about what the result must be) are then bounded vertex by vertex
-    (`_vertex_bounds_m`).
-    """
-    klat = lat[kept]
-    dlon = np.mod(out[:, 0] - lon[kept] + 180.0, 360.0) - 180.0  # drops the unwrapping offset
-    dlat = out[:, 1] - klat
-    if kept.size == 1:
-        return float(np.hypot(dlon, dlat)[0]) * _M_PER_DEG
-    rlon = lon[kept] + dlon
-    lats = np.stack((klat[:-1], klat[1:], out[:-1, 1], out[1:, 1]))
-    kx = _max_cos(lats.min(axis=0), lats.max(axis=0))
-    shift = np.maximum(np.hypot(kx * dlon[:-1], dlat[:-1]), np.hypot(kx * dlon[1:], dlat[1:])) * _M_PER_DEG
-    inner = np.diff(kept) > 1  # segments that replace vertices
-    gap = np.where(inner, _gc_gap_m(rlon, out[:, 1]), 0.0)
-    bound = shift + seg_err * _M_PER_DEG + gap
-    floor = math.ceil(max(float((seg_err * _M_PER_DEG - shift).max()), 0.0))  # the result is about this
-    redo = np.flatnonzero(inner & (bound + _FLOAT_SLACK_M > floor))
-    if redo.size:
-        vertices = _vertex_bounds_m(lon, lat, kept, rlon, out[:, 1], redo, gap[redo], floor - _FLOAT_SLACK_M)
-        bound[redo] = np.maximum(shift[redo], vertices)
-    return float(bound.max())
-
-
-def _vertex_bounds_m(
-    lon: np.ndarray,
-    lat: np.ndarray,
-    kept: np.ndarray,
-    rlon: np.ndarray,
-    rlat: np.ndarray,
-    segs: np.ndarray,
-    gap: np.ndarray,
-    cut: float,
-) -> np.ndarray:
-    """For each kept segment in ``segs``, a bound in metres on the distance from the vertices
-    it replaces to the rounded segment ``(rlon, rlat)[j] -> [j + 1]``, vertex by vertex.
-
-    A vertex's planar distance to the straight lon/lat segment, longitudes scaled by the largest
-    cosine of a latitude between the segment's vertices, bounds that reading. The arc lies
-    within ``4 t (1 - t) gap`` of the point at parameter ``t`` of that segment (the gap bound
-    comes from a second derivative, so it scales as a parabola through the ends); where that
-    sum exceeds ``cut``, the exact great-circle distance to the arc is used instead. (A trivial
-    gap, half the circumference, is not scaled.)
-    """
-    a, b = kept[segs], kept[segs + 1]
-    count = b - a - 1
-    start = np.cumsum(count) - count
-    idx = np.arange(int(count.sum())) + np.repeat(a + 1 - start, count)
-    plon, plat = lon[idx], lat[idx]
-    ends = np.stack((rlat[segs], rlat[segs + 1]))
-    kx = _max_cos(
-        np.minimum(np.minimum.reduceat(plat, start), ends.min(axis=0)),
-        np.maximum(np.maximum.reduceat(plat, start), ends.max(axis=0)),
-    )
-    chord = (rlon[segs + 1] - rlon[segs]) * kx + 1j * (rlat[segs + 1] - rlat[segs])
-    length = np.abs(chord)
-    z = np.empty(idx.size, dtype=np.complex128)
-    z.real = (plon - np.repeat(rlon[segs], count)) * np.repeat(kx, count)
-    z.imag = plat - np.repeat(rlat[segs], count)
-    z *= np.repeat(np.divide(1.0, chord, out=np.zeros_like(chord), where=length > 0), count)
-    t = np.minimum(np.maximum(z.real, 0.0), np.repeat(length > 0, count))  # t = 0 on a zero-length chord
-    planar = np.abs(z - t) * np.repeat(np.where(length > 0, length, 1.0) * _M_PER_DEG, count)
-    gap = np.repeat(gap, count)
-    arc = planar + np.where(gap < _HALF_CIRCLE_M, 4 * t * (1 - t), 1.0) * gap
-    over = np.flatnonzero(arc > cut)
-    if over.size:
-        end_a, end_b = np.repeat(segs, count)[over], np.repeat(segs + 1, count)[over]
-        exact = _arc_distance_m(plon[over], plat[over], rlon[end_a], rlat[end_a], rlon[end_b], rlat[end_b])
-        arc[over] = np.maximum(planar[over], np.minimum(arc[over], exact))
-    return np.maximum.reduceat(arc, start)
-
-
-def _arc_distance_m(
-    plon: np.ndarray, plat: np.ndarray, alon: np.ndarray, alat: np.ndarray, blon: np.ndarray, blat: np.ndarray
-) -> np.ndarray:
-    """Great-circle distance in metres from points p to the arcs a -> b (degrees)."""
-    p, u, v = _unit(plon, plat), _unit(alon, alat), _unit(blon, blat)
-    pole = _cross(u, v)
-    norm = np.sqrt((pole * pole).sum(axis=0))
-    inside = (norm > 0) & ((_cross(u, p) * pole).sum(axis=0) >= 0) & ((_cross(p, v) * pole).sum(axis=0) >= 0)
-    across = np.arcsin(np.minimum(np.abs((p * pole).sum(axis=0)) / np.where(norm > 0, norm, 1.0), 1.0))
-    return np.where(inside, across, np.minimum(_angle(p, u), _angle(p, v))) * EARTH_RADIUS_M
-
-
-def _unit(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
-    """Unit vectors (3, n) of positions in degrees."""
-    lam, phi = np.radians(lon), np.radians(lat)
-    return np.stack((np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)))
-
-
-def _angle(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Angle in radians between unit vectors (3, n)."""
-    cross = _cross(p, q)
-    return np.arctan2(np.sqrt((cross * cross).sum(axis=0)), (p * q).sum(axis=0))
-
-
-def _cross(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Cross products of vectors (3, n) (np.cross costs more in overhead at these sizes)."""
-    return np.stack((p[1] * q[2] - p[2] * q[1], p[2] * q[0] - p[0] * q[2], p[0] * q[1] - p[1] * q[0]))
-
-
-def _max_cos(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """The largest cosine of a latitude within ``[low, high]`` (degrees)."""
-    return np.cos(np.radians(np.minimum(np.maximum(low, 0.0), high)))
-
-
-# --- features -------------------------------------------------------------------------------
-
-
-def _share(cap: int, sizes: np.ndarray, minimum: int) -> np.ndarray:
-    """Each path's budget: ``floor(cap * n_path / n_total)``, at least ``minimum``.
-
-    Paths held at their minimum are taken out of the share first (repeatedly), so the budgets
-    add up to at most ``cap`` whenever the minimums fit.
-    """
-    floor = np.minimum(sizes, minimum)
-    pinned = np.zeros(sizes.size, dtype=bool)
-    while True:
-        free, weight = cap - int(floor[pinned].sum()), int(sizes[~pinned].sum())
-        share = np.maximum(free, 0) * sizes // max(weight, 1)
-        low = ~pinned & (share < floor)
-        if not low.any():
-            return np.where(pinned, floor, np.minimum(share, sizes))
-        pinned |= low
-
-
-def _cap_path(xy: np.ndarray, lon: np.ndarray, budget: int, ring: bool) -> tuple[np.ndarray, float]:
-    """One path simplified to ``budget`` vertices and rounded, with its error bound in metres."""
-    if not len(xy):
-        return xy, 0.0
-    if len(xy) <= budget:
-        kept, seg_err = np.arange(len(xy)), np.zeros(max(len(xy) - 1, 0))
-    else:
-        kept, seg_err = _priority_dp(lon, xy[:, 1], budget, np.empty(0, dtype=np.int64))
-    out = _rounded(xy[kept])
-    return _dedupe(out, ring), _bound_m(lon, xy[:, 1], kept, out, seg_err)
-
-
-def _rounded(xy: np.ndarray) -> np.ndarray:
-    return np.round(xy, DECIMALS) + 0.0  # + 0.0 turns -0.0 into 0.0
-
-
-def _dedupe(xy: np.ndarray, ring: bool) -> np.ndarray:
-    """Drop consecutive duplicates, keeping a line at 2 positions and a ring at 4."""
-    if len(xy) < 2:
-        return xy
-    keep = np.concatenate(([True], (xy[1:] != xy[:-1]).any(axis=1)))
-    if keep.all():
-        return xy
-    if ring:
-        return xy[keep] if keep.sum() >= _RING_MIN else xy
-    return xy[keep] if keep.sum() >= _LINE_MIN else xy[[0, -1]]
-
-
-def _valid(rings: list[np.ndarray], groups: list[list[Any]] | None) -> bool:
-    """Whether the rings make a valid Polygon (``groups`` None) or MultiPolygon."""
-    sizes = [len(g) for g in groups] if groups else [len(rings)]
-    polygons, at = [], 0
-    for size in sizes:
-        polygons.append(shapely.Polygon(rings[at], rings[at + 1 : at + size]) if size else shapely.Polygon())
-        at += size
-    return bool(shapely.is_valid(shapely.MultiPolygon(polygons) if groups else polygons[0]))
 
 
 def _nest(kind: str, paths: list[np.ndarray], groups: list[list[Any]] | None) -> list[Any]:

@@ -16,7 +16,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from tools.errors import ErrorCode, ToolError
-from tools.geometry.simplify import MalformedGeometry, cap_geometry
+from tools.geometry.positions import MalformedGeometry
+from tools.geometry.simplify import cap_geometry
 
 VERTEX_INDEX_KEYS = frozenset({"startPointIndex", "endPointIndex", "pointIndex"})
 
