@@ -97,9 +97,13 @@ class UpstreamStats:
     statuses: list[int] = field(default_factory=list)
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
 def upstream_user_agent(product: str, version: str, client_name: str) -> str:
-    """`TomTom-User-Agent`: `<product>/<version> <client>`, the client name percent-encoded."""
-    return f"{product}/{version} {quote(client_name, safe='')}"
+    """`TomTom-User-Agent`: `<product>/<version> <client>`, the client name percent-encoded
+    (a code point UTF-8 cannot encode, a lone surrogate, as U+FFFD)."""
+    return f"{product}/{version} {quote(_SURROGATES.sub('\ufffd', client_name), safe='')}"
 
 
 class TomTomSession:
