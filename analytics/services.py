@@ -77,9 +77,12 @@ def log_open(path: str) -> Iterator[BinaryIO]:
     try:
         buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)
         if buffered.peek(len(GZIP_MAGIC)).startswith(GZIP_MAGIC):
-            # GzipFile's own readline is Python; a BufferedReader's is C.
-            with io.BufferedReader(gzip.GzipFile(fileobj=buffered, mode="rb")) as unzipped:  # type: ignore[arg-type]
-                yield unzipped
+            # GzipFile's readline, not a BufferedReader over it: when the stream breaks (garbage or
+            # a cut-off member after a complete one), a BufferedReader's read-ahead loses the
+            # decoded lines it had gathered; GzipFile's readline hands out every complete line
+            # it holds first.
+            with gzip.GzipFile(fileobj=buffered, mode="rb") as unzipped:
+                yield unzipped  # type: ignore[misc]
         else:
             yield buffered
     finally:
@@ -87,14 +90,32 @@ def log_open(path: str) -> Iterator[BinaryIO]:
             raw.close()
 
 
+class BrokenLog(OSError):
+    """The input broke off (a truncated or corrupt gzip file); says where."""
+
+
 def log_lines(stream: BinaryIO) -> Iterator[bytes]:
     """The lines of a stream, each cut at MAX_LINE_BYTES + 1 bytes (the rest of a longer line is
-    read and dropped, so memory stays bounded and the line still counts once)."""
-    while line := stream.readline(MAX_LINE_BYTES + 1):
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while (rest := stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
-                pass
-        yield line
+    read and dropped, so memory stays bounded and the line still counts once).
+
+    When the stream breaks off, every complete line before the break has been yielded, and
+    `BrokenLog` says after how many lines and bytes of (decompressed) log it broke and why."""
+    lines = position = 0
+    try:
+        while line := stream.readline(MAX_LINE_BYTES + 1):
+            position += len(line)
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                while (rest := stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                    position += len(rest)
+                position += len(rest)
+            lines += 1
+            yield line
+    except (EOFError, zlib.error, OSError) as error:
+        if isinstance(error, BrokenLog):
+            raise
+        raise BrokenLog(
+            f"{error or type(error).__name__} (after line {lines:,}, byte {position:,} of the log)"
+        ) from None
 
 
 def events_ingest(lines: Iterable[bytes], *, batch_size: int = BATCH_SIZE) -> IngestReport:

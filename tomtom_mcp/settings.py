@@ -110,8 +110,16 @@ TOMTOM_API_BASE_URL = (env_str("TOMTOM_API_BASE_URL", "https://api.tomtom.com") 
 TOMTOM_MAPS_BACKEND = env_str("TOMTOM_MAPS_BACKEND", "tomtom-orbis-maps")
 TOMTOM_CONNECT_TIMEOUT = env_float("TOMTOM_CONNECT_TIMEOUT", 5.0)
 TOMTOM_TIMEOUT = env_float("TOMTOM_TIMEOUT", 20.0)
-"""Total deadline in seconds for one upstream request, retries included."""
+"""Total deadline in seconds for all of one tool call's TomTom requests, retries, backoff and bodies included."""
 TOMTOM_MAX_RETRIES = env_int("TOMTOM_MAX_RETRIES", 2)
+TOMTOM_MAX_RETRY_AFTER = env_float("TOMTOM_MAX_RETRY_AFTER", 60.0)
+"""Longest `Retry-After` (seconds) honoured, and the most a `retry_later` error's `retry_after` says."""
+TOMTOM_MAX_BODY_BYTES = env_int("TOMTOM_MAX_BODY_BYTES", 16 * 1024 * 1024)
+"""Largest TomTom answer as sent (compressed or not); a larger one is `malformed` and not read."""
+TOMTOM_MAX_DECODED_BYTES = env_int("TOMTOM_MAX_DECODED_BYTES", 64 * 1024 * 1024)
+"""Largest TomTom answer once decompressed; checked while inflating, so a bomb never fills memory."""
+MCP_MAX_FULL_CHARS = env_int("MCP_MAX_FULL_CHARS", 5_000_000)
+"""Largest `response_detail: full` result (characters of JSON); a larger one asks for compact or geometry."""
 
 # --- Logging -------------------------------------------------------------------------------------
 LOG_LEVEL = (env_str("LOG_LEVEL", "INFO") or "INFO").upper()

@@ -4,8 +4,10 @@
 message says which rule refused it:
 
 - `https` only, with a host, and no user name or password in the URL (`invalid_arguments`);
-- every address the host resolves to is public unicast (`ipaddress`: global, not multicast;
-  an IPv4-mapped IPv6 address is judged as IPv4), or inside `policy.allowed_networks`
+- every address the host resolves to is public unicast: global by `ipaddress`, and in none of
+  the `SPECIAL_PURPOSE` ranges (every entry of IANA's IPv4 and IPv6 special-purpose address
+  registries, multicast, and the prefixes that embed or translate an IPv4 address: NAT64,
+  6to4, Teredo, IPv4-mapped and -compatible), or inside `policy.allowed_networks`
   (`invalid_arguments`), and the connection goes to the first of them: the name is resolved
   once, so a second lookup cannot point elsewhere (DNS rebinding), while TLS (SNI and the
   certificate check) and the `Host` header still use the name;
@@ -81,11 +83,34 @@ def parse_networks(values: Sequence[str], *, source: str) -> tuple[Network, ...]
     return tuple(networks)
 
 
+SPECIAL_PURPOSE: tuple[Network, ...] = tuple(
+    ipaddress.ip_network(cidr)
+    for cidr in (
+        # IANA IPv4 Special-Purpose Address Registry
+        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
+        "192.0.0.0/24", "192.0.2.0/24", "192.31.196.0/24", "192.52.193.0/24", "192.88.99.0/24",
+        "192.168.0.0/16", "192.175.48.0/24", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
+        "240.0.0.0/4", "255.255.255.255/32",
+        "224.0.0.0/4",  # multicast
+        # IANA IPv6 Special-Purpose Address Registry
+        "::/128", "::1/128", "::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64",
+        "100:0:0:1::/64", "2001::/23", "2001::/32", "2001:1::1/128", "2001:1::2/128", "2001:1::3/128",
+        "2001:2::/48", "2001:3::/32", "2001:4:112::/48", "2001:10::/28", "2001:20::/28", "2001:30::/28",
+        "2001:db8::/32", "2002::/16", "2620:4f:8000::/48", "3fff::/20", "5f00::/16", "fc00::/7",
+        "fe80::/10",
+        "::/96",  # IPv4-compatible (deprecated)
+        "fec0::/10",  # site-local (deprecated)
+        "ff00::/8",  # multicast
+    )
+)  # fmt: skip
+"""Ranges never downloaded from, whatever `ipaddress` thinks of them (unless allowed by policy)."""
+
+
 def public(address: Address) -> bool:
-    """Whether `address` is a public unicast address (IPv4-mapped IPv6 judged as IPv4)."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_global and not address.is_multicast
+    """Whether `address` is a public unicast address: global, and in no `SPECIAL_PURPOSE` range."""
+    if not address.is_global or address.is_multicast:
+        return False
+    return not any(address.version == network.version and address in network for network in SPECIAL_PURPOSE)
 
 
 async def download(url: str, policy: DownloadPolicy) -> bytes:

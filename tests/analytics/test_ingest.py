@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gzip
 import io
+import random
 import sys
+import zlib
 from datetime import UTC, datetime
 
 import pytest
@@ -141,6 +143,48 @@ def test_a_truncated_gzip_file_keeps_the_lines_before_the_break(tmp_path):
     number, reason = report.malformed_lines[0]
     assert number == report.lines and reason.startswith("unreadable, the rest of the input is lost")
     assert stored() == 5  # the 200 copies are 5 events, and the first 5 lines were read
+
+
+def distinct_events(count: int, start: int = 0) -> bytes:
+    """`count` different app-status lines (one second apart), as a log."""
+    seconds = range(start, start + count)
+    return log(*(line(AppStatus.DRAWN, f"2026-11-02T1{i // 3600}:{i // 60 % 60:02d}:{i % 60:02d}") for i in seconds))
+
+
+def complete_lines_in(after: bytes) -> int:
+    """How many whole lines zlib can decode from the start of `after` (0 for garbage)."""
+    try:
+        return zlib.decompressobj(wbits=31).decompress(after).count(b"\n")
+    except zlib.error:
+        return 0
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        pytest.param(b"garbage that is not gzip" * 40, id="garbage"),
+        pytest.param(
+            gzip.compress(random.Random(0).randbytes(50_000).replace(b"\n", b" "))[:2_000], id="cut-off member"
+        ),
+        pytest.param(gzip.compress(distinct_events(200, start=1000))[:-100], id="cut-off member of lines"),
+        pytest.param(gzip.compress(b"y" * 100)[:-4], id="member without its size"),
+        pytest.param(b"\x1f", id="one stray byte"),
+    ],
+)
+def test_a_break_after_a_complete_member_keeps_every_line_before_it(tmp_path, after):
+    path = tmp_path / "broken.gz"
+    path.write_bytes(gzip.compress(distinct_events(300)) + after)
+    kept = 300 + complete_lines_in(after)
+
+    with log_open(str(path)) as stream:
+        report = events_ingest(log_lines(stream))
+
+    assert (report.events, report.new, report.malformed) == (kept, kept, 1)
+    assert stored() == kept
+    assert report.malformed_lines == [(kept + 1, report.malformed_lines[0][1])]
+    reason = report.malformed_lines[0][1]
+    assert reason.startswith("unreadable, the rest of the input is lost")
+    assert f"after line {kept}, byte" in reason
 
 
 def test_a_message_the_contract_does_not_know_is_kept_as_kind_unknown():

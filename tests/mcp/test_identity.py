@@ -2,6 +2,7 @@
 
 import base64
 import json
+import re
 
 import httpx
 import pytest
@@ -135,3 +136,75 @@ def test_a_client_without_session_is_named_by_its_user_agent(stub):
     assert call_lines[-1]["client"] == "openai-mcp/1.0 (ChatGPT)"
     assert call_lines[-1]["user_agent"] == "openai-mcp/1.0 (ChatGPT)"
     assert {"tool", "backend", "outcome", "upstream_ms", "total_ms", "bytes"} <= set(call_lines[-1])
+
+
+# --- bodies that are not JSON-RPC, names that are not valid Unicode ---------------------------
+
+
+@pytest.mark.parametrize("depth", [65, 1_000, 10_000, 100_000])
+def test_deep_nesting_is_a_parse_error_not_a_crash(depth):
+    from tools.mcp.identity import PARSE_ERROR
+
+    ids = SessionIds(["secret"])
+    for body in [b"[" * depth + b"]" * depth, b'{"a":' * depth + b"1" + b"}" * depth, b"[" * depth]:
+        identity = identify({"user-agent": "ua"}, body, ids)
+        assert identity.client_name == "ua"
+        assert identity.body_error is not None
+        assert identity.body_error.code == PARSE_ERROR
+        assert "nested deeper than 64 levels" in identity.body_error.message
+
+
+def test_nesting_within_the_limit_and_brackets_in_strings_are_fine():
+    from tools.mcp.identity import parse_body
+
+    assert parse_body(b"[" * 64 + b"]" * 64).error is None
+    assert parse_body(json.dumps({"name": "[" * 10_000}).encode()).error is None
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"not json", -32700),
+        (b"\xff\xfe{", -32700),
+        (b"", -32700),
+        (b"42", -32600),
+        (b'"x"', -32600),
+        (b"null", -32600),
+    ],
+)
+def test_bodies_that_are_not_messages_carry_their_json_rpc_error(body, code):
+    identity = identify({}, body, SessionIds(["secret"]))
+    assert identity.client_name == "unknown"
+    assert identity.body_error is not None and identity.body_error.code == code
+    assert identity.body_error.as_dict()["code"] == code
+
+
+LONE_SURROGATES = ["\ud800", "bad \udfff name", "\udc00\ud800"]
+"""Names JSON allows (as `\\uXXXX` escapes) that UTF-8 cannot encode."""
+
+
+@pytest.mark.parametrize("name", LONE_SURROGATES)
+@pytest.mark.parametrize("method", ["initialize", "tools/call"])
+def test_lone_surrogates_in_the_client_name_become_replacement_characters(name, method):
+    from tools.tomtom.client import upstream_user_agent
+
+    ids = SessionIds(["secret"])
+    info = {"name": name}
+    params = {"clientInfo": info} if method == "initialize" else {"_meta": {"io.modelcontextprotocol/clientInfo": info}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    identity = identify({}, body, ids)
+    expected = re.sub("[\ud800-\udfff]", "\ufffd", name)
+    assert identity.client_name == expected
+    metadata = json.loads(base64.b64decode(upstream_metadata(identity, None)))
+    assert metadata["client"] == expected
+    user_agent = upstream_user_agent("TomTomMCPSDKHttp", "1.0", identity.client_name)
+    assert user_agent.isascii() and "%EF%BF%BD" in user_agent
+    assert ids.read(ids.mint(identity.client_name)) == expected
+
+
+def test_the_user_agent_header_survives_a_lone_surrogate_given_directly():
+    from tools.tomtom.client import upstream_user_agent
+
+    assert upstream_user_agent("P", "1", "a\ud800b") == "P/1 a%EF%BF%BDb"
+    identity = identify({}, b"{}", SessionIds(["s"]))
+    assert upstream_metadata(type(identity)("x\udfff", None), None)

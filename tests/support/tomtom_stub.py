@@ -7,6 +7,9 @@ TOMTOM_API_BASE_URL. Also used by the benchmarks, which need it to be fast.
     with TomTomStub() as stub:
         stub.route("GET", r"/search/2/geocode/.*", json_body={...})
         ... stub.requests[-1].query["key"] ...
+
+A route may also `respond` with a coroutine that writes to the connection itself (slowly,
+partly, or not at all); tests/support/faults.py has the faults the client must survive.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import asyncio
 import json
 import re
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -36,11 +40,15 @@ class RecordedRequest:
         return json.loads(self.body)
 
 
+Responder = Callable[[asyncio.StreamWriter], Awaitable[None]]
+"""Writes a whole answer (or a broken one) to the connection; may close it."""
+
+
 @dataclass
 class Route:
     method: str
     pattern: re.Pattern[str]
-    response: bytes
+    response: bytes | Responder
     times: int | None = None  # answer this many times, then fall through to later routes
 
 
@@ -62,8 +70,12 @@ class TomTomStub:
         status: int = 200,
         headers: dict[str, str] | None = None,
         times: int | None = None,
+        respond: Responder | None = None,
     ) -> None:
         """Answer requests whose path matches `pattern` (newest routes win)."""
+        if respond is not None:
+            self._routes.insert(0, Route(method.upper(), re.compile(pattern), respond, times))
+            return
         payload = body if body is not None else json.dumps(json_body).encode()
         head = [f"HTTP/1.1 {status} X", "Content-Type: application/json", f"Content-Length: {len(payload)}"]
         head += [f"{k}: {v}" for k, v in (headers or {}).items()]
@@ -78,7 +90,7 @@ class TomTomStub:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def _answer(self, method: str, path: str) -> bytes:
+    def _answer(self, method: str, path: str) -> bytes | Responder:
         for route in self._routes:
             if route.method == method and route.pattern.fullmatch(path):
                 if route.times is not None:
@@ -111,8 +123,14 @@ class TomTomStub:
                     self.requests.append(
                         RecordedRequest(method, path, parse_qs(parts.query, keep_blank_values=True), headers, body)
                     )
-                writer.write(self._answer(method, path))
-                await writer.drain()
+                answer = self._answer(method, path)
+                if isinstance(answer, bytes):
+                    writer.write(answer)
+                    await writer.drain()
+                else:
+                    await answer(writer)
+                    if writer.is_closing():
+                        break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass
         finally:

@@ -215,6 +215,10 @@ async def test_urls_that_are_refused_before_any_lookup(stub, dispatcher, url, me
         [PUBLIC, "10.0.0.5"],
         ["ff02::1"],
         ["192.0.2.1"],
+        ["64:ff9b::7f00:1"],
+        ["2002:7f00:1::1"],
+        ["2001:0:4136:e378:8000:63bf:3fff:fdd2"],
+        ["198.18.0.1"],
     ],
 )
 async def test_hosts_that_resolve_inside_are_refused(stub, dispatcher, addresses):

@@ -14,7 +14,14 @@ Any replica can read it back; nothing is stored. On later requests the client na
 4. `unknown`.
 
 Names longer than `MAX_NAME_LENGTH` characters are cut to their first `MAX_NAME_LENGTH`
-characters (code points) before minting; nothing else is changed.
+characters (code points) before minting; a code point that cannot be encoded (a lone surrogate
+such as `"\\ud800"`, which JSON escapes allow) becomes U+FFFD; nothing else is changed.
+
+The body is read with `parse_body`, which never raises: JSON nested deeper than
+`MAX_JSON_DEPTH` levels or otherwise unreadable is a JSON-RPC parse error (-32700), a value
+that is neither an object nor a batch array is an invalid request (-32600). `Identity.body_error`
+carries that error for the transport to answer with; the caller is then `unknown` (or named by
+its session id or User-Agent).
 """
 
 from __future__ import annotations
@@ -24,15 +31,75 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 UNKNOWN = "unknown"
 MAX_NAME_LENGTH = 256
 VERSION = "v1"
 CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of arrays and objects a request body may have (GeoJSON needs about 10)."""
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def sanitise(text: str) -> str:
+    """`text` with every code point UTF-8 cannot encode (lone surrogates) replaced by U+FFFD."""
+    return _SURROGATES.sub("\ufffd", text)
+
+
+@dataclass(frozen=True, slots=True)
+class JsonRpcError:
+    """Why a body is not a JSON-RPC message: answer `{"jsonrpc": "2.0", "id": null, "error": ...}`."""
+
+    code: int
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedBody:
+    message: Any
+    """The decoded JSON (an object or a batch array), or None when `error` is set."""
+    error: JsonRpcError | None = None
+
+
+def nesting_depth(body: bytes) -> int:
+    """How deeply arrays and objects nest in `body` (brackets inside strings not counted),
+    without recursion; only meaningful for bodies that are otherwise JSON."""
+    if body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH:
+        return 0  # cannot be too deep; skip the scan
+    brackets = _JSON_STRING.sub(b"", body).translate(None, delete=_NOT_BRACKETS)
+    return max(accumulate(_STEP[b] for b in brackets), default=0)
+
+
+def parse_body(body: bytes) -> ParsedBody:
+    """A request body as JSON-RPC, never raising: see the module docstring for the errors."""
+    if nesting_depth(body) > MAX_JSON_DEPTH:
+        return ParsedBody(
+            None, JsonRpcError(PARSE_ERROR, f"Parse error: JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        )
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return ParsedBody(None, JsonRpcError(PARSE_ERROR, "Parse error: the body is not JSON"))
+    if not isinstance(message, (dict, list)):
+        return ParsedBody(
+            None, JsonRpcError(INVALID_REQUEST, "Invalid Request: a message is a JSON object or an array of them")
+        )
+    return ParsedBody(message)
 
 
 def _b64encode(raw: bytes) -> str:
@@ -57,7 +124,7 @@ class SessionIds:
         return _b64encode(hmac.new(key, payload.encode("ascii"), hashlib.sha256).digest())
 
     def mint(self, client_name: str | None) -> str:
-        name = UNKNOWN if client_name is None else client_name[:MAX_NAME_LENGTH]
+        name = UNKNOWN if client_name is None else sanitise(client_name[:MAX_NAME_LENGTH])
         payload = f"{VERSION}.{_b64encode(secrets.token_bytes(9))}.{_b64encode(name.encode('utf-8'))}"
         return f"{payload}.{self._sign(self._keys[0], payload)}"
 
@@ -85,6 +152,8 @@ class Identity:
     user_agent: str | None
     mint_session: bool = False
     """True for an `initialize` request: the response gets a fresh `Mcp-Session-Id`."""
+    body_error: JsonRpcError | None = None
+    """Set when the body is not a JSON-RPC message (`parse_body`); answer it instead of calling."""
 
 
 def _client_info_name(message: Mapping[str, Any]) -> str | None:
@@ -96,32 +165,27 @@ def _client_info_name(message: Mapping[str, Any]) -> str | None:
         meta = params.get("_meta")
         info = meta.get(CLIENT_INFO_META) if isinstance(meta, Mapping) else None
     if isinstance(info, Mapping) and isinstance(info.get("name"), str):
-        return info["name"]
+        return sanitise(info["name"][:MAX_NAME_LENGTH])
     return None
 
 
 def identify(headers: Mapping[str, str], body: bytes, session_ids: SessionIds) -> Identity:
     """Resolve the caller of one HTTP request from its headers and JSON-RPC body."""
     user_agent = headers.get("user-agent")
-    try:
-        message = json.loads(body)
-    except ValueError:
-        message = None
-    if not isinstance(message, Mapping):
-        message = {}
+    parsed = parse_body(body)
+    message = parsed.message if isinstance(parsed.message, Mapping) else {}
     from_body = _client_info_name(message)
     if message.get("method") == "initialize":
-        name = UNKNOWN if from_body is None else from_body[:MAX_NAME_LENGTH]
-        return Identity(name, user_agent, mint_session=True)
+        return Identity(UNKNOWN if from_body is None else from_body, user_agent, mint_session=True)
     if from_body is not None:
-        return Identity(from_body[:MAX_NAME_LENGTH], user_agent)
+        return Identity(from_body, user_agent)
     session_id = headers.get("mcp-session-id")
     if session_id is not None:
-        return Identity(session_ids.read(session_id) or UNKNOWN, user_agent)
-    return Identity(user_agent or UNKNOWN, user_agent)
+        return Identity(session_ids.read(session_id) or UNKNOWN, user_agent, body_error=parsed.error)
+    return Identity(user_agent or UNKNOWN, user_agent, body_error=parsed.error)
 
 
 def upstream_metadata(identity: Identity, auth_method: str | None) -> str:
     """`TomTom-Upstream-Metadata`: base64 of a JSON object for the API gateway's analytics."""
-    document = {"client": identity.client_name, "auth_method": auth_method or "none"}
+    document = {"client": sanitise(identity.client_name), "auth_method": auth_method or "none"}
     return base64.b64encode(json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()).decode()

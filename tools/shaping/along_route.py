@@ -13,17 +13,23 @@ from __future__ import annotations
 from typing import Any
 
 from tools.errors import ErrorCode, ToolError
-from tools.shaping.routes import compact_route
-from tools.shaping.search import compact_result, listing
+from tools.shaping.routes import ROUTE_ANSWER, compact_route
+from tools.shaping.search import RESULT_SPEC, compact_result, listing
+from tools.shaping.shape import INTEGER, NUMBER, compile_spec, expect
 
 DETOURS = (
     ("detourTime", "detourTimeInSeconds"),
     ("detourDistance", "detourDistanceInMeters"),
     ("detourOffset", "detourOffsetInMeters"),
 )
+ALONG_ROUTE_ANSWER = compile_spec(
+    {"summary": {"totalResults": INTEGER}, "results": [{**RESULT_SPEC, **{source: NUMBER for source, _ in DETOURS}}]}
+)
+"""An Along Route Search answer as shaping reads it (tools.shaping.shape)."""
 
 
 def first_route(route_body: dict[str, Any]) -> dict[str, Any]:
+    expect(route_body, ROUTE_ANSWER, where="route")
     routes = route_body.get("routes")
     if not isinstance(routes, list) or not routes or not isinstance(routes[0], dict):
         raise ToolError(ErrorCode.MALFORMED, "TomTom answered without a route.")
@@ -31,6 +37,7 @@ def first_route(route_body: dict[str, Any]) -> dict[str, Any]:
 
 
 def compact_along_route(route_body: dict[str, Any], search_body: dict[str, Any]) -> dict[str, Any]:
+    expect(search_body, ALONG_ROUTE_ANSWER, where="search")
     results = []
     for result in search_body.get("results") or []:
         if not isinstance(result, dict):

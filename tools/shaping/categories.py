@@ -16,9 +16,14 @@ from typing import Any
 
 from tools.shaping.points import pick
 from tools.shaping.search import listing
+from tools.shaping.shape import ANY, ID, compile_spec, expect
 
 MAX_MATCHES = 25
 MAX_SYNONYMS = 5
+CATEGORIES_ANSWER = compile_spec(
+    {"poiCategories": [{"id": ID, "name": ANY, "synonyms": [ANY], "childCategoryIds": [ID]}]}
+)
+"""A POI Categories answer as shaping reads it (tools.shaping.shape)."""
 
 
 def _rank(category: dict[str, Any], words: list[str]) -> int | None:
@@ -41,6 +46,7 @@ def _rank(category: dict[str, Any], words: list[str]) -> int | None:
 
 
 def compact_categories(body: dict[str, Any], filters: list[str] | None) -> dict[str, Any]:
+    expect(body, CATEGORIES_ANSWER)
     categories = [c for c in body.get("poiCategories") or [] if isinstance(c, dict) and "id" in c]
     if filters:
         words = [word.strip().casefold() for word in filters if word.strip()]

@@ -24,7 +24,8 @@ from typing import Any
 from tools.errors import ErrorCode, ToolError
 from tools.shaping.geometry import feature
 from tools.shaping.points import lon_lat, pick
-from tools.shaping.routes import SUMMARY_KEPT
+from tools.shaping.routes import LEG, ROUTE_SPEC, SUMMARY, SUMMARY_KEPT
+from tools.shaping.shape import ANY, NUMBER, OBJECT, STRING, compile_spec, expect
 
 ROUTE_KEPT = (*SUMMARY_KEPT, "totalChargingTimeInSeconds", "remainingChargeAtArrivalInkWh")
 LEG_KEPT = (
@@ -32,6 +33,20 @@ LEG_KEPT = (
     "batteryConsumptionInkWh", "remainingChargeAtArrivalInkWh",
 )  # fmt: skip
 ADDRESS_KEPT = ("street", "houseNumber", "postalCode", "city", "country", "countryCode")
+
+CHARGING_INFORMATION = {
+    "chargingParkLocation": {"coordinate": ANY},  # read by lon_lat, which checks it
+    "chargingConnectionInfo": OBJECT,
+    "chargingTimeInSeconds": NUMBER,
+    "targetChargeInkWh": NUMBER,
+    "chargingParkPowerInkW": NUMBER,
+    "chargingParkName": STRING,
+    "chargingParkOperatorName": STRING,
+}
+EV_SUMMARY = {**SUMMARY, "totalChargingTimeInSeconds": NUMBER, "remainingChargeAtArrivalInkWh": NUMBER}
+EV_LEG = {**LEG, "summary": {**EV_SUMMARY, "chargingInformationAtEndOfLeg": CHARGING_INFORMATION}}
+EV_ROUTE_ANSWER = compile_spec({"routes": [{**ROUTE_SPEC, "summary": EV_SUMMARY, "legs": [EV_LEG]}]})
+"""A Calculate Long Distance EV Route answer as shaping reads it (tools.shaping.shape)."""
 
 
 def _kwh(values: dict[str, Any]) -> dict[str, Any]:
@@ -84,6 +99,7 @@ def compact_ev_route(route: dict[str, Any]) -> dict[str, Any]:
 
 
 def compact_ev_routes(body: dict[str, Any]) -> dict[str, Any]:
+    expect(body, EV_ROUTE_ANSWER)
     routes = body.get("routes")
     if not isinstance(routes, list) or not routes:
         raise ToolError(ErrorCode.MALFORMED, "TomTom answered without a route.")

@@ -18,6 +18,8 @@ from typing import Any
 from tools.errors import ErrorCode, ToolError
 from tools.geometry.positions import MalformedGeometry
 from tools.geometry.simplify import cap_geometry
+from tools.shaping.routes import ROUTE, ROUTE_ANSWER
+from tools.shaping.shape import expect
 
 VERTEX_INDEX_KEYS = frozenset({"startPointIndex", "endPointIndex", "pointIndex"})
 
@@ -51,6 +53,7 @@ def with_geometry(compact: dict[str, Any], features: Iterable[dict[str, Any]]) -
 
 def route_line(route: dict[str, Any]) -> dict[str, Any]:
     """A route's whole line as a LineString (legs joined, the shared point once)."""
+    expect(route, ROUTE, where="route")
     coordinates: list[list[float]] = []
     for leg in route.get("legs") or []:
         points = [[p.get("longitude"), p.get("latitude")] for p in leg.get("points") or []]
@@ -64,6 +67,7 @@ def route_line(route: dict[str, Any]) -> dict[str, Any]:
 
 def route_features(body: dict[str, Any]) -> list[dict[str, Any]]:
     """`{"route": i}`: one LineString per route, in the order of the compact `routes`."""
+    expect(body, ROUTE_ANSWER)
     return [feature(route_line(route), {"route": i}) for i, route in enumerate(body.get("routes") or [])]
 
 

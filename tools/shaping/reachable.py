@@ -15,12 +15,17 @@ from typing import Any
 from tools.errors import ErrorCode, ToolError
 from tools.shaping.geometry import feature
 from tools.shaping.points import lon_lat
+from tools.shaping.shape import ANY, compile_spec, expect
 
 Budget = dict[str, int | float]
 """One join key and its value, e.g. `{"budget_min": 30}`."""
 
+RANGE_ANSWER = compile_spec({"reachableRange": {"center": ANY, "boundary": [ANY]}})
+"""A reachable range answer as shaping reads it; each point is checked by `lon_lat`."""
+
 
 def _range(body: dict[str, Any]) -> dict[str, Any]:
+    expect(body, RANGE_ANSWER)
     reach = body.get("reachableRange")
     if not isinstance(reach, dict) or "center" not in reach:
         raise ToolError(ErrorCode.MALFORMED, "TomTom answered without a reachable range.")

@@ -11,6 +11,7 @@ from typing import Any
 
 from tools.errors import ErrorCode, ToolError
 from tools.shaping.points import lon_lat, pick
+from tools.shaping.shape import NUMBER, POINTS, STRING, compile_spec, expect
 
 SUMMARY_KEPT = (
     "lengthInMeters", "travelTimeInSeconds", "trafficDelayInSeconds", "trafficLengthInMeters",
@@ -18,9 +19,20 @@ SUMMARY_KEPT = (
 )  # fmt: skip
 TRAFFIC_SECTION_KEPT = ("simpleCategory", "magnitudeOfDelay", "delayInSeconds", "effectiveSpeedInKmh")
 
+SUMMARY = {key: STRING if key.endswith("Time") else NUMBER for key in SUMMARY_KEPT}
+LEG = {"summary": SUMMARY, "points": POINTS}
+SECTION = {key: NUMBER for key in ("delayInSeconds", "effectiveSpeedInKmh", "magnitudeOfDelay")}
+ROUTE_SPEC = {"summary": SUMMARY, "legs": [LEG], "sections": [SECTION]}
+"""What shaping reads of one route (tools.shaping.shape); `ev_routes` extends it."""
+ROUTE = compile_spec(ROUTE_SPEC)
+ROUTE_ANSWER = compile_spec({"routes": [ROUTE]})
+"""A Calculate Route answer as shaping reads it."""
+
 
 def route_points(route: dict[str, Any]) -> list[dict[str, Any]]:
-    """All points of a route, legs concatenated, as TomTom sent them."""
+    """All points of a route, legs concatenated, as TomTom sent them (`malformed` unless the
+    route has the shape of `ROUTE`: every point with finite `latitude` and `longitude`)."""
+    expect(route, ROUTE, where="route")
     return [p for leg in route.get("legs") or [] for p in leg.get("points") or []]
 
 
@@ -53,6 +65,7 @@ def compact_route(route: dict[str, Any]) -> dict[str, Any]:
 
 
 def compact_routes(body: dict[str, Any]) -> dict[str, Any]:
+    expect(body, ROUTE_ANSWER)
     routes = body.get("routes")
     if not isinstance(routes, list) or not routes:
         raise ToolError(ErrorCode.MALFORMED, "TomTom answered without a route.")

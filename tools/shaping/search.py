@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tools.shaping.points import lon_lat, pick
+from tools.shaping.shape import ANY, ID, INTEGER, NUMBER, OBJECT, STRING, compile_spec, expect
 
 ADDRESS_KEPT = (
     "freeformAddress", "streetNumber", "streetName", "municipality", "municipalitySubdivision",
@@ -34,6 +35,26 @@ class Requested:
 
 
 NOTHING_REQUESTED = Requested()
+
+_MOMENT = {"date": STRING, "hour": INTEGER, "minute": INTEGER}
+RESULT_SPEC = {
+    "type": STRING,
+    "entityType": STRING,
+    "address": OBJECT,
+    "position": ANY,  # read by lon_lat, which checks it
+    "dist": NUMBER,
+    "poi": {
+        "name": STRING,
+        "brands": [{"name": STRING}],
+        "openingHours": {"timeRanges": [{"startTime": _MOMENT, "endTime": _MOMENT}]},
+        "timeZone": {"ianaId": STRING},
+    },
+    "chargingPark": {"connectors": [{"connectorType": ID, "ratedPowerKW": NUMBER, "currentType": ID}]},
+    "chargingAvailability": {"connectors": [{"availability": {"current": dict.fromkeys(STATUSES, INTEGER)}}]},
+}
+"""What shaping reads of one search result (tools.shaping.shape); `along_route` extends it."""
+SEARCH_ANSWER = compile_spec({"summary": {"totalResults": INTEGER}, "results": [RESULT_SPEC]})
+REVERSE_ANSWER = compile_spec({"addresses": [{"address": OBJECT, "position": ANY}]})
 
 
 def _number(value: Any) -> Any:
@@ -124,6 +145,7 @@ def listing(items: list[dict[str, Any]], total: int) -> dict[str, Any]:
 
 
 def compact_search(body: dict[str, Any], requested: Requested = NOTHING_REQUESTED) -> dict[str, Any]:
+    expect(body, SEARCH_ANSWER)
     results = [compact_result(r, requested) for r in body.get("results") or [] if isinstance(r, dict)]
     summary = body.get("summary") or {}
     total = summary.get("totalResults", len(results))
@@ -132,6 +154,7 @@ def compact_search(body: dict[str, Any], requested: Requested = NOTHING_REQUESTE
 
 def compact_reverse(body: dict[str, Any], requested: Requested = NOTHING_REQUESTED) -> dict[str, Any]:
     """A Reverse Geocode answer: each address with its point coordinates (and speed limit if asked)."""
+    expect(body, REVERSE_ANSWER)
     kept = (*ADDRESS_KEPT, "speedLimit") if requested.speed_limit else ADDRESS_KEPT
     results = []
     for entry in body.get("addresses") or []:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from tools.shaping.shape import ANY, INTEGER, NUMBER, STRING, compile_spec, expect
+
 CATEGORIES = {
     0: "other", 1: "accident", 2: "fog", 3: "danger", 4: "rain", 5: "frost", 6: "jam",
     7: "lane-closed", 8: "road-closed", 9: "roadworks", 10: "wind", 11: "flooding",
@@ -25,6 +27,23 @@ FIELDS = (
     "timeValidity}}}"
 )
 """The projection we ask TomTom for: what compact and geometry use, nothing more."""
+
+INCIDENT = {
+    "geometry": {"type": STRING, "coordinates": ANY},  # coordinates: checked by tools.geometry
+    "properties": {
+        "iconCategory": INTEGER,
+        "magnitudeOfDelay": INTEGER,
+        "length": NUMBER,
+        "delay": NUMBER,
+        "from": STRING,
+        "to": STRING,
+        "startTime": STRING,
+        "endTime": STRING,
+        "events": [{"description": STRING}],
+    },
+}
+TRAFFIC_ANSWER = compile_spec({"incidents": [INCIDENT]})
+"""An Incident Details answer as shaping reads it (tools.shaping.shape)."""
 
 
 def by_severity(incidents: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -63,6 +82,7 @@ def compact_incident(incident: dict[str, Any], *, with_validity: bool) -> dict[s
 
 def capped_incidents(body: dict[str, Any], cap: int) -> tuple[list[dict[str, Any]], int]:
     """The incidents compact and geometry show, in order, and how many TomTom returned."""
+    expect(body, TRAFFIC_ANSWER)
     incidents = [i for i in body.get("incidents") or [] if isinstance(i, dict)]
     return by_severity(incidents)[:cap], len(incidents)
 

@@ -1,8 +1,17 @@
-"""Calls to the TomTom APIs: pooling, deadlines, bounded retries, status mapping, no key leaks.
+"""Calls to the TomTom APIs: pooling, deadlines, bounded retries and bodies, status mapping, no key leaks.
 
 - One `httpx.AsyncClient` per process and event loop (connection pooling across calls).
-- Retries 429/502/503/504 with exponential backoff, honouring `Retry-After`, within one total
-  deadline; gives up with `retry_later` (and `retry_after`) when waiting would pass it.
+- One total deadline per tool call (`ClientSettings.total_timeout`, TOMTOM_TIMEOUT): every
+  request of the call's session, its retries, the backoff between them and the reading of every
+  body, however slowly the server sends it, end by it (an `asyncio` timeout around the whole
+  exchange; httpx's own timeouts only bound each read). Passing it is `unavailable`, naming it.
+- Retries 429/502/503/504 with exponential backoff, honouring `Retry-After` (RFC 9110:
+  delta-seconds or an HTTP-date; anything else is ignored) capped at `max_retry_after`, within
+  the deadline; gives up with `retry_later` (and `retry_after`, never above the cap) when
+  waiting would pass it.
+- Bodies are bounded while they stream: at most `max_body_bytes` as sent and
+  `max_decoded_bytes` once decompressed (decoded a slice at a time, so a decompression bomb
+  never inflates in memory); over either is `malformed`, naming the limit.
 - Status mapping: 400 -> invalid_arguments (with TomTom's message), 401/403 -> unauthorized,
   404 -> invalid_arguments, 429 -> retry_later, 5xx and timeouts -> unavailable.
 - The key travels as the `key` query parameter and is scrubbed from every answer body; error
@@ -12,9 +21,14 @@
 from __future__ import annotations
 
 import asyncio
+import math
+import re
 import time
 import weakref
+import zlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote
@@ -26,16 +40,31 @@ from tools.errors import ErrorCode, ToolError
 from tools.tomtom.backends import Backend
 
 RETRYABLE = frozenset({429, 502, 503, 504})
+MiB = 1024 * 1024
+_DECODE_SLICE = 64 * 1024
+"""Most bytes one decompression step may produce: the bound on what a bomb inflates at once."""
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, slots=True)
 class ClientSettings:
+    """How the server talks to TomTom; each limit is a setting (README, "Configuration")."""
+
     base_url: str
     connect_timeout: float = 5.0
+    """Seconds to open a connection (TOMTOM_CONNECT_TIMEOUT)."""
     total_timeout: float = 20.0
+    """Seconds for all of one tool call's TomTom requests, retries and backoff included (TOMTOM_TIMEOUT)."""
     max_retries: int = 2
     backoff: float = 0.25
+    max_retry_after: float = 60.0
+    """Longest `Retry-After` honoured or passed on, in seconds (TOMTOM_MAX_RETRY_AFTER)."""
+    max_body_bytes: int = 16 * MiB
+    """Largest answer as sent, compressed or not (TOMTOM_MAX_BODY_BYTES)."""
+    max_decoded_bytes: int = 64 * MiB
+    """Largest answer once decompressed (TOMTOM_MAX_DECODED_BYTES)."""
+    max_full_chars: int = 5_000_000
+    """Largest `response_detail: full` result, in characters of its JSON (MCP_MAX_FULL_CHARS)."""
 
 
 def shared_http_client(settings: ClientSettings) -> httpx.AsyncClient:
@@ -68,13 +97,21 @@ class UpstreamStats:
     statuses: list[int] = field(default_factory=list)
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
 def upstream_user_agent(product: str, version: str, client_name: str) -> str:
-    """`TomTom-User-Agent`: `<product>/<version> <client>`, the client name percent-encoded."""
-    return f"{product}/{version} {quote(client_name, safe='')}"
+    """`TomTom-User-Agent`: `<product>/<version> <client>`, the client name percent-encoded
+    (a code point UTF-8 cannot encode, a lone surrogate, as U+FFFD)."""
+    return f"{product}/{version} {quote(_SURROGATES.sub('\ufffd', client_name), safe='')}"
 
 
 class TomTomSession:
-    """TomTom access for one tool call: bound to a key, a backend and the caller's identity."""
+    """TomTom access for one tool call: bound to a key, a backend and the caller's identity.
+
+    The call's deadline starts when the session is made (the first time a tool asks for
+    `context.tomtom`) and covers every request made through it.
+    """
 
     def __init__(
         self,
@@ -92,6 +129,8 @@ class TomTomSession:
         self._user_agent = user_agent
         self._http = http
         self.stats = stats or UpstreamStats()
+        self.deadline = time.monotonic() + settings.total_timeout
+        """`time.monotonic()` by which every request of this call has ended."""
 
     def __repr__(self) -> str:  # never show the key
         return f"<TomTomSession backend={self.backend.value}>"
@@ -105,48 +144,83 @@ class TomTomSession:
     async def request(
         self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None
     ) -> dict[str, Any]:
+        """TomTom's JSON object for one request, retried within the call's deadline, or a `ToolError`."""
         http = self._http or shared_http_client(self.settings)
         query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
         query["key"] = self._api_key
         headers = {"TomTom-User-Agent": self._user_agent}
-        deadline = time.monotonic() + self.settings.total_timeout
         attempt = 0
         while True:
-            remaining = deadline - time.monotonic()
+            remaining = self.deadline - time.monotonic()
             if remaining <= 0:
-                raise ToolError(ErrorCode.UNAVAILABLE, "TomTom did not answer in time; try again later.")
+                raise self._deadline_passed()
             started = time.monotonic()
             try:
-                response = await http.request(
-                    method,
-                    self.settings.base_url + path,
-                    params=query,
-                    json=body,
-                    headers=headers,
-                    timeout=httpx.Timeout(remaining, connect=min(self.settings.connect_timeout, remaining)),
-                )
+                async with asyncio.timeout(remaining):
+                    request = http.build_request(
+                        method,
+                        self.settings.base_url + path,
+                        params=query,
+                        json=body,
+                        headers=headers,
+                        timeout=httpx.Timeout(remaining, connect=min(self.settings.connect_timeout, remaining)),
+                    )
+                    status, retry_after, content = await self._exchange(http, request)
+            except TimeoutError:
+                raise self._deadline_passed() from None
+            except httpx.ConnectTimeout:
+                raise ToolError(
+                    ErrorCode.UNAVAILABLE,
+                    f"TomTom could not be connected to within {self.settings.connect_timeout:g} s"
+                    " (TOMTOM_CONNECT_TIMEOUT); try again later.",
+                ) from None
             except httpx.TimeoutException:
-                raise ToolError(ErrorCode.UNAVAILABLE, "TomTom did not answer in time; try again later.") from None
+                raise self._deadline_passed() from None
             except httpx.HTTPError:
                 raise ToolError(ErrorCode.UNAVAILABLE, "TomTom could not be reached; try again later.") from None
             finally:
                 self.stats.calls += 1
                 self.stats.seconds += time.monotonic() - started
-            self.stats.statuses.append(response.status_code)
-            if response.status_code in RETRYABLE and attempt < self.settings.max_retries:
-                wait = _retry_after(response) or self.settings.backoff * (2**attempt)
-                if time.monotonic() + wait < deadline:
+            self.stats.statuses.append(status)
+            if status in RETRYABLE and attempt < self.settings.max_retries:
+                wait = retry_after if retry_after is not None else self.settings.backoff * (2**attempt)
+                if time.monotonic() + wait < self.deadline:
                     attempt += 1
                     await asyncio.sleep(wait)
                     continue
-            return self._answer(response)
+            return self._answer(status, content, retry_after)
 
-    def _answer(self, response: httpx.Response) -> dict[str, Any]:
-        content = response.content
+    def _deadline_passed(self) -> ToolError:
+        return ToolError(
+            ErrorCode.UNAVAILABLE,
+            f"TomTom did not answer within {self.settings.total_timeout:g} s (TOMTOM_TIMEOUT); try again later.",
+        )
+
+    async def _exchange(self, http: httpx.AsyncClient, request: httpx.Request) -> tuple[int, float | None, bytes]:
+        """Send `request` and read its whole body within the size limits: `(status, retry_after, body)`."""
+        response = await http.send(request, stream=True)
+        try:
+            limit = self.settings.max_body_bytes
+            length = response.headers.get("Content-Length", "")
+            if length.isdigit() and int(length) > limit:
+                raise _too_large(f"is larger than {_size(limit)} (TOMTOM_MAX_BODY_BYTES)")
+            content = await read_bounded(
+                response.aiter_raw(),
+                response.headers.get("Content-Encoding", ""),
+                max_bytes=limit,
+                max_decoded_bytes=self.settings.max_decoded_bytes,
+            )
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            if retry_after is not None:
+                retry_after = min(retry_after, self.settings.max_retry_after)
+            return response.status_code, retry_after, content
+        finally:
+            await response.aclose()
+
+    def _answer(self, status: int, content: bytes, retry_after: float | None) -> dict[str, Any]:
         key = self._api_key.encode()
         if key and key in content:
             content = content.replace(key, b"***")
-        status = response.status_code
         if 200 <= status < 300:
             try:
                 data = orjson.loads(content)
@@ -155,7 +229,7 @@ class TomTomSession:
             if not isinstance(data, dict):
                 raise ToolError(ErrorCode.MALFORMED, "TomTom answered with JSON of an unexpected shape.")
             return data
-        raise _status_error(status, _upstream_message(content), _retry_after(response))
+        raise _status_error(status, _upstream_message(content), retry_after, self.settings.max_retry_after)
 
 
 def _query_value(value: Any) -> str | list[str]:
@@ -170,18 +244,99 @@ def _query_value(value: Any) -> str | list[str]:
     return str(value)
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    raw = response.headers.get("Retry-After")
-    if not raw:
+def _size(n: int) -> str:
+    return f"{n // MiB} MiB" if n % MiB == 0 else f"{n:,} bytes"
+
+
+def _too_large(what: str) -> ToolError:
+    return ToolError(ErrorCode.MALFORMED, f"TomTom's answer {what}; it was not read.")
+
+
+async def read_bounded(
+    chunks: AsyncIterator[bytes], content_encoding: str, *, max_bytes: int, max_decoded_bytes: int
+) -> bytes:
+    """The decoded body from `chunks` as sent, stopping with `malformed` as soon as more than
+    `max_bytes` arrived or more than `max_decoded_bytes` came out of decompression.
+
+    `content_encoding` may be empty/`identity`, `gzip` (several members allowed) or `deflate`
+    (zlib-wrapped or raw); anything else is `malformed`. Decompression runs `_DECODE_SLICE`
+    bytes of output at a time, so memory never holds more than the limit plus one slice.
+    """
+    encoding = content_encoding.strip().lower()
+    if encoding in ("", "identity"):
+        decoder = None
+    elif encoding in ("gzip", "x-gzip"):
+        decoder = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    elif encoding == "deflate":
+        decoder = zlib.decompressobj()
+    else:
+        raise ToolError(ErrorCode.MALFORMED, f"TomTom's answer has an encoding we cannot read ({encoding[:40]}).")
+    parts: list[bytes] = []
+    received = decoded = 0
+    first = True
+    async for chunk in chunks:
+        received += len(chunk)
+        if received > max_bytes:
+            raise _too_large(f"is larger than {_size(max_bytes)} (TOMTOM_MAX_BODY_BYTES)")
+        if decoder is None:
+            parts.append(chunk)
+            continue
+        data = chunk
+        while data:
+            try:
+                out = decoder.decompress(data, _DECODE_SLICE)
+            except zlib.error:
+                if first and encoding == "deflate":  # raw deflate, without the zlib wrapper
+                    decoder, first = zlib.decompressobj(-zlib.MAX_WBITS), False
+                    continue
+                raise ToolError(ErrorCode.MALFORMED, "TomTom's answer is not valid compressed data.") from None
+            first = False
+            decoded += len(out)
+            if decoded > max_decoded_bytes:
+                raise _too_large(f"inflates to more than {_size(max_decoded_bytes)} (TOMTOM_MAX_DECODED_BYTES)")
+            parts.append(out)
+            if decoder.eof:
+                data = decoder.unused_data
+                if data and encoding != "deflate":  # the next gzip member
+                    decoder = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+                else:
+                    data = b""
+            else:
+                data = decoder.unconsumed_tail
+    if decoder is not None and not decoder.eof and received:
+        raise ToolError(ErrorCode.MALFORMED, "TomTom's compressed answer was cut off.")
+    return b"".join(parts)
+
+
+_DELTA_SECONDS = re.compile(r"[0-9]+")
+
+
+def parse_retry_after(raw: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a `Retry-After` value (RFC 9110, section 10.2.3), or None.
+
+    Either delta-seconds (ASCII digits only: no sign, fraction or exponent) or an HTTP-date
+    (IMF-fixdate, RFC 850 or asctime form; a date in the past is 0). Anything else (`inf`,
+    `1e400`, `-5`, `soon`) is None, as if the header were absent. The result is finite and may
+    be large; callers cap it.
+    """
+    if raw is None:
         return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())
-    except (TypeError, ValueError):
+    text = raw.strip()
+    if not text:
         return None
+    if _DELTA_SECONDS.fullmatch(text):
+        return float(int(text[-15:])) if len(text) <= 15 else 1e15  # beyond any cap either way
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # asctime has no zone; HTTP dates are always GMT
+        when = when.replace(tzinfo=UTC)
+    try:
+        delta = when.timestamp() - (time.time() if now is None else now)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return max(0.0, delta) if math.isfinite(delta) else None
 
 
 def _upstream_message(content: bytes) -> str | None:
@@ -204,7 +359,7 @@ def _upstream_message(content: bytes) -> str | None:
     return None
 
 
-def _status_error(status: int, upstream: str | None, retry_after: float | None) -> ToolError:
+def _status_error(status: int, upstream: str | None, retry_after: float | None, cap: float) -> ToolError:
     said = f" TomTom said: {upstream}" if upstream else ""
     if status in (400, 404, 422):
         return ToolError(ErrorCode.INVALID_ARGUMENTS, f"TomTom rejected the request.{said}", status=status)
@@ -216,14 +371,22 @@ def _status_error(status: int, upstream: str | None, retry_after: float | None) 
             status=status,
         )
     if status == 429:
-        seconds = round(retry_after) if retry_after is not None else 1
         return ToolError(
-            ErrorCode.RETRY_LATER, "TomTom's rate limit was reached; retry later.", retry_after=max(seconds, 1)
+            ErrorCode.RETRY_LATER,
+            "TomTom's rate limit was reached; retry later.",
+            retry_after=_whole_seconds(1.0 if retry_after is None else retry_after, cap),
         )
     if status in (502, 503, 504):
         if retry_after is not None:
             return ToolError(
-                ErrorCode.RETRY_LATER, "TomTom is temporarily unavailable; retry later.", retry_after=round(retry_after)
+                ErrorCode.RETRY_LATER,
+                "TomTom is temporarily unavailable; retry later.",
+                retry_after=_whole_seconds(retry_after, cap),
             )
         return ToolError(ErrorCode.UNAVAILABLE, "TomTom is temporarily unavailable; try again later.", status=status)
     return ToolError(ErrorCode.UNAVAILABLE, f"TomTom failed with status {status}.{said}", status=status)
+
+
+def _whole_seconds(seconds: float, cap: float) -> int:
+    """`retry_after` for the caller: whole seconds, at least 1, never above the cap."""
+    return max(1, min(math.ceil(seconds), math.floor(cap)))

@@ -1,0 +1,104 @@
+# ruff: noqa: E501 (the table of cases reads best one case a line)
+"""Wrong-shaped 200 answers from TomTom, per tool family: always `malformed`, naming the place
+in the answer that was wrong; never `internal`."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from tests.conftest import data
+from tools.tomtom.backends import Backend
+
+ANY_GET, ANY_POST = ("GET", r".*"), ("POST", r".*")
+AMSTERDAM, UTRECHT, BERLIN = [4.9041, 52.3676], [5.1215, 52.0907], [13.405, 52.52]
+AVAILABILITY = ("GET", r"/search/2/chargingAvailability\.json")
+
+CALLS: dict[str, tuple[str, dict[str, Any]]] = {
+    "geocode": ("tomtom-geocode", {"query": "Dam"}),
+    "reverse": ("tomtom-reverse-geocode", {"position": [4.89273, 52.37314]}),
+    "fuzzy": ("tomtom-fuzzy-search", {"query": "coffee"}),
+    "categories": ("tomtom-poi-categories", {"filters": ["coffee"]}),
+    "routing": ("tomtom-routing", {"locations": [AMSTERDAM, BERLIN]}),
+    "routing-geometry": ("tomtom-routing", {"locations": [AMSTERDAM, BERLIN], "response_detail": "geometry"}),
+    "traffic": ("tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4]}),
+    "traffic-geometry": ("tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4], "response_detail": "geometry"}),
+    "reachable": ("tomtom-reachable-range", {"origin": AMSTERDAM, "timeBudgetInSec": 1800}),
+    "reachable-geometry": (
+        "tomtom-reachable-range",
+        {"origin": AMSTERDAM, "timeBudgetInSec": 1800, "response_detail": "geometry"},
+    ),
+    "ev-routing": (
+        "tomtom-ev-routing",
+        {"locations": [AMSTERDAM, BERLIN], "maxChargeInkWh": 75, "currentChargeInkWh": 60},
+    ),
+    "ev-search": ("tomtom-ev-search", {"position": AMSTERDAM, "radius": 3000}),  # live availability: tomtom-maps
+    "along-route": ("tomtom-search-along-route", {"origin": AMSTERDAM, "destination": UTRECHT, "query": "petrol"}),
+    "dynamic-map": ("tomtom-dynamic-map", {"routePlans": [{"locations": [AMSTERDAM, UTRECHT]}]}),
+}
+
+
+def changed(name: str, path: tuple[Any, ...], value: Any) -> Any:
+    """Our test answer `name` with the value at `path` replaced."""
+    body = copy.deepcopy(data(name))
+    target = body
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = value
+    return body
+
+
+# (id, call, {(method, pattern): body}, text the message must contain)
+CASES = [
+    ("results not a list", "geocode", {ANY_GET: {"results": "x"}}, "`results` is a string, not a list"),
+    ("null result", "geocode", {ANY_GET: changed("geocode.json", ("results", 0), None)}, "`results[0]` is null"),
+    ("text total", "fuzzy", {ANY_GET: changed("poi_search.json", ("summary", "totalResults"), "many")}, "`summary.totalResults`"),
+    ("text distance", "fuzzy", {ANY_GET: changed("poi_search.json", ("results", 0, "dist"), "far")}, "`results[0].dist` is a string, not a finite number"),
+    ("address a string", "geocode", {ANY_GET: changed("geocode.json", ("results", 0, "address"), "Dam 1")}, "`results[0].address`"),
+    ("null address entry", "reverse", {ANY_GET: {"addresses": [None]}}, "`addresses[0]` is null"),
+    ("address entry a list", "reverse", {ANY_GET: {"addresses": [{"address": [1]}]}}, "`addresses[0].address` is a list"),
+    ("category id a list", "categories", {ANY_GET: changed("poi_categories.json", ("poiCategories", 0, "id"), [1])}, "`poiCategories[0].id`"),
+    ("categories an object", "categories", {ANY_GET: {"poiCategories": {"a": 1}}}, "`poiCategories` is an object, not a list"),
+    ("routes a string", "routing", {ANY_GET: {"routes": "x"}}, "`routes` is a string"),
+    ("null route", "routing", {ANY_GET: {"routes": [None]}}, "`routes[0]` is null"),
+    ("null route, geometry", "routing-geometry", {ANY_GET: {"routes": [None]}}, "`routes[0]` is null"),
+    ("text latitude", "routing-geometry", {ANY_GET: changed("route.json", ("routes", 0, "legs", 0, "points", 1), {"latitude": "x", "longitude": 4.9})}, "`routes[0].legs[0].points[1].latitude` is a string"),
+    ("text length", "routing", {ANY_GET: changed("route.json", ("routes", 0, "summary", "lengthInMeters"), "far")}, "`routes[0].summary.lengthInMeters`"),
+    ("section a number", "routing", {ANY_GET: changed("route.json", ("routes", 0, "sections"), [3])}, "`routes[0].sections[0]` is a number"),
+    ("incidents a string", "traffic", {ANY_GET: {"incidents": "x"}}, "`incidents` is a string"),
+    ("category a list", "traffic", {ANY_GET: changed("traffic.json", ("incidents", 0, "properties", "iconCategory"), [1])}, "`incidents[0].properties.iconCategory` is a list"),
+    ("text length, traffic", "traffic", {ANY_GET: changed("traffic.json", ("incidents", 0, "properties", "length"), "long")}, "`incidents[0].properties.length`"),
+    ("text delay, geometry", "traffic-geometry", {ANY_GET: changed("traffic.json", ("incidents", 0, "properties", "delay"), "long")}, "`incidents[0].properties.delay`"),
+    ("events of strings", "traffic", {ANY_GET: changed("traffic.json", ("incidents", 0, "properties", "events"), ["x"])}, "`incidents[0].properties.events[0]` is a string"),
+    ("magnitude a string", "traffic", {ANY_GET: changed("traffic.json", ("incidents", 0, "properties", "magnitudeOfDelay"), "big")}, "magnitudeOfDelay"),
+    ("range a list", "reachable", {ANY_GET: {"reachableRange": []}}, "`reachableRange` is a list, not an object"),
+    ("boundary a string", "reachable-geometry", {ANY_GET: changed("reachable_range.json", ("reachableRange", "boundary"), "x")}, "`reachableRange.boundary` is a string"),
+    ("charging info a string", "ev-routing", {ANY_POST: changed("ev_route.json", ("routes", 0, "legs", 0, "summary", "chargingInformationAtEndOfLeg"), "x")}, "chargingInformationAtEndOfLeg` is a string"),
+    ("park location a number", "ev-routing", {ANY_POST: changed("ev_route.json", ("routes", 0, "legs", 0, "summary", "chargingInformationAtEndOfLeg", "chargingParkLocation"), 3)}, "chargingParkLocation` is a number"),
+    ("connector type a list", "ev-search", {ANY_GET: changed("ev_search.json", ("results", 0, "chargingPark", "connectors", 0, "connectorType"), ["a"]), AVAILABILITY: data("charging_availability.json")}, "connectorType` is a list"),
+    ("availability a string", "ev-search", {ANY_GET: data("ev_search.json"), AVAILABILITY: changed("charging_availability.json", ("connectors", 0, "availability"), "x")}, "availability` is a string"),
+    ("text detour", "along-route", {ANY_GET: data("along_route.json"), ANY_POST: changed("along_route.json", ("results", 0, "detourTime"), "long")}, "`search.results[0].detourTime` is a string"),
+    ("null route, along route", "along-route", {ANY_GET: {"routes": [None]}, ANY_POST: data("along_route.json")}, "`route.routes[0]` is null"),
+    ("text latitude, dynamic map", "dynamic-map", {ANY_GET: changed("route.json", ("routes", 0, "legs", 0, "points", 0), {"latitude": None, "longitude": 4.9})}, "`route.legs[0].points[0].latitude` is null"),
+    ("summary a string, dynamic map", "dynamic-map", {ANY_GET: changed("route.json", ("routes", 0, "summary"), "x")}, "`route.summary` is a string"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "answers", "text"), [pytest.param(*case[1:], id=case[0]) for case in CASES])
+async def test_wrong_shapes_are_malformed_and_named(stub, catalog, context, call, answers, text):
+    # Later routes win in the stub: the catch-all patterns go first.
+    for (method, pattern), body in sorted(answers.items(), key=lambda item: item[0][1] != r".*"):
+        stub.route(method, pattern, json_body=body)
+    name, arguments = CALLS[call]
+    if call == "ev-search":
+        context.backend = Backend.GENESIS
+    outcome = await catalog.call(name, arguments, context)
+    error = outcome.data.get("error")
+    assert error is not None, outcome.data
+    assert error["code"] == "malformed", error
+    assert text in error["message"]
+    assert (
+        error["message"].startswith("TomTom answered with data we cannot read") or "routePlans[0]" in error["message"]
+    )
