@@ -87,14 +87,14 @@ CASES = [
 
 
 @pytest.mark.parametrize(("call", "answers", "text"), [pytest.param(*case[1:], id=case[0]) for case in CASES])
-async def test_wrong_shapes_are_malformed_and_named(stub, catalog, context, call, answers, text):
+async def test_wrong_shapes_are_malformed_and_named(stub, dispatcher, context, call, answers, text):
     # Later routes win in the stub: the catch-all patterns go first.
     for (method, pattern), body in sorted(answers.items(), key=lambda item: item[0][1] != r".*"):
         stub.route(method, pattern, json_body=body)
     name, arguments = CALLS[call]
     if call == "ev-search":
         context.backend = Backend.GENESIS
-    outcome = await catalog.call(name, arguments, context)
+    outcome = await dispatcher.call(name, arguments, context)
     error = outcome.data.get("error")
     assert error is not None, outcome.data
     assert error["code"] == "malformed", error

@@ -1,6 +1,7 @@
 """The process's dispatcher, as every transport serves it (the composition root).
 
-    log_calls -> governance (retired names, outdated inputs) -> app-data delivery -> the tool
+    log_calls -> result size cap -> governance (retired names, outdated inputs)
+              -> app-data delivery -> the tool
 
 Transports (HTTP, stdio, exec) build one with `build_dispatcher()` and hand it the call
 context they made; nothing here depends on which transport asks.
@@ -11,6 +12,7 @@ from __future__ import annotations
 from tools.dispatch import Dispatcher, log_calls
 from tools.governance.runtime import build_governance
 from tools.mcp.appdata import deliver_app_data
+from tools.mcp.limits import cap_result_size
 from tools.registry import default_registry
 
 
@@ -18,6 +20,6 @@ def build_dispatcher() -> Dispatcher:
     governance = build_governance()
     return Dispatcher(
         default_registry(),
-        interceptors=(log_calls, governance.intercept, deliver_app_data),
+        interceptors=(log_calls, cap_result_size, governance.intercept, deliver_app_data),
         listing_filters=(governance.filter_listing,),
     )
