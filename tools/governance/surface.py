@@ -122,8 +122,8 @@ class Surface:
             "contract_changes": [
                 {"tool": c.tool, "input": c.input, "kind": c.kind.value, "since": c.since.isoformat(),
                  **({"new_input": c.new_input} if c.new_input else {}),
-                 **({"was": c.was} if c.was is not None else {}),
-                 **({"now": c.now} if c.now is not None else {}),
+                 **({"was": _sorted_keys(c.was)} if c.was is not None else {}),
+                 **({"now": _sorted_keys(c.now)} if c.now is not None else {}),
                  "instead": c.instead}
                 for c in self.changes
             ],
@@ -166,6 +166,16 @@ class Surface:
                 for row in data["contract_changes"]
             ),
         )
+
+
+def _sorted_keys(value: Any) -> Any:
+    """A shape with its object keys sorted: databases store JSON with keys in their own order
+    (PostgreSQL's jsonb by length), and the file must not depend on which one it came from."""
+    if isinstance(value, dict):
+        return {key: _sorted_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(item) for item in value]
+    return value
 
 
 def dumps(surface: Surface) -> str:

@@ -26,9 +26,7 @@ from tools.errors import ErrorCode, ToolError
 from tools.tomtom.backends import Backend
 
 RETRYABLE = frozenset({429, 502, 503, 504})
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
-    weakref.WeakKeyDictionary()
-)
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +126,7 @@ class TomTomSession:
                     timeout=httpx.Timeout(remaining, connect=min(self.settings.connect_timeout, remaining)),
                 )
             except httpx.TimeoutException:
-                raise ToolError(
-                    ErrorCode.UNAVAILABLE, "TomTom did not answer in time; try again later."
-                ) from None
+                raise ToolError(ErrorCode.UNAVAILABLE, "TomTom did not answer in time; try again later.") from None
             except httpx.HTTPError:
                 raise ToolError(ErrorCode.UNAVAILABLE, "TomTom could not be reached; try again later.") from None
             finally:

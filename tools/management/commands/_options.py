@@ -11,9 +11,7 @@ from tools.tomtom.backends import Backend
 
 def add_transport_options(parser: ArgumentParser) -> None:
     parser.add_argument("--apikey", help="TomTom API key (wins over TOMTOM_API_KEY).")
-    parser.add_argument(
-        "--backend", help="tomtom-orbis-maps or tomtom-maps (default: TOMTOM_MAPS_BACKEND)."
-    )
+    parser.add_argument("--backend", help="tomtom-orbis-maps or tomtom-maps (default: TOMTOM_MAPS_BACKEND).")
 
 
 def parse_backend(value: str | None) -> Backend | None:

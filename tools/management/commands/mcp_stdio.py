@@ -20,6 +20,4 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         backend = parse_backend(options["backend"])
-        anyio.run(
-            lambda: serve_stdio(build_catalog(), server_config(), api_key=options["apikey"], backend=backend)
-        )
+        anyio.run(lambda: serve_stdio(build_catalog(), server_config(), api_key=options["apikey"], backend=backend))
