@@ -32,6 +32,10 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(PY) manage.py check --fail-level ERROR
+	@# The database group of the tool-surface checks, on a fresh database migrated from the fixture.
+	@rm -f /tmp/tomtom-mcp-lint.sqlite3
+	DATABASE_URL=sqlite:////tmp/tomtom-mcp-lint.sqlite3 $(PY) manage.py migrate --no-input -v0
+	DATABASE_URL=sqlite:////tmp/tomtom-mcp-lint.sqlite3 $(PY) manage.py check --deploy --database default --tag tool_surface
 
 test-python: $(VENV)/.installed
 	$(PY) -m pytest -q

@@ -149,7 +149,7 @@ class OldCaller(Schema):
     tool: str
     replaced_by: str = Field(description="For a retired tool: the tools that replace it, comma-separated.")
     input: str = Field(description="For an outdated call: the input that changed.")
-    change: str = Field(description="For an outdated call: `removed` or `string_now_list`.")
+    change: str = Field(description="For an outdated call: `removed`, `renamed`, `type_changed` or `unit_changed`.")
     calls: int
     first_seen: datetime
     last_seen: datetime

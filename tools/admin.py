@@ -123,7 +123,7 @@ class RetiredToolAdmin(admin.ModelAdmin):
 class ContractChangeForm(forms.ModelForm):
     class Meta:
         model = ContractChange
-        fields = ("tool", "input", "kind", "since", "instead")
+        fields = ("tool", "input", "kind", "new_input", "was", "now", "since", "instead")
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -133,16 +133,26 @@ class ContractChangeForm(forms.ModelForm):
             tool, input_name = getattr(data.get("tool"), "name", None), data.get("input")
         if tool is not None and input_name and data.get("kind") and not self.errors:
             try:
-                services.contract_change_validate(tool=tool, input_name=input_name, kind=ChangeKind(data["kind"]))
+                services.contract_change_validate(tool=tool, input_name=input_name, **change_fields(data))
             except ValidationError as error:
                 self.add_error(None, error)
         return data
 
 
+def change_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """The kind and its own fields, from a contract change form's cleaned data."""
+    return {
+        "kind": ChangeKind(data["kind"]),
+        "new_input": data.get("new_input") or "",
+        "was": data.get("was"),
+        "now": data.get("now"),
+    }
+
+
 @admin.register(ContractChange)
 class ContractChangeAdmin(admin.ModelAdmin):
     form = ContractChangeForm
-    list_display = ("tool", "input", "kind", "since", "instead")
+    list_display = ("tool", "input", "kind", "new_input", "since", "instead")
     list_filter = ("kind",)
     search_fields = ("tool__name", "input")
 
@@ -151,13 +161,11 @@ class ContractChangeAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: ContractChange, form: Any, change: bool) -> None:
         data = form.cleaned_data
-        kind = ChangeKind(data["kind"])
+        fields = {**change_fields(data), "since": data["since"], "instead": data["instead"]}
         if change:
-            services.contract_change_update(change=obj, kind=kind, since=data["since"], instead=data["instead"])
+            services.contract_change_update(change=obj, **fields)
             return
-        saved = services.contract_change_record(
-            tool=data["tool"].name, input_name=data["input"], kind=kind, since=data["since"], instead=data["instead"]
-        )
+        saved = services.contract_change_record(tool=data["tool"].name, input_name=data["input"], **fields)
         obj.pk = saved.pk
 
     def delete_model(self, request: HttpRequest, obj: ContractChange) -> None:

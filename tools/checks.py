@@ -1,12 +1,18 @@
-"""System checks of the tool surface: the registered tools, the three tables and the fixture.
+"""System checks of the tool surface, in two groups. Every id is documented in
+docs/governance.md ("System checks"); ids are never reused.
 
-Every id is documented in docs/governance.md ("System checks"). The checks read the database,
-so they are tagged `database` (and `tool_surface`): `manage.py check --database default` runs
-them, `check --deploy --database default` fails on their errors, and plain `check` skips them.
-They also skip before `migrate` has created the tables, and while `migrate` runs its own
-pre-flight checks (`surface_checks_paused`): migrate is what adds new tool names to the ledger.
+- **Code and fixture** (`check_fixture`, tag `tool_surface`): the registered tools judged
+  against the committed fixture, `tools/fixtures/tool_surface.json`. No database: they run on
+  every plain `manage.py check` (and so `make lint` and CI). tools.E001-E011.
+- **Database** (`check_tables`, tags `database` and `tool_surface`): the tables judged against
+  the registered tools (tools.E101-E110, the same rules as E001-E010, each reported only where
+  the fixture does not already report it) and against the fixture (tools.W001; under
+  `--deploy`, tools.E100). They run with `manage.py check --database default`, and skip before
+  `migrate` has created the tables.
 
-`surface_issues` and `fixture_issues` are pure, so tests judge any registry and history.
+Both groups pause while `migrate` runs its own pre-flight checks (`surface_checks_paused`):
+`migrate` is what creates and seeds the tables. `surface_issues` and `fixture_issues` are
+pure, so tests judge any registry and history.
 """
 
 from __future__ import annotations
@@ -26,27 +32,63 @@ from tools.governance import fixtures, rules, selectors
 from tools.governance.surface import ChangeKind, Surface
 
 FIXTURE_NAME = "tools/fixtures/tool_surface.json"
+TABLES_OFFSET = 100
+"""A database check's id is its code-and-fixture twin's plus 100 (tools.E001 -> tools.E101)."""
 
-E001 = "Registered, but not in the tool name ledger."
-E001_HINT = "Run `manage.py migrate` (it adds registered names), then `manage.py export_tool_surface` and commit."
-E002 = "In the tool name ledger, but neither registered nor retired."
-E002_HINT = (
-    "A name that leaves the catalog must become a retired tool: retire it in the admin, naming what replaces it."
+E001 = "Registered, but not in the tool name ledger ({where})."
+E001_HINT = (
+    f"Add the name to the ledger in {FIXTURE_NAME} (or run `manage.py migrate`, which ledgers it in the "
+    "database, then `manage.py export_tool_surface`), review and commit."
 )
-E003 = "Retired, but still registered."
+E002 = "In the tool name ledger ({where}), but neither registered nor retired."
+E002_HINT = (
+    "A name that leaves the registry must become a retired tool: retire it in the admin (then export), "
+    f"or add it to `retired` in {FIXTURE_NAME}, naming what replaces it."
+)
+E003 = "Retired ({where}), but still registered."
 E003_HINT = "Remove it from tools.registry.default_tools(), or delete the retirement if the tool should be live."
-E004 = "Retired in favour of {replacement}, which is not a live tool."
+E004 = "Retired ({where}) in favour of {replacement}, which is not a live tool."
 E004_HINT = "Name only registered, unretired tools in `replaced_by`."
-E005 = "A contract change names this tool, which is not registered."
+E005 = "A contract change ({where}) names this tool, which is not registered."
 E005_HINT = "Delete the contract change: a tool that leaves the catalog is retired, not changed."
-E006 = "Recorded as a removed input, but still in the tool's input schema."
+E006 = "Recorded ({where}) as a removed input, but {problem}."
 E006_HINT = "Delete the contract change, or remove the input from the tool module."
-E007 = "Recorded as string-now-list, but the tool's input schema does not take a list."
-E007_HINT = "Delete or correct the contract change, or make the input an array in the tool module."
-E008 = "Retired, but still has contract changes ({inputs})."
+E007 = "Recorded ({where}) as a type change, but {problem}."
+E007_HINT = (
+    "`was` and `now` are JSON Schemas of the old and the new shape; `now` must match the input's current "
+    "schema, which must no longer take `was`. Correct or delete the contract change."
+)
+E008 = "Retired ({where}), but still has contract changes ({inputs})."
 E008_HINT = "Retiring a tool deletes its contract changes (the retired-tool answer covers every call): delete them."
+E009 = "Recorded ({where}) as a renamed input, but {problem}."
+E009_HINT = "A rename names the new input in `new_input`; the old name must be gone from the schema, the new one there."
+E010 = "Recorded ({where}) as a unit change, but {problem}."
+E010_HINT = (
+    "A unit change names the input that takes over in `new_input` and the units in `was` and `now` "
+    '(e.g. "percent" and "kWh"); the old input must be gone from the schema, the new one there.'
+)
+E011 = f"{FIXTURE_NAME} cannot be read: {{error}}."
+E011_HINT = "Restore the file from version control, or write it again with `manage.py export_tool_surface`."
+E100 = f"The tool-surface tables and {FIXTURE_NAME} disagree: {{sections}}."
+E100_HINT = (
+    "A deploy must not leave the database and the committed history apart: run `manage.py apply_tool_surface` "
+    "to bring the database to the fixture, or export an admin edit, review and commit it first."
+)
 W001 = f"The tool-surface tables and {FIXTURE_NAME} disagree: {{sections}}."
-W001_HINT = "Run `manage.py export_tool_surface`, review the diff and commit it (or revert the admin edit)."
+W001_HINT = (
+    "After an admin edit: `manage.py export_tool_surface`, review the diff and commit it. After a merged change "
+    "to the fixture: `manage.py apply_tool_surface`."
+)
+
+IN_FIXTURE = "committed fixture"
+IN_TABLES = "database"
+
+_CHANGE_CODES = {
+    ChangeKind.REMOVED: "E006",
+    ChangeKind.TYPE_CHANGED: "E007",
+    ChangeKind.RENAMED: "E009",
+    ChangeKind.UNIT_CHANGED: "E010",
+}
 
 _paused: ContextVar[bool] = ContextVar("surface_checks_paused", default=False)
 
@@ -61,72 +103,125 @@ def surface_checks_paused() -> Iterator[None]:
         _paused.reset(token)
 
 
-def surface_issues(surface: Surface, registry: Mapping[str, Tool]) -> list[CheckMessage]:
-    """tools.E001-E008: the registry and the history, judged together."""
+def _issue(code: str, obj: str, offset: int, where: str, **values: str) -> Error:
+    message: str = globals()[code].format(where=where, **values)
+    number = int(code[1:]) + offset
+    return Error(message, hint=globals()[f"{code}_HINT"], obj=obj, id=f"tools.E{number:03d}")
+
+
+def surface_issues(surface: Surface, registry: Mapping[str, Tool], *, in_tables: bool = False) -> list[CheckMessage]:
+    """The rules (tools.E001-E010, or E101-E110 for the tables) over one history and a registry."""
+    offset, where = (TABLES_OFFSET, IN_TABLES) if in_tables else (0, IN_FIXTURE)
     ledger = surface.ledger_names
     retired = surface.retired_by_name
     issues: list[CheckMessage] = []
     for name in sorted(set(registry) - ledger):
-        issues.append(Error(E001, hint=E001_HINT, obj=name, id="tools.E001"))
+        issues.append(_issue("E001", name, offset, where))
     for name in sorted(ledger - set(registry) - set(retired)):
-        issues.append(Error(E002, hint=E002_HINT, obj=name, id="tools.E002"))
+        issues.append(_issue("E002", name, offset, where))
     for name in sorted(set(registry) & set(retired)):
-        issues.append(Error(E003, hint=E003_HINT, obj=name, id="tools.E003"))
+        issues.append(_issue("E003", name, offset, where))
     for retirement in surface.retired:
         for replacement in retirement.replaced_by:
             if not rules.is_live(replacement, registry, retired):
-                message = E004.format(replacement=replacement)
-                issues.append(Error(message, hint=E004_HINT, obj=retirement.name, id="tools.E004"))
+                issues.append(_issue("E004", retirement.name, offset, where, replacement=replacement))
     for tool, changes in surface.changes_by_tool.items():
         if tool in retired:
             inputs = ", ".join(change.input for change in changes)
-            issues.append(Error(E008.format(inputs=inputs), hint=E008_HINT, obj=tool, id="tools.E008"))
+            issues.append(_issue("E008", tool, offset, where, inputs=inputs))
         elif tool not in registry:
-            issues.append(Error(E005, hint=E005_HINT, obj=tool, id="tools.E005"))
+            issues.append(_issue("E005", tool, offset, where))
         else:
             for change in changes:
-                if rules.input_problem(registry[tool], change.input, change.kind) is None:
-                    continue
-                obj = f"{tool}.{change.input}"
-                if change.kind is ChangeKind.REMOVED:
-                    issues.append(Error(E006, hint=E006_HINT, obj=obj, id="tools.E006"))
-                else:
-                    issues.append(Error(E007, hint=E007_HINT, obj=obj, id="tools.E007"))
+                problem = rules.input_problem(registry[tool], change)
+                if problem is not None:
+                    code = _CHANGE_CODES[change.kind]
+                    issues.append(_issue(code, f"{tool}.{change.input}", offset, where, problem=problem))
     return issues
 
 
-def fixture_issues(surface: Surface, path: Path) -> list[CheckMessage]:
-    """tools.W001: the database and the committed fixture tell the same history."""
+def differing_sections(surface: Surface, committed: Surface) -> list[str]:
+    return [
+        label
+        for label, ours, theirs in (
+            ("ledger", surface.ledger, committed.ledger),
+            ("retired tools", surface.retired, committed.retired),
+            ("contract changes", surface.changes, committed.changes),
+        )
+        if ours != theirs
+    ]
+
+
+def fixture_issues(surface: Surface, path: Path, *, deploy: bool = False) -> list[CheckMessage]:
+    """tools.W001 (tools.E100 for a deploy): the database and the committed fixture tell the
+    same history. An unreadable fixture is tools.E011's, reported by the fixture group."""
     try:
         committed = fixtures.read_fixture(path)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        sections = f"the fixture cannot be read ({type(exc).__name__}: {exc})"
-    else:
-        differing = [
-            label
-            for label, ours, theirs in (
-                ("ledger", surface.ledger, committed.ledger),
-                ("retired tools", surface.retired, committed.retired),
-                ("contract changes", surface.changes, committed.changes),
-            )
-            if ours != theirs
-        ]
-        if not differing:
-            return []
-        sections = ", ".join(differing)
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    differing = differing_sections(surface, committed)
+    if not differing:
+        return []
+    sections = ", ".join(differing)
+    if deploy:
+        return [Error(E100.format(sections=sections), hint=E100_HINT, obj=FIXTURE_NAME, id="tools.E100")]
     return [checks.Warning(W001.format(sections=sections), hint=W001_HINT, obj=FIXTURE_NAME, id="tools.W001")]
 
 
-@checks.register(Tags.database, "tool_surface")
-def check_tool_surface(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    if _paused.get() or not databases or DEFAULT_DB_ALIAS not in databases:
+def _skipped(app_configs: Any) -> bool:
+    if _paused.get():
+        return True
+    return app_configs is not None and not any(config.label == "tools" for config in app_configs)
+
+
+def _committed() -> tuple[Surface | None, list[CheckMessage]]:
+    try:
+        return fixtures.read_fixture(fixtures.FIXTURE_PATH), []
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        error = Error(
+            E011.format(error=f"{type(exc).__name__}: {exc}"), hint=E011_HINT, obj=FIXTURE_NAME, id="tools.E011"
+        )
+        return None, [error]
+
+
+@checks.register("tool_surface")
+def check_fixture(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """Code and fixture (no database): tools.E001-E011."""
+    if _skipped(app_configs):
         return []
-    if app_configs is not None and not any(config.label == "tools" for config in app_configs):
+    committed, unreadable = _committed()
+    if committed is None:
+        return unreadable
+    return surface_issues(committed, selectors.registered_tools())
+
+
+def _table_checks(app_configs: Any, databases: Any, *, deploy: bool) -> list[CheckMessage]:
+    if _skipped(app_configs) or not databases or DEFAULT_DB_ALIAS not in databases:
         return []
     if not selectors.tables_exist(DEFAULT_DB_ALIAS):
         return []
-    surface = selectors.tool_surface()
-    return [
-        *surface_issues(surface, selectors.registered_tools()),
-        *fixture_issues(surface, fixtures.FIXTURE_PATH),
+    surface, registry = selectors.tool_surface(), selectors.registered_tools()
+    if deploy:
+        return fixture_issues(surface, fixtures.FIXTURE_PATH, deploy=True)
+    committed, _ = _committed()
+    reported = set()
+    if committed is not None:
+        reported = {(issue.id, issue.obj) for issue in surface_issues(committed, registry)}
+    own = [
+        issue
+        for issue in surface_issues(surface, registry, in_tables=True)
+        if (f"tools.E{int(issue.id[-3:]) - TABLES_OFFSET:03d}", issue.obj) not in reported
     ]
+    return [*own, *fixture_issues(surface, fixtures.FIXTURE_PATH)]
+
+
+@checks.register(Tags.database, "tool_surface")
+def check_tables(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """Database: tools.E101-E110 and tools.W001."""
+    return _table_checks(app_configs, databases, deploy=False)
+
+
+@checks.register(Tags.database, "tool_surface", deploy=True)
+def check_tables_for_deploy(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """Database, `check --deploy` only: tools.E100."""
+    return _table_checks(app_configs, databases, deploy=True)

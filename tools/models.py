@@ -3,7 +3,9 @@
 Rows are written through `tools.governance.services` (the admin and code share it) and read
 through `tools.governance.selectors`. The ledger only grows: its rows cannot be deleted, from
 the admin (no delete permission), the ORM (`delete()` on a row or a queryset) or a cascade
-(`pre_delete` receiver in `tools.governance.receivers`), and a row's name never changes.
+(`pre_delete` receiver in `tools.governance.receivers`), and a row's name never changes (not
+through `save()`, `QuerySet.update()` or `bulk_update()`). On PostgreSQL a trigger refuses the
+same in SQL (migration 0004). A row's dates and note may be corrected.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from django.db import models
 from django.utils import timezone
 
 from tools.definition import TOOL_NAME
-from tools.governance.surface import ChangeKind
+from tools.governance.surface import ChangeKind, InputChange
 
 tool_name_validator = RegexValidator(TOOL_NAME, "A tool name is 1-128 of A-Z a-z 0-9 _ - .")
 
@@ -29,9 +31,28 @@ LEDGER_IS_APPEND_ONLY = "The tool name ledger only grows: {name} cannot be delet
 
 
 class ToolNameQuerySet(models.QuerySet["ToolName"]):
+    """Refuses every bulk path that would delete or rename ledger rows."""
+
+    def _names(self) -> str:
+        return ", ".join(self.values_list("name", flat=True)[:5]) or "a ledger row"
+
     def delete(self) -> tuple[int, dict[str, int]]:
-        names = ", ".join(self.values_list("name", flat=True)[:5]) or "a ledger row"
-        raise AppendOnlyError(LEDGER_IS_APPEND_ONLY.format(name=names))
+        raise AppendOnlyError(LEDGER_IS_APPEND_ONLY.format(name=self._names()))
+
+    def update(self, **kwargs: Any) -> int:
+        if "name" in kwargs:
+            raise AppendOnlyError(LEDGER_IS_APPEND_ONLY.format(name=self._names()))
+        return super().update(**kwargs)
+
+    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
+        if "name" in fields:
+            raise AppendOnlyError(LEDGER_IS_APPEND_ONLY.format(name="a ledger row"))
+        return super().bulk_update(objs, fields, batch_size=batch_size)
+
+    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[ToolName]:
+        if kwargs.get("update_conflicts"):  # an upsert may rewrite a row's name
+            raise AppendOnlyError(LEDGER_IS_APPEND_ONLY.format(name="a ledger row"))
+        return super().bulk_create(objs, *args, **kwargs)
 
 
 class ToolName(models.Model):
@@ -93,14 +114,34 @@ class RetiredTool(models.Model):
             tool_name_validator(name)
 
 
+CHANGE_KINDS = [
+    (ChangeKind.REMOVED.value, "removed input"),
+    (ChangeKind.RENAMED.value, "renamed input"),
+    (ChangeKind.TYPE_CHANGED.value, "type changed"),
+    (ChangeKind.UNIT_CHANGED.value, "unit changed"),
+]
+
+
 class ContractChange(models.Model):
     """A breaking change to one input of a tool that kept its name."""
 
     tool = models.ForeignKey(ToolName, to_field="name", on_delete=models.PROTECT, related_name="contract_changes")
     input = models.CharField(max_length=128)
-    kind = models.CharField(
-        max_length=20,
-        choices=[(ChangeKind.REMOVED.value, "removed input"), (ChangeKind.STRING_NOW_LIST.value, "string now list")],
+    kind = models.CharField(max_length=20, choices=CHANGE_KINDS)
+    new_input = models.CharField(
+        max_length=128, blank=True, help_text="Renamed or unit changed: the input that takes over."
+    )
+    was = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='Type changed: a JSON Schema of the old shape, e.g. {"type": "string"}. '
+        'Unit changed: the old unit, e.g. "percent".',
+    )
+    now = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='Type changed: a JSON Schema of the new shape, e.g. {"type": "array", "items": {"type": "string"}}. '
+        'Unit changed: the new unit, e.g. "kWh".',
     )
     since = models.DateField(default=timezone.localdate)
     instead = models.TextField(help_text="What to send instead; part of the error the caller gets.")
@@ -111,3 +152,24 @@ class ContractChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_id}.{self.input} ({self.kind})"  # type: ignore[attr-defined]
+
+    def as_change(self) -> InputChange:
+        return InputChange(
+            tool=self.tool_id,  # type: ignore[attr-defined]
+            input=self.input,
+            kind=ChangeKind(self.kind),
+            since=self.since,
+            instead=self.instead,
+            new_input=self.new_input,
+            was=self.was,
+            now=self.now,
+        )
+
+    def clean(self) -> None:
+        from tools.governance import rules
+
+        if self.kind not in ChangeKind:
+            return  # the field's own choices validation reports it
+        problem = rules.record_problem(self.as_change())
+        if problem is not None:
+            raise ValidationError({"kind": f"{problem}."})

@@ -4,10 +4,10 @@ this release happens to register."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
-from pydantic import create_model
+from pydantic import Field, create_model
 
 from tools.definition import Tool, define_tool
 from tools.inputs import ToolInput
@@ -17,9 +17,27 @@ async def _echo(input: ToolInput, context: Any) -> dict[str, Any]:
     return {"echo": input.model_dump(exclude_unset=True)}
 
 
+SCALARS = {"string": str, "number": float, "integer": int, "boolean": bool}
+
+
+def python_type(schema: dict[str, Any]) -> Any:
+    """The input type a JSON Schema property stands for (the few keywords these tests write)."""
+    if schema["type"] == "array":
+        kind: Any = list[python_type(schema.get("items", {"type": "string"}))]  # type: ignore[misc]
+        bounds = {"min_length": schema.get("minItems"), "max_length": schema.get("maxItems")}
+    else:
+        kind, bounds = SCALARS[schema["type"]], {"min_length": schema.get("minLength")}
+    given = {key: value for key, value in bounds.items() if value is not None}
+    return Annotated[kind, Field(**given)] if given else kind
+
+
 def fake_tool(name: str, **inputs: Any) -> Tool:
-    """A registered tool whose optional inputs have these types (default: one string, `query`)."""
-    fields: dict[str, Any] = {key: (kind | None, None) for key, kind in (inputs or {"query": str}).items()}
+    """A registered tool whose optional inputs are these JSON Schema properties, or Python types
+    (default: one string, `query`)."""
+    kinds = {
+        key: python_type(kind) if isinstance(kind, dict) else kind for key, kind in (inputs or {"query": str}).items()
+    }
+    fields: dict[str, Any] = {key: (kind | None, None) for key, kind in kinds.items()}
     model = create_model(f"Input_{name.replace('-', '_')}", __base__=ToolInput, **fields)
     return define_tool(name=name, title=name.title(), description=f"{name}, for tests.", input=model, run=_echo)
 

@@ -94,15 +94,18 @@ def test_record_and_edit_a_contract_change(admin_client, release):
     form = {
         "tool": "demo-live",
         "input": "tags",
-        "kind": "string_now_list",
+        "kind": "type_changed",
+        "new_input": "",
+        "was": '{"type": "string"}',
+        "now": '{"type": "array", "items": {"type": "string"}}',
         "since": "2026-05-01",
         "instead": "A list.",
     }
     refused = admin_client.post(reverse("admin:tools_contractchange_add"), {**form, "input": "query"})
-    assert "query is not a list in demo-live&#x27;s input schema." in refused.content.decode()
+    assert "query in demo-live&#x27;s input schema is not a list of strings." in refused.content.decode()
     assert admin_client.post(reverse("admin:tools_contractchange_add"), form).status_code == 302
     change = ContractChange.objects.get(tool_id="demo-live", input="tags")
-    assert history(change) == [(ADDITION, "demo-live.tags (string_now_list)")]
+    assert history(change) == [(ADDITION, "demo-live.tags (type_changed)")]
     edit = admin_client.post(
         reverse("admin:tools_contractchange_change", args=[change.pk]), {**form, "instead": "Send tags as a list."}
     )

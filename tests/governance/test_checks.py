@@ -1,7 +1,14 @@
-"""tools.E001-E008 and tools.W001: each with a passing and a failing case, as whole messages."""
+"""The tool-surface checks, each id with a passing and a failing case, as whole messages.
+
+Code and fixture (tools.E001-E011) need no database; the database group (tools.E101-E110,
+W001, E100) judges the tables.
+"""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import date
 
 import pytest
@@ -9,24 +16,37 @@ from django.core import checks as django_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
+from tests.conftest import REPO
 from tests.governance.conftest import fake_tool
 from tools import checks
-from tools.checks import check_tool_surface, fixture_issues, surface_issues
+from tools.registry import default_tools
+from tools.checks import check_fixture, check_tables, fixture_issues, surface_issues
 from tools.governance import fixtures, selectors
 from tools.governance.surface import ChangeKind, InputChange, LedgerEntry, Retirement, Surface
 from tools.models import RetiredTool, ToolName
 from tools.registry import default_tools
 
 DAY = date(2026, 1, 1)
-TAGS = list[str]
+TAGS = {"type": "array", "items": {"type": "string"}}
+FOUR = {"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4}
+PAIRS = {"type": "array", "items": {"type": "array", "items": {"type": "number"}}, "minItems": 2, "maxItems": 2}
 
 
 def history(ledger=(), retired=(), changes=()) -> Surface:
     return Surface(
         ledger=tuple(LedgerEntry(name, DAY) for name in ledger),
         retired=tuple(Retirement(name, tuple(by), DAY) for name, by in retired),
-        changes=tuple(InputChange(tool, name, ChangeKind(kind), DAY, "Send x.") for tool, name, kind in changes),
+        changes=tuple(
+            change
+            if isinstance(change, InputChange)
+            else InputChange(change[0], change[1], ChangeKind(change[2]), DAY, "Send x.")
+            for change in changes
+        ),
     )
+
+
+def change(input_name, kind, **fields) -> InputChange:
+    return InputChange("demo-live", input_name, ChangeKind(kind), DAY, "Send x.", **fields)
 
 
 def registry(*tools):
@@ -36,9 +56,11 @@ def registry(*tools):
 LIVE = registry(fake_tool("demo-live"))
 
 
-def error(code: str, obj: str, **values: str) -> django_checks.Error:
-    message = getattr(checks, code).format(**values)
-    return django_checks.Error(message, hint=getattr(checks, f"{code}_HINT"), obj=obj, id=f"tools.{code}")
+def error(code: str, obj: str, *, tables: bool = False, **values: str) -> django_checks.Error:
+    where = checks.IN_TABLES if tables else checks.IN_FIXTURE
+    message = getattr(checks, code).format(where=where, **values)
+    number = int(code[1:]) + (checks.TABLES_OFFSET if tables else 0)
+    return django_checks.Error(message, hint=getattr(checks, f"{code}_HINT"), obj=obj, id=f"tools.E{number:03d}")
 
 
 def test_e001_every_registered_tool_is_in_the_ledger():
@@ -82,16 +104,38 @@ def test_e005_a_contract_change_names_a_registered_tool():
 def test_e006_a_removed_input_is_not_in_the_schema():
     assert surface_issues(history(ledger=["demo-live"], changes=[("demo-live", "old", "removed")]), LIVE) == []
     still_there = history(ledger=["demo-live"], changes=[("demo-live", "query", "removed")])
-    assert surface_issues(still_there, LIVE) == [error("E006", "demo-live.query")]
+    problem = "query is still an input of demo-live"
+    assert surface_issues(still_there, LIVE) == [error("E006", "demo-live.query", problem=problem)]
 
 
-@pytest.mark.parametrize("input_name", ["query", "absent"], ids=["still a string", "not an input"])
-def test_e007_a_string_now_list_input_is_an_array(input_name):
-    tool = registry(fake_tool("demo-live", query=str, tags=TAGS))
-    ok = history(ledger=["demo-live"], changes=[("demo-live", "tags", "string_now_list")])
-    assert surface_issues(ok, tool) == []
-    wrong = history(ledger=["demo-live"], changes=[("demo-live", input_name, "string_now_list")])
-    assert surface_issues(wrong, tool) == [error("E007", f"demo-live.{input_name}")]
+STRING = {"type": "string"}
+
+
+@pytest.mark.parametrize(
+    ("recorded", "problem"),
+    [
+        (
+            change("query", "type_changed", was=STRING, now=TAGS),
+            "query in demo-live's input schema is not a list of strings",
+        ),
+        (
+            change("tags", "type_changed", was={"type": "array"}, now=TAGS),
+            "demo-live's input schema still takes a list for tags",
+        ),
+        (change("absent", "type_changed", was=STRING, now=TAGS), "absent is not an input of demo-live"),
+        (
+            change("tags", "type_changed", was=STRING, now={"type": "list"}),
+            "`now` is not a JSON Schema: 'list' is not valid under any of the given schemas",
+        ),
+    ],
+    ids=["not the new shape", "old shape still passes", "not an input", "not a schema"],
+)
+def test_e007_a_type_change_matches_the_schema(recorded, problem):
+    tool = registry(fake_tool("demo-live", query={"type": "string"}, tags=TAGS, box=FOUR))
+    ok = [change("tags", "type_changed", was=STRING, now=TAGS), change("box", "type_changed", was=PAIRS, now=FOUR)]
+    assert surface_issues(history(ledger=["demo-live"], changes=ok), tool) == []
+    wrong = history(ledger=["demo-live"], changes=[recorded])
+    assert surface_issues(wrong, tool) == [error("E007", f"demo-live.{recorded.input}", problem=problem)]
 
 
 def test_e008_a_retired_tool_has_no_contract_changes():
@@ -100,9 +144,101 @@ def test_e008_a_retired_tool_has_no_contract_changes():
     leftover = history(
         ledger=["demo-live", "demo-old"],
         retired=retired,
-        changes=[("demo-old", "b", "removed"), ("demo-old", "a", "string_now_list")],
+        changes=[("demo-old", "b", "removed"), ("demo-old", "a", "removed")],
     )
     assert surface_issues(leftover, LIVE) == [error("E008", "demo-old", inputs="a, b")]
+
+
+@pytest.mark.parametrize(
+    ("recorded", "problem"),
+    [
+        (change("old", "renamed", new_input="absent"), "absent is not an input of demo-live"),
+        (change("query", "renamed", new_input="tags"), "query is still an input of demo-live"),
+        (change("old", "renamed"), "a rename names the new input, which differs from old"),
+    ],
+    ids=["new name missing", "old name still there", "no new name"],
+)
+def test_e009_a_rename_matches_the_schema(recorded, problem):
+    tool = registry(fake_tool("demo-live", query={"type": "string"}, tags=TAGS))
+    ok = history(ledger=["demo-live"], changes=[change("old", "renamed", new_input="tags")])
+    assert surface_issues(ok, tool) == []
+    wrong = history(ledger=["demo-live"], changes=[recorded])
+    assert surface_issues(wrong, tool) == [error("E009", f"demo-live.{recorded.input}", problem=problem)]
+
+
+@pytest.mark.parametrize(
+    ("recorded", "problem"),
+    [
+        (
+            change("chargePercent", "unit_changed", new_input="absent", was="percent", now="kWh"),
+            "absent is not an input of demo-live",
+        ),
+        (
+            change("charge", "unit_changed", new_input="charge", was="percent", now="kWh"),
+            "a unit change names the new input, which differs from charge (a value alone cannot tell its unit)",
+        ),
+        (
+            change("chargePercent", "unit_changed", new_input="charge"),
+            "a unit change names the old and the new unit in `was` and `now`",
+        ),
+    ],
+    ids=["new input missing", "same name", "no units"],
+)
+def test_e010_a_unit_change_matches_the_schema(recorded, problem):
+    tool = registry(fake_tool("demo-live", charge={"type": "number"}))
+    ok = history(
+        ledger=["demo-live"],
+        changes=[change("chargePercent", "unit_changed", new_input="charge", was="percent", now="kWh")],
+    )
+    assert surface_issues(ok, tool) == []
+    wrong = history(ledger=["demo-live"], changes=[recorded])
+    assert surface_issues(wrong, tool) == [error("E010", f"demo-live.{recorded.input}", problem=problem)]
+
+
+def test_e011_the_fixture_can_be_read(tmp_path, monkeypatch, use_registry):
+    use_registry(fake_tool("demo-live"))
+    path = tmp_path / "tool_surface.json"
+    fixtures.write_fixture(history(ledger=["demo-live"]), path)
+    monkeypatch.setattr(fixtures, "FIXTURE_PATH", path)
+    assert check_fixture() == []
+    path.write_text('{"ledger": []}')
+    [unreadable] = check_fixture()
+    assert (unreadable.id, unreadable.level) == ("tools.E011", django_checks.ERROR)
+    assert unreadable.msg == checks.E011.format(error="KeyError: 'retired'")
+
+
+def test_the_fixture_checks_judge_the_registry_without_a_database(tmp_path, monkeypatch, use_registry):
+    # No django_db mark: touching the database here would fail the test.
+    use_registry(fake_tool("demo-live"), fake_tool("demo-new"))
+    path = tmp_path / "tool_surface.json"
+    fixtures.write_fixture(history(ledger=["demo-live"]), path)
+    monkeypatch.setattr(fixtures, "FIXTURE_PATH", path)
+    assert check_fixture() == [error("E001", "demo-new")]
+    assert [m.id for m in django_checks.run_checks() if m.id and m.id.startswith("tools.")] == ["tools.E001"]
+
+
+def test_a_tool_left_out_of_the_fixture_fails_plain_manage_py_check(tmp_path):
+    """The real command, in another process, on a database nobody migrated."""
+    script = (
+        "import sys\n"
+        "from tools.definition import define_tool\n"
+        "import tools.dispatcher as dispatcher\n"
+        "real = dispatcher.default_tools\n"
+        "async def run(arguments, context): return {}\n"
+        "extra = define_tool(name='tomtom-brand-new', title='New', description='New.', "
+        "input_schema={'type': 'object', 'properties': {}, 'additionalProperties': False}, run=run)\n"
+        "dispatcher.default_tools = lambda: [*real(), extra]\n"
+        "from django.core.management import execute_from_command_line\n"
+        "execute_from_command_line(['manage.py', 'check'])\n"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tomtom_mcp.settings", "DOTENV_PATH": "/nonexistent",
+           "DATABASE_URL": f"sqlite:///{tmp_path / 'never-migrated.sqlite3'}"}  # fmt: skip
+    setup = "import django\ndjango.setup()\n"
+    done = subprocess.run([sys.executable, "-c", setup + script], cwd=REPO, env=env, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert (
+        "tomtom-brand-new: (tools.E001) Registered, but not in the tool name ledger (committed fixture)." in done.stderr
+    )
 
 
 def test_w001_the_database_and_the_fixture_agree(tmp_path):
@@ -122,14 +258,6 @@ def test_w001_the_database_and_the_fixture_agree(tmp_path):
     assert fixture_issues(edited, path) == [warning]
 
 
-def test_w001_names_a_fixture_it_cannot_read(tmp_path):
-    path = tmp_path / "tool_surface.json"
-    path.write_text('{"ledger": []}')
-    [warning] = fixture_issues(history(), path)
-    assert warning.id == "tools.W001"
-    assert "the fixture cannot be read (KeyError: 'retired')" in warning.msg
-
-
 def release_for(surface: Surface, *extra):
     """A release registering every live name of `surface` (the real module where one exists,
     so contract changes meet real schemas; a stand-in otherwise), plus `extra`."""
@@ -143,10 +271,9 @@ def test_the_committed_history_passes_every_check_once_its_live_tools_exist():
     assert surface_issues(committed, registry(*release_for(committed))) == []
 
 
-def test_checks_skip_when_no_database_is_asked_for():
+def test_the_database_checks_skip_when_no_database_is_asked_for():
     # No django_db mark: touching the database here would fail the test.
-    assert check_tool_surface(app_configs=None, databases=None) == []
-    assert [m.id for m in django_checks.run_checks() if m.id and m.id.startswith("tools.")] == []
+    assert check_tables(app_configs=None, databases=None) == []
 
 
 @pytest.mark.django_db(transaction=True)
@@ -154,7 +281,7 @@ def test_checks_skip_before_migrations():
     call_command("migrate", "tools", "zero", verbosity=0)
     try:
         assert not selectors.tables_exist()
-        assert check_tool_surface(databases=["default"]) == []
+        assert check_tables(databases=["default"]) == []
     finally:
         call_command("migrate", "tools", verbosity=0)
 
@@ -173,9 +300,22 @@ def consistent_database(use_registry, monkeypatch, tmp_path):
 
 @pytest.mark.django_db
 def test_the_registered_check_reads_the_database(consistent_database, use_registry):
-    assert check_tool_surface(databases=["default"]) == []
+    assert check_tables(databases=["default"]) == []
     use_registry(*release_for(consistent_database, fake_tool("demo-new")))
-    assert check_tool_surface(databases=["default"]) == [error("E001", "demo-new")]
+    # The fixture lacks it too, so its tools.E001 speaks for both; the tables' own E101 shows
+    # only where the fixture is right and the database is not.
+    assert check_tables(databases=["default"]) == []
+    assert check_fixture() == [error("E001", "demo-new")]
+
+
+@pytest.mark.django_db
+def test_e101_to_e110_report_what_only_the_tables_get_wrong(consistent_database, use_registry):
+    live = sorted(consistent_database.ledger_names - set(consistent_database.retired_by_name))
+    assert check_tables(databases=["default"]) == []
+    RetiredTool.objects.create(tool_id=live[0], replaced_by=[live[1]], since=DAY)  # the kill switch
+    issues = check_tables(databases=["default"])
+    assert error("E003", live[0], tables=True) in issues
+    assert [issue.id for issue in issues][-1] == "tools.W001"
 
 
 @pytest.mark.django_db
@@ -183,7 +323,7 @@ def test_an_unexported_admin_edit_is_a_warning(consistent_database):
     live = sorted(consistent_database.ledger_names - set(consistent_database.retired_by_name))
     ToolName.objects.create(name="demo-old", first_seen=DAY)
     RetiredTool.objects.create(tool_id="demo-old", replaced_by=[live[0]], since=DAY)
-    [warning] = check_tool_surface(databases=["default"])
+    [warning] = check_tables(databases=["default"])
     assert warning.id == "tools.W001"
     assert warning.msg == checks.W001.format(sections="ledger, retired tools")
 
@@ -195,4 +335,16 @@ def test_check_deploy_fails_on_errors_but_migrate_repairs_the_ledger(consistent_
         call_command("check", deploy=True, databases=["default"], tags=["tool_surface"])
     call_command("migrate", skip_checks=False, verbosity=0)  # not stopped by tools.E001 ...
     assert ToolName.objects.filter(name="demo-new").exists()  # ... because it fixes it
-    assert [m.id for m in check_tool_surface(databases=["default"])] == ["tools.W001"]
+    assert [m.id for m in check_tables(databases=["default"])] == ["tools.W001"]  # the ledger has demo-new
+
+
+@pytest.mark.django_db
+def test_e100_check_deploy_fails_on_drift(consistent_database):
+    call_command("check", deploy=True, databases=["default"], tags=["tool_surface"])  # no drift: passes
+    live = sorted(consistent_database.ledger_names - set(consistent_database.retired_by_name))
+    ToolName.objects.create(name="demo-old", first_seen=DAY)
+    RetiredTool.objects.create(tool_id="demo-old", replaced_by=[live[0]], since=DAY)
+    with pytest.raises(
+        SystemCheckError, match=r"\(tools\.E100\) The tool-surface tables and .* disagree: ledger, retired"
+    ):
+        call_command("check", deploy=True, databases=["default"], tags=["tool_surface"])

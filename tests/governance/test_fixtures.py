@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from datetime import date
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from tests.governance.conftest import fake_tool
 from tomtom_mcp import version
 from tools.governance import fixtures, selectors, services
+from tools.governance.fixtures import LedgerConflict
 from tools.governance.receivers import ADDED_BY_MIGRATE
-from tools.governance.surface import dumps, loads
-from tools.models import ContractChange, RetiredTool, ToolName
+from tools.governance.surface import Surface, dumps, loads
+from tools.models import RetiredTool, ToolName
 
 
 @pytest.mark.django_db
@@ -31,18 +34,80 @@ def test_the_committed_file_is_in_its_one_format():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_export_reload_export_is_identical(tmp_path):
-    models = {"ledger": ToolName, "retired": RetiredTool, "changes": ContractChange}
-    fixtures.load_surface(fixtures.read_fixture(), **models)
+def test_apply_then_export_is_byte_identical(tmp_path):
+    call_command("flush", interactive=False, inhibit_post_migrate=True, verbosity=0)
+    assert not ToolName.objects.exists()
+    out = io.StringIO()
+    call_command("apply_tool_surface", stdout=out)
+    assert "Added (ledger): tomtom-area-search" in out.getvalue()
+    exported = tmp_path / "exported.json"
+    call_command("export_tool_surface", output=exported, stdout=io.StringIO())
+    assert exported.read_bytes() == fixtures.FIXTURE_PATH.read_bytes()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_export_then_apply_is_byte_identical(tmp_path):
     services.ledger_add(name="demo-next", first_seen=date(2026, 11, 1), note='ünïcode, "quoted"')
     first, second = tmp_path / "first.json", tmp_path / "second.json"
     call_command("export_tool_surface", output=first, stdout=io.StringIO())
     call_command("flush", interactive=False, inhibit_post_migrate=True, verbosity=0)
-    assert not ToolName.objects.exists()
-    fixtures.load_surface(fixtures.read_fixture(first), **models)
+    fixtures.apply_surface(fixtures.read_fixture(first))
     call_command("export_tool_surface", output=second, stdout=io.StringIO())
     assert second.read_bytes() == first.read_bytes()
     assert '"note": "ünïcode, \\"quoted\\""' in first.read_text(encoding="utf-8")
+
+
+@pytest.mark.django_db
+def test_apply_is_idempotent_and_brings_a_pull_request_to_an_existing_database(tmp_path):
+    committed = fixtures.read_fixture()
+    static_map = committed.retired_by_name["tomtom-static-map"]
+    edited = Surface(
+        ledger=committed.ledger,
+        retired=tuple(replace(r, message="Use the dynamic map.") if r is static_map else r for r in committed.retired),
+        changes=committed.changes,
+    )
+    path = tmp_path / "pull-request.json"
+    fixtures.write_fixture(edited, path)
+    out = io.StringIO()
+    call_command("apply_tool_surface", input=path, stdout=out)
+    assert out.getvalue() == "Updated (retired): tomtom-static-map\n"
+    assert RetiredTool.objects.get(tool_id="tomtom-static-map").message == "Use the dynamic map."
+    again = io.StringIO()
+    call_command("apply_tool_surface", input=path, stdout=again)
+    assert again.getvalue() == "The tables already tell the fixture's history: nothing to apply.\n"
+
+
+@pytest.mark.django_db
+def test_apply_refuses_to_delete_or_rename_a_ledger_row(tmp_path):
+    committed = fixtures.read_fixture()
+    renamed = Surface(
+        ledger=tuple(
+            replace(e, name="tomtom-ev-route") if e.name == "tomtom-ev-routing" else e for e in committed.ledger
+        ),
+        retired=committed.retired,
+        changes=(),
+    )
+    path = tmp_path / "renamed.json"
+    fixtures.write_fixture(renamed, path)
+    before = selectors.tool_surface()
+    with pytest.raises(LedgerConflict, match="the fixture lacks tomtom-ev-routing, which the database has"):
+        fixtures.apply_surface(renamed)
+    with pytest.raises(CommandError, match=r"tools\.E00"):  # and the command checks the fixture first
+        call_command("apply_tool_surface", input=path, stdout=io.StringIO())
+    assert selectors.tool_surface() == before
+
+
+@pytest.mark.django_db
+def test_apply_keeps_an_unexported_admin_edit_unless_pruned(use_registry):
+    committed = fixtures.read_fixture()
+    use_registry(*(fake_tool(n) for n in committed.ledger_names - set(committed.retired_by_name)))
+    services.retired_tool_create(name="tomtom-traffic", replaced_by=["tomtom-geocode"])  # the kill switch
+    kept = fixtures.apply_surface(committed)
+    assert kept.kept["retired"] == ["tomtom-traffic"] and not kept.changed
+    assert RetiredTool.objects.filter(tool_id="tomtom-traffic").exists()
+    pruned = fixtures.apply_surface(committed, prune=True)
+    assert pruned.deleted == {"retired": ["tomtom-traffic"]}
+    assert selectors.tool_surface().retired == committed.retired
 
 
 @pytest.mark.django_db

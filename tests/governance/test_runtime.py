@@ -6,19 +6,17 @@ import asyncio
 import json
 import logging
 from datetime import date
-from typing import Annotated
 
 import pytest
 from django.db import connections
 from mcp import Client
 from mcp_types import Implementation
-from pydantic import Field
 
 from tests.governance.conftest import fake_tool
 from tools.context import CallContext
 from tools.dispatch import Dispatcher, log_calls
-from tools.governance import services
-from tools.governance.runtime import Governance
+from tools.governance import fixtures, services
+from tools.governance.runtime import READABLE_AGAIN, UNREADABLE_FROM_FIXTURE, Governance
 from tools.governance.surface import ChangeKind, InputChange, LedgerEntry, Retirement, Surface
 from tools.mcp.server import build_server
 from tools.mcp.service import build_dispatcher
@@ -26,9 +24,12 @@ from tools.mcp.stdio import stdio_context_factory
 from tools.registry import Registry
 
 DAY = date(2026, 10, 5)
-TAGS = list[str]
+TAGS = {"type": "array", "items": {"type": "string"}}
+FOUR = {"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4}
+PAIR = {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}
+PAIRS = {"type": "array", "items": PAIR, "minItems": 2, "maxItems": 2}
 TOOLS = [
-    fake_tool("demo-live", query=Annotated[str, Field(min_length=3)], tags=TAGS),
+    fake_tool("demo-live", query={"type": "string", "minLength": 3}, tags=TAGS, box=FOUR, charge={"type": "number"}),
     fake_tool("demo-next"),
     fake_tool("demo-killed"),
 ]
@@ -40,7 +41,21 @@ HISTORY = Surface(
     ),
     changes=(
         InputChange("demo-live", "fields", ChangeKind.REMOVED, DAY, "Leave it out."),
-        InputChange("demo-live", "tags", ChangeKind.STRING_NOW_LIST, DAY, 'Send ["a", "b"].'),
+        InputChange(
+            "demo-live", "tags", ChangeKind.TYPE_CHANGED, DAY, 'Send ["a", "b"].', was={"type": "string"}, now=TAGS
+        ),
+        InputChange("demo-live", "box", ChangeKind.TYPE_CHANGED, DAY, "Four numbers.", was=PAIRS, now=FOUR),
+        InputChange("demo-live", "queryText", ChangeKind.RENAMED, DAY, "Same values.", new_input="query"),
+        InputChange(
+            "demo-live",
+            "chargePercent",
+            ChangeKind.UNIT_CHANGED,
+            DAY,
+            "Send percent * capacity / 100.",
+            new_input="charge",
+            was="percent",
+            now="kWh",
+        ),
     ),
 )
 
@@ -115,17 +130,62 @@ async def test_a_retired_tool_is_never_listed_and_answers_with_its_replacements(
             },
         ),
         (
-            {"query": "Amsterdam", "tags": "a,b"},
+            {"query": "Amsterdam", "tags": "a, b"},
             {
                 "code": "invalid_arguments",
-                "message": 'tags: a list since 2026-10-05, not a string. Send ["a", "b"].',
+                "message": 'tags: a list of strings since 2026-10-05 in demo-live, not a string. Send ["a", "b"]. '
+                'Send tags: ["a", "b"].',
                 "argument": "tags",
-                "change": "string_now_list",
+                "change": "type_changed",
                 "instead": 'Send ["a", "b"].',
+                "was": "a string",
+                "now": "a list of strings",
+                "send": {"tags": ["a", "b"]},
+            },
+        ),
+        (
+            {"box": [[4.8, 52.4], [4.9, 52.3]]},
+            {
+                "code": "invalid_arguments",
+                "message": "box: a list of 4 numbers since 2026-10-05 in demo-live, "
+                "not a list of 2 lists of 2 numbers. Four numbers. Send box: [4.8, 52.3, 4.9, 52.4].",
+                "argument": "box",
+                "change": "type_changed",
+                "instead": "Four numbers.",
+                "was": "a list of 2 lists of 2 numbers",
+                "now": "a list of 4 numbers",
+                "send": {"box": [4.8, 52.3, 4.9, 52.4]},
+            },
+        ),
+        (
+            {"queryText": "Amsterdam"},
+            {
+                "code": "invalid_arguments",
+                "message": "queryText: renamed to query in demo-live on 2026-10-05; send the same value as query. "
+                'Same values. Send query: "Amsterdam".',
+                "argument": "queryText",
+                "change": "renamed",
+                "instead": "Same values.",
+                "new_argument": "query",
+                "send": {"query": "Amsterdam"},
+            },
+        ),
+        (
+            {"chargePercent": 80},
+            {
+                "code": "invalid_arguments",
+                "message": "chargePercent: replaced by charge in demo-live on 2026-10-05: the value is now in kWh, "
+                "not percent. Send percent * capacity / 100.",
+                "argument": "chargePercent",
+                "change": "unit_changed",
+                "instead": "Send percent * capacity / 100.",
+                "was": "percent",
+                "now": "kWh",
+                "new_argument": "charge",
             },
         ),
     ],
-    ids=["removed", "string now list"],
+    ids=["removed", "string now list", "corner pairs now four numbers", "renamed", "unit changed"],
 )
 async def test_an_outdated_call_hears_what_changed_before_schema_validation(call_context, caplog, arguments, error):
     dispatcher, _ = governed(lambda: HISTORY)
@@ -139,8 +199,9 @@ async def test_an_outdated_call_hears_what_changed_before_schema_validation(call
 
 async def test_current_calls_go_through(call_context):
     dispatcher, _ = governed(lambda: HISTORY)
-    outcome = await dispatcher.call("demo-live", {"query": "Amsterdam", "tags": ["a"]}, call_context)
-    assert outcome.data == {"echo": {"query": "Amsterdam", "tags": ["a"]}}
+    current = {"query": "Amsterdam", "tags": ["a"], "box": [4.8, 52.3, 4.9, 52.4], "charge": 40}
+    outcome = await dispatcher.call("demo-live", current, call_context)
+    assert outcome.data == {"echo": current}
     schema = await dispatcher.call("demo-live", {"query": "Amsterdam", "colour": "red"}, call_context)
     assert schema.data["error"]["argument"] == "colour"  # not a contract change: the schema answers
 
@@ -189,15 +250,43 @@ async def test_a_failed_refresh_keeps_the_last_snapshot(call_context, caplog):
         assert (await dispatcher.call("demo-old", {}, call_context)).code == "retired"
     [warning] = [r for r in caplog.records if r.name == "tools.governance"]
     assert warning.getMessage() == "Tool-surface tables unreadable: answering from the last snapshot"
-    assert warning.fields == {"error": "ConnectionError: database is down", "retired": 2, "contract_changes": 2}
+    assert warning.fields == {"error": "ConnectionError: database is down", "retired": 2, "contract_changes": 5}
+    clock.now += 1
+    assert (await dispatcher.call("demo-old", {}, call_context)).code == "retired"
+    assert len([r for r in caplog.records if r.name == "tools.governance"]) == 1  # one line, not one per refresh
+    fail[0] = False
+    clock.now += 1
+    await dispatcher.call("demo-live", {"query": "Amsterdam"}, call_context)
+    assert [r.getMessage() for r in caplog.records if r.name == "tools.governance"][-1] == READABLE_AGAIN
 
 
-async def test_without_a_database_the_catalog_acts_as_if_nothing_was_retired(call_context):
+async def test_without_its_tables_a_replica_answers_from_the_committed_fixture(call_context, caplog):
     # No django_db mark: the database is out of reach, as in most tool tests.
-    dispatcher = build_dispatcher()
-    assert "tomtom-geocode" in listed(dispatcher, call_context)
-    outcome = await dispatcher.call("tomtom-geocode", {"query": ""}, call_context)
-    assert outcome.data["error"]["code"] == "invalid_arguments"
+    with caplog.at_level(logging.WARNING, logger="tools.governance"):
+        dispatcher = build_dispatcher()
+    [warning] = [r for r in caplog.records if r.name == "tools.governance"]
+    assert warning.getMessage() == UNREADABLE_FROM_FIXTURE
+    committed = fixtures.read_fixture()
+    assert (warning.fields["retired"], warning.fields["contract_changes"]) == (
+        len(committed.retired), len(committed.changes),
+    )  # fmt: skip
+    assert "tomtom-static-map" not in listed(dispatcher, call_context)
+    retired = await dispatcher.call("tomtom-static-map", {"center": {"lat": 52, "lon": 4}}, call_context)
+    assert retired.data["error"]["replaced_by"] == ["tomtom-dynamic-map"]
+    renamed = await dispatcher.call(
+        "tomtom-ev-search", {"position": [4.9, 52.4], "connectorTypes": ["Tesla"]}, call_context
+    )
+    assert renamed.data["error"]["send"] == {"connectorSet": ["Tesla"]}
+
+
+async def test_a_listing_waits_for_a_due_refresh_like_a_call(call_context):
+    clock, history = Clock(), [Surface(ledger=HISTORY.ledger)]
+    dispatcher, governance = governed(lambda: history[-1], refresh_seconds=5, clock=clock)
+    assert "demo-killed" in listed(dispatcher, call_context)
+    history.append(HISTORY)  # retired in the admin
+    clock.now += 5
+    await governance.refresh_if_due()  # what the tools/list handler does first
+    assert listed(dispatcher, call_context) == ["demo-live", "demo-next"]
 
 
 # --- Through a real MCP client, with the tables in the database -----------------------------------
@@ -214,7 +303,14 @@ def governed_release(use_registry, monkeypatch, settings, transactional_db):
     services.retired_tool_create(name="demo-old", replaced_by=["demo-next"], since=DAY, message="Use next.")
     for change in HISTORY.changes:
         services.contract_change_record(
-            tool=change.tool, input_name=change.input, kind=change.kind, since=DAY, instead=change.instead
+            tool=change.tool,
+            input_name=change.input,
+            kind=change.kind,
+            since=DAY,
+            instead=change.instead,
+            new_input=change.new_input,
+            was=change.was,
+            now=change.now,
         )
 
 
@@ -244,7 +340,7 @@ async def test_runtime_answers_through_an_mcp_client(governed_release, config, c
         "replaced_by": ["demo-next"],
     }
     assert outdated.is_error is True
-    assert json.loads(outdated.content[0].text)["error"]["change"] == "string_now_list"
+    assert json.loads(outdated.content[0].text)["error"]["change"] == "type_changed"
     clients = {
         (line["kind"], line["client"])
         for line in app_status(caplog, "retired_tool") + app_status(caplog, "outdated_call")

@@ -16,7 +16,8 @@ from tools.models import AppendOnlyError, ContractChange, RetiredTool, ToolName
 
 pytestmark = pytest.mark.django_db
 
-TAGS = list[str]
+TAGS = {"type": "array", "items": {"type": "string"}}
+TO_LIST = {"was": {"type": "string"}, "now": TAGS}
 
 
 @pytest.fixture
@@ -125,17 +126,19 @@ def test_update_and_delete_a_retirement(release):
 
 
 @pytest.mark.parametrize(
-    ("tool", "input_name", "kind", "field", "message"),
+    ("tool", "input_name", "kind", "shapes", "field", "message"),
     [
-        ("demo-live", "query", ChangeKind.REMOVED, "input", "query is still an input of demo-live."),
-        ("demo-live", "query", ChangeKind.STRING_NOW_LIST, "input", "query is not a list in demo-live's input schema."),
-        ("demo-live", "gone", ChangeKind.STRING_NOW_LIST, "input", "gone is not a list in demo-live's input schema."),
-        ("demo-old", "query", ChangeKind.REMOVED, "tool", "demo-old is not a live tool."),
+        ("demo-live", "query", ChangeKind.REMOVED, {}, "input", "query is still an input of demo-live."),
+        ("demo-live", "query", ChangeKind.TYPE_CHANGED, TO_LIST, "input",
+         "query in demo-live's input schema is not a list of strings."),
+        ("demo-live", "gone", ChangeKind.TYPE_CHANGED, TO_LIST, "input", "gone is not an input of demo-live."),
+        ("demo-live", "old", ChangeKind.RENAMED, {"new_input": "gone"}, "input", "gone is not an input of demo-live."),
+        ("demo-old", "query", ChangeKind.REMOVED, {}, "tool", "demo-old is not a live tool."),
     ],
-)
-def test_contract_change_rules(release, tool, input_name, kind, field, message):
+)  # fmt: skip
+def test_contract_change_rules(release, tool, input_name, kind, shapes, field, message):
     with pytest.raises(ValidationError) as refused:
-        services.contract_change_record(tool=tool, input_name=input_name, kind=kind, instead="x")
+        services.contract_change_record(tool=tool, input_name=input_name, kind=kind, instead="x", **shapes)
     assert messages(refused) == {field: [message]}
 
 
@@ -148,15 +151,56 @@ def test_a_retired_tool_takes_no_contract_changes(release):
 
 def test_record_update_and_delete_a_contract_change(release):
     change = services.contract_change_record(
-        tool="demo-live", input_name="tags", kind=ChangeKind.STRING_NOW_LIST, instead="Send a list."
+        tool="demo-live", input_name="tags", kind=ChangeKind.TYPE_CHANGED, instead="Send a list.", **TO_LIST
     )
     with pytest.raises(ValidationError):  # one change per input
         services.contract_change_record(tool="demo-live", input_name="tags", kind=ChangeKind.REMOVED, instead="x")
     with pytest.raises(ValidationError):  # tags is still an input: it was not removed
         services.contract_change_update(change=change, kind=ChangeKind.REMOVED, since=date(2026, 3, 3), instead="x")
     services.contract_change_update(
-        change=change, kind=ChangeKind.STRING_NOW_LIST, since=date(2026, 3, 3), instead="A list of tags."
+        change=change, kind=ChangeKind.TYPE_CHANGED, since=date(2026, 3, 3), instead="A list of tags.", **TO_LIST
     )
     assert ContractChange.objects.get(tool_id="demo-live", input="tags").instead == "A list of tags."
     services.contract_change_delete(change=change)
     assert not ContractChange.objects.filter(tool_id="demo-live").exists()
+
+
+@pytest.mark.parametrize(
+    "rename",
+    [
+        lambda: ToolName.objects.filter(name="demo-old").update(name="demo-renamed"),
+        lambda: ToolName.objects.bulk_update(
+            [ToolName(pk=ToolName.objects.get(name="demo-old").pk, name="demo-renamed")], ["name"]
+        ),
+        lambda: ToolName.objects.bulk_create(
+            [ToolName(name="demo-old", first_seen=date(2026, 1, 1))],
+            update_conflicts=True, unique_fields=["name"], update_fields=["note"],
+        ),
+    ],
+    ids=["update", "bulk_update", "upsert"],
+)  # fmt: skip
+def test_bulk_paths_cannot_rename_ledger_rows(release, rename):
+    with pytest.raises(AppendOnlyError, match="The tool name ledger only grows"):
+        rename()
+    assert ToolName.objects.filter(name="demo-old").exists()
+    ToolName.objects.filter(name="demo-old").update(note="notes may be corrected")
+    assert ToolName.objects.get(name="demo-old").note == "notes may be corrected"
+
+
+@pytest.mark.postgresql
+@pytest.mark.django_db(transaction=True)
+def test_postgresql_refuses_a_raw_sql_rename_or_delete(release):
+    from django.db import DatabaseError, connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the trigger is PostgreSQL's (DATABASE_URL=postgres://...)")
+    for sql in (
+        "UPDATE tools_toolname SET name = 'demo-renamed' WHERE name = 'demo-old'",
+        "DELETE FROM tools_toolname WHERE name = 'demo-old'",
+    ):
+        refused = pytest.raises(DatabaseError, match="The tool name ledger only grows: demo-old")
+        with refused, transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(sql)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE tools_toolname SET note = 'corrected' WHERE name = 'demo-old'")
+    assert ToolName.objects.get(name="demo-old").note == "corrected"

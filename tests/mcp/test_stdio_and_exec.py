@@ -104,3 +104,47 @@ def test_exec_unknown_tool(stub):
     done = run_exec(stub, "tomtom-nowhere", "{}")
     assert done.returncode == 1
     assert json.loads(done.stdout)["error"]["code"] == "unknown_tool"
+
+
+def test_stdio_without_a_database_answers_from_the_committed_fixture(stub, tmp_path):
+    """No database at all (its directory does not exist): retired names are still `retired`,
+    old inputs still hear what changed, and the log says once where the answers come from."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "old", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "tomtom-static-map", "arguments": {"center": {"lat": 52.37, "lon": 4.89}}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+         "params": {"name": "tomtom-ev-routing", "arguments": {"maxChargeKWH": 75}}},
+    ]  # fmt: skip
+    env = {**env_for(stub), "DATABASE_URL": f"sqlite:///{tmp_path / 'missing' / 'db.sqlite3'}"}
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "mcp_stdio"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=env,
+    )
+    process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+    process.stdin.flush()
+    answers = {line["id"]: line["result"] for line in (json.loads(process.stdout.readline()) for _ in range(4))}
+    process.stdin.close()
+    stderr = process.stderr.read()
+    process.wait(60)
+    names = {tool["name"] for tool in answers[2]["tools"]}
+    assert "tomtom-static-map" not in names and "tomtom-dynamic-map" in names
+    assert json.loads(answers[3]["content"][0]["text"])["error"]["code"] == "retired"
+    error = json.loads(answers[4]["content"][0]["text"])["error"]
+    assert (error["change"], error["new_argument"], error["send"]) == (
+        "renamed",
+        "maxChargeInkWh",
+        {"maxChargeInkWh": 75},
+    )
+    warnings = [json.loads(line) for line in stderr.splitlines() if "Tool-surface tables unreadable" in line]
+    assert [w["message"] for w in warnings] == ["Tool-surface tables unreadable: answering from the committed fixture"]
+    assert stub.requests == []

@@ -1,8 +1,9 @@
 """Signal receivers, connected in `ToolsConfig.ready()`.
 
-- `ledger_registered_tools` (post_migrate): every registered tool name missing from the ledger
-  is added, so a new tool needs no hand-written ledger row; `export_tool_surface` then writes it
-  into the fixture for review.
+- `ledger_registered_tools` (post_migrate): a new database (an empty ledger) is seeded from the
+  committed fixture, with the current schema; then every registered tool name missing from the
+  ledger is added, so a development database works before the fixture lists a new tool (the
+  system check tools.E001 still asks for its fixture row).
 - `refuse_ledger_delete` (pre_delete): the last guard of the append-only ledger, for deletes
   that bypass `ToolName.delete()` and its queryset (a plain manager, a cascade).
 """
@@ -31,7 +32,10 @@ def ledger_registered_tools(
         apps.get_model("tools", "ToolName")
     except LookupError:  # migrated back below the tables: nothing to add to
         return
-    from tools.governance import selectors, services
+    from tools.governance import fixtures, selectors, services
+    from tools.models import ContractChange, RetiredTool
+
+    fixtures.seed_if_empty(ledger=ToolName, retired=RetiredTool, changes=ContractChange)
 
     for name in selectors.registered_tools():
         services.ledger_add(name=name, first_release=version(), note=ADDED_BY_MIGRATE)

@@ -2,26 +2,34 @@
 
 Each dispatcher holds a `Governance`: an immutable snapshot of the tool-surface tables, read from
 the database when the dispatcher is built and again, lazily, on the first request after it is
-`refresh_seconds` old. Its two hooks plug into the dispatcher:
+`refresh_seconds` old. Its hooks:
 
+- `refresh_if_due()` (async): the freshness rule. A request that finds the snapshot stale
+  waits for the new one (at most `REFRESH_WAIT_SECONDS`; one refresh runs at a time). `intercept`
+  awaits it before every call; the MCP `tools/list` handler awaits it before listing, so a
+  listing is never staler than a call.
 - `filter_listing` (a listing filter): a retired tool is never listed.
 - `intercept` (an interceptor that runs before the dispatcher parses arguments): a call to a
-  retired name is answered `retired`, naming the tools that replace it; a call that still sends
-  a removed input, or a string where the input is now a list, is answered `invalid_arguments`
-  with what changed and what to send `instead`. Both are logged as app-status events.
+  retired name is answered `retired`, naming the tools that replace it; a call that still uses
+  an input as it was before a contract change is answered `invalid_arguments` with what changed
+  and what to send `instead` (and, where that is mechanical, the arguments to `send`). Both are
+  logged as app-status events.
 
 The bound (docs/adr/0006-tool-surface-governance.md): a change saved in the admin reaches every
-replica within `refresh_seconds` plus one request. A call that finds the snapshot stale waits
-for the new one (at most `REFRESH_WAIT_SECONDS`); a listing cannot wait, so it starts the
-refresh and the next request sees it. One refresh runs at a time. A refresh that fails (no
-database, tables missing, access refused) keeps the last snapshot, empty if there was none, and
-logs why: governance never breaks a call.
+replica within `refresh_seconds` plus one request.
+
+Without its tables (no database, tables missing, access refused) a replica answers from the
+committed fixture, `tools/fixtures/tool_surface.json`, the history this release ships with; a
+replica that had read the tables keeps its last snapshot instead (it is newer). Either way it
+logs one warning when the tables become unreadable and one line when they are back: governance
+never breaks a call, and is never silently off.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -35,6 +43,7 @@ from tools.context import CallContext
 from tools.definition import Tool
 from tools.dispatch import Next, ToolCall, ToolOutcome
 from tools.errors import ErrorCode, ToolError
+from tools.governance import fixtures, rules
 from tools.governance.surface import ChangeKind, InputChange, Retirement, Surface
 
 logger = logging.getLogger("tools.governance")
@@ -43,6 +52,10 @@ REFRESH_WAIT_SECONDS = 2.0
 """How long a call waits for a slow refresh before it is answered from the last snapshot."""
 
 Loader = Callable[[], Surface]
+
+UNREADABLE_FROM_FIXTURE = "Tool-surface tables unreadable: answering from the committed fixture"
+UNREADABLE_FROM_SNAPSHOT = "Tool-surface tables unreadable: answering from the last snapshot"
+READABLE_AGAIN = "Tool-surface tables readable again"
 
 
 def read_tables() -> Surface:
@@ -61,12 +74,16 @@ class Governance:
         *,
         refresh_seconds: float,
         load: Loader = read_tables,
+        fallback: Loader = fixtures.read_fixture,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.refresh_seconds = refresh_seconds
         self._load = load
+        self._fallback = fallback
         self._clock = clock
         self._snapshot = Surface()
+        self._from_tables = False
+        self._unreadable = False
         self._due_at = 0.0
         self._refresh: asyncio.Task[None] | None = None
 
@@ -81,25 +98,35 @@ class Governance:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="governance") as pool:
             self._apply(pool.submit(self._attempt).result())
 
+    async def refresh_if_due(self) -> None:
+        """The freshness rule, for calls and listings alike: when the snapshot is older than
+        `refresh_seconds`, reread the tables (one read at a time) and wait for the result, at
+        most `REFRESH_WAIT_SECONDS`; a slower read is answered from the current snapshot."""
+        refresh = self._start_refresh_if_due()
+        if refresh is None and self._refresh is not None and not self._refresh.done():
+            refresh = self._refresh if self._refresh.get_loop() is asyncio.get_running_loop() else None
+        if refresh is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(refresh), REFRESH_WAIT_SECONDS)
+
     def filter_listing(self, tools: Sequence[Tool], context: CallContext) -> list[Tool]:
+        """Hide retired tools. The listing handler awaits `refresh_if_due()` first; a caller
+        that did not still starts the refresh, so the next request sees it."""
         self._start_refresh_if_due()
         retired = self._snapshot.retired_by_name
         return [tool for tool in tools if tool.name not in retired]
 
     async def intercept(self, call: ToolCall, next_: Next) -> ToolOutcome:
-        refresh = self._start_refresh_if_due()
-        if refresh is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(refresh), REFRESH_WAIT_SECONDS)
+        await self.refresh_if_due()
         snapshot = self._snapshot
         retirement = snapshot.retired_by_name.get(call.name)
         if retirement is not None:
             _log(AppStatus.RETIRED_TOOL, call, replaced_by=list(retirement.replaced_by))
             return ToolOutcome.from_error(retired_error(retirement))
         for change in snapshot.changes_by_tool.get(call.name, ()):
-            if _still_uses(change, call.arguments):
+            if rules.is_outdated(change, call.arguments):
                 _log(AppStatus.OUTDATED_CALL, call, input=change.input, change=change.kind.value)
-                return ToolOutcome.from_error(outdated_error(change))
+                return ToolOutcome.from_error(outdated_error(change, call.arguments[change.input]))
         return await next_(call)
 
     def _start_refresh_if_due(self) -> asyncio.Task[None] | None:
@@ -119,23 +146,45 @@ class Governance:
     async def _run_refresh(self) -> None:
         self._apply(await asyncio.to_thread(self._attempt))
 
-    def _attempt(self) -> Surface | None:
+    def _attempt(self) -> tuple[Surface, bool] | None:
+        """Read the tables (worker thread): the surface and True; or, when they cannot be read
+        and no table snapshot is held, the committed fixture and False; None to keep the
+        current snapshot. Logs only when readability changes."""
         try:
-            return self._load()
+            surface = self._load()
         except Exception as exc:
-            log_event(
-                logger,
-                logging.WARNING,
-                "Tool-surface tables unreadable: answering from the last snapshot",
-                error=f"{type(exc).__name__}: {exc}",
-                retired=len(self._snapshot.retired),
-                contract_changes=len(self._snapshot.changes),
-            )
-            return None
+            error = f"{type(exc).__name__}: {exc}"
+            if self._from_tables:
+                self._warn_unreadable(UNREADABLE_FROM_SNAPSHOT, error, self._snapshot)
+                return None
+            try:
+                fallback = self._fallback()
+            except Exception as fixture_exc:  # a broken checkout: tools.E011 says so at check time
+                fallback = Surface()
+                error += f"; fixture: {type(fixture_exc).__name__}: {fixture_exc}"
+            self._warn_unreadable(UNREADABLE_FROM_FIXTURE, error, fallback)
+            return fallback, False
+        if self._unreadable:
+            self._unreadable = False
+            log_event(logger, logging.INFO, READABLE_AGAIN)
+        return surface, True
 
-    def _apply(self, surface: Surface | None) -> None:
-        if surface is not None:
-            self._snapshot = surface
+    def _warn_unreadable(self, message: str, error: str, answering: Surface) -> None:
+        if self._unreadable:
+            return
+        self._unreadable = True
+        log_event(
+            logger,
+            logging.WARNING,
+            message,
+            error=error,
+            retired=len(answering.retired),
+            contract_changes=len(answering.changes),
+        )
+
+    def _apply(self, result: tuple[Surface, bool] | None) -> None:
+        if result is not None:
+            self._snapshot, self._from_tables = result
 
 
 def retired_error(retirement: Retirement) -> ToolError:
@@ -150,25 +199,40 @@ def retired_error(retirement: Retirement) -> ToolError:
     return ToolError(ErrorCode.RETIRED, text, replaced_by=list(retirement.replaced_by))
 
 
-def outdated_error(change: InputChange) -> ToolError:
-    since = change.since.isoformat()
+def outdated_error(change: InputChange, value: object = None) -> ToolError:
+    """The answer to a call that still sends `{change.input: value}`: what changed, in words,
+    the recorded advice, and the arguments to send instead where the translation is mechanical."""
+    since, tool, old, new = change.since.isoformat(), change.tool, change.input, change.current_input
+    fields: dict[str, object] = {}
     if change.kind is ChangeKind.REMOVED:
-        what = f"removed from {change.tool} on {since}"
+        what = f"removed from {tool} on {since}"
+    elif change.kind is ChangeKind.RENAMED:
+        what = f"renamed to {new} in {tool} on {since}; send the same value as {new}"
+    elif change.kind is ChangeKind.UNIT_CHANGED:
+        what = f"replaced by {new} in {tool} on {since}: the value is now in {change.now}, not {change.was}"
+        fields |= {"was": change.was, "now": change.now}
     else:
-        what = f"a list since {since}, not a string"
+        was, now = rules.describe(change.was), rules.describe(change.now)
+        renamed = f"replaced by {new}, " if new != old else ""
+        what = f"{renamed}{now} since {since} in {tool}, not {was}"
+        fields |= {"was": was, "now": now}
+    if new != old:
+        fields["new_argument"] = new
+    send = rules.translate(change, value)
+    text = f"{old}: {what}."
+    if change.instead:
+        text += f" {change.instead}"
+    if send is not None:
+        fields["send"] = send
+        text += " Send " + ", ".join(f"{name}: {json.dumps(v)}" for name, v in send.items()) + "."
     return ToolError(
         ErrorCode.INVALID_ARGUMENTS,
-        f"{change.input}: {what}. {change.instead}",
-        argument=change.input,
+        text,
+        argument=old,
         change=change.kind.value,
         instead=change.instead,
+        **fields,
     )
-
-
-def _still_uses(change: InputChange, arguments: dict[str, object]) -> bool:
-    if change.input not in arguments:
-        return False
-    return change.kind is ChangeKind.REMOVED or isinstance(arguments[change.input], str)
 
 
 def _log(status: AppStatus, call: ToolCall, **fields: object) -> None:

@@ -10,7 +10,7 @@ from django.db import connections
 from django.db.models import Model
 
 from tools.definition import Tool
-from tools.governance.surface import ChangeKind, InputChange, LedgerEntry, Retirement, Surface
+from tools.governance.surface import LedgerEntry, Retirement, Surface
 from tools.models import ContractChange, RetiredTool, ToolName
 
 TABLES: tuple[type[Model], ...] = (ToolName, RetiredTool, ContractChange)
@@ -46,14 +46,5 @@ def tool_surface() -> Surface:
             )
             for row in RetiredTool.objects.all()
         ),
-        changes=tuple(
-            InputChange(
-                tool=row.tool_id,  # type: ignore[attr-defined]
-                input=row.input,
-                kind=ChangeKind(row.kind),
-                since=row.since,
-                instead=row.instead,
-            )
-            for row in ContractChange.objects.all()
-        ),
+        changes=tuple(row.as_change() for row in ContractChange.objects.all()),
     )

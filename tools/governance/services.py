@@ -6,8 +6,9 @@ Every function is keyword-only, validates with the same rules the system checks 
 
 - A name must be in the ledger before it can be retired; its replacements must be live tools.
 - Retiring a tool deletes its contract changes: the retired-tool answer covers every call.
-- A contract change names a live tool and an input its current schema no longer has (removed)
-  or now takes as a list (string-now-list).
+- A contract change names a live tool, and its kind agrees with the current schema: a removed
+  or renamed input is gone from it (a new name is in it), a type change's `now` is the input's
+  current shape and `was` no longer passes, a unit change names the input that took over.
 - The ledger only grows (`ledger_add` never changes or removes a row).
 """
 
@@ -15,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from tools.governance import rules, selectors
-from tools.governance.surface import ChangeKind
+from tools.governance.surface import ChangeKind, InputChange
 from tools.models import ContractChange, RetiredTool, ToolName
 
 
@@ -92,37 +94,72 @@ def retired_tool_delete(*, retired: RetiredTool) -> None:
         retired.delete()
 
 
-def contract_change_validate(*, tool: str, input_name: str, kind: ChangeKind) -> None:
+def contract_change_validate(
+    *, tool: str, input_name: str, kind: ChangeKind, new_input: str = "", was: Any = None, now: Any = None
+) -> None:
     """Raise `ValidationError` unless `input_name` of `tool` really changed this way."""
     registry = selectors.registered_tools()
     if RetiredTool.objects.filter(tool_id=tool).exists():
         raise ValidationError({"tool": f"{tool} is retired: the retired-tool answer covers every call to it."})
     if tool not in registry:
         raise ValidationError({"tool": f"{tool} is not a live tool."})
-    problem = rules.input_problem(registry[tool], input_name, kind)
+    change = InputChange(tool, input_name, kind, timezone.localdate(), "", new_input=new_input, was=was, now=now)
+    problem = rules.input_problem(registry[tool], change)
     if problem is not None:
         raise ValidationError({"input": f"{problem}."})
 
 
 def contract_change_record(
-    *, tool: str, input_name: str, kind: ChangeKind, instead: str, since: date | None = None
+    *,
+    tool: str,
+    input_name: str,
+    kind: ChangeKind,
+    instead: str,
+    since: date | None = None,
+    new_input: str = "",
+    was: Any = None,
+    now: Any = None,
 ) -> ContractChange:
-    """Record that `input_name` of `tool` was removed or became a list."""
+    """Record how `input_name` of `tool` broke (see `ChangeKind` for what each kind needs)."""
     with transaction.atomic():
-        contract_change_validate(tool=tool, input_name=input_name, kind=kind)
+        contract_change_validate(tool=tool, input_name=input_name, kind=kind, new_input=new_input, was=was, now=now)
         change = ContractChange(
-            tool_id=tool, input=input_name, kind=kind.value, since=since or timezone.localdate(), instead=instead
+            tool_id=tool,
+            input=input_name,
+            kind=kind.value,
+            new_input=new_input,
+            was=was,
+            now=now,
+            since=since or timezone.localdate(),
+            instead=instead,
         )
         change.full_clean()
         change.save()
         return change
 
 
-def contract_change_update(*, change: ContractChange, kind: ChangeKind, since: date, instead: str) -> ContractChange:
+def contract_change_update(
+    *,
+    change: ContractChange,
+    kind: ChangeKind,
+    since: date,
+    instead: str,
+    new_input: str = "",
+    was: Any = None,
+    now: Any = None,
+) -> ContractChange:
     """Correct a recorded change; its tool and input never change."""
     with transaction.atomic():
-        contract_change_validate(tool=change.tool_id, input_name=change.input, kind=kind)  # type: ignore[attr-defined]
+        contract_change_validate(
+            tool=change.tool_id,  # type: ignore[attr-defined]
+            input_name=change.input,
+            kind=kind,
+            new_input=new_input,
+            was=was,
+            now=now,
+        )
         change.kind = kind.value
+        change.new_input, change.was, change.now = new_input, was, now
         change.since = since
         change.instead = instead
         change.full_clean()

@@ -5,7 +5,8 @@ tool name ledger, the retired tools and the contract changes, each sorted by its
 readings of the same history compare equal and serialise to the same text.
 
 The fixture format is `Surface.as_json()`: three lists of objects with ISO dates, written with
-a fixed key order, two-space indentation and a final newline (`dumps`).
+a fixed key order, two-space indentation and a final newline (`dumps`). A contract change
+carries `new_input`, `was` and `now` only when its kind uses them.
 """
 
 from __future__ import annotations
@@ -20,10 +21,21 @@ from typing import Any
 
 
 class ChangeKind(StrEnum):
+    """How one input of a tool that kept its name broke. Each kind says which call is outdated."""
+
     REMOVED = "removed"
     """The input is gone from the tool's schema; a call that still sends it is refused."""
-    STRING_NOW_LIST = "string_now_list"
-    """The input was one string and is now a list; a call that sends a string is refused."""
+    RENAMED = "renamed"
+    """The input is now called `new_input` and takes the same values; a call with the old name
+    is refused with the new name (and the value under it, ready to resend)."""
+    TYPE_CHANGED = "type_changed"
+    """The input takes another shape: `was` and `now` are JSON Schemas of the old and the new
+    shape (e.g. a string, now a list; two corner pairs, now four numbers). A call whose value
+    still has the old shape is refused; with `new_input`, the input was renamed as well and any
+    call with the old name is refused."""
+    UNIT_CHANGED = "unit_changed"
+    """The input's value is now in another unit, under the name `new_input` (the old name alone
+    could not tell an old call from a new one): `was` and `now` name the units (percent, kWh)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +68,17 @@ class InputChange:
     kind: ChangeKind
     since: date
     instead: str
+    new_input: str = ""
+    """The input that takes over (renamed, unit changed, and a type change that renamed too)."""
+    was: Any = None
+    """Type changes: a JSON Schema of the old shape. Unit changes: the old unit's name."""
+    now: Any = None
+    """Type changes: a JSON Schema of the new shape. Unit changes: the new unit's name."""
+
+    @property
+    def current_input(self) -> str:
+        """The input's name in the current schema (`input` itself unless it was renamed)."""
+        return self.new_input or self.input
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +121,9 @@ class Surface:
             ],
             "contract_changes": [
                 {"tool": c.tool, "input": c.input, "kind": c.kind.value, "since": c.since.isoformat(),
+                 **({"new_input": c.new_input} if c.new_input else {}),
+                 **({"was": _sorted_keys(c.was)} if c.was is not None else {}),
+                 **({"now": _sorted_keys(c.now)} if c.now is not None else {}),
                  "instead": c.instead}
                 for c in self.changes
             ],
@@ -133,10 +159,23 @@ class Surface:
                     kind=ChangeKind(row["kind"]),
                     since=date.fromisoformat(row["since"]),
                     instead=row["instead"],
+                    new_input=row.get("new_input", ""),
+                    was=row.get("was"),
+                    now=row.get("now"),
                 )
                 for row in data["contract_changes"]
             ),
         )
+
+
+def _sorted_keys(value: Any) -> Any:
+    """A shape with its object keys sorted: databases store JSON with keys in their own order
+    (PostgreSQL's jsonb by length), and the file must not depend on which one it came from."""
+    if isinstance(value, dict):
+        return {key: _sorted_keys(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(item) for item in value]
+    return value
 
 
 def dumps(surface: Surface) -> str:

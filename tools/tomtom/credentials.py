@@ -32,9 +32,7 @@ def bearer_token(authorization: str | None) -> str | None:
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
-def resolve_api_key(
-    sources: KeySources, *, server_key: str | None, over_http: bool, hosted: bool
-) -> tuple[str, str]:
+def resolve_api_key(sources: KeySources, *, server_key: str | None, over_http: bool, hosted: bool) -> tuple[str, str]:
     """Return `(key, auth_method)`, or raise an `unauthorized` error that says how to give one."""
     for method, value in (("tomtom-api-key", sources.header), ("bearer", sources.bearer), ("cli", sources.cli)):
         if value and value.strip():
