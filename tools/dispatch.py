@@ -75,6 +75,8 @@ class ToolOutcome:
 Next = Callable[[ToolCall], Awaitable[ToolOutcome]]
 Interceptor = Callable[[ToolCall, Next], Awaitable[ToolOutcome]]
 ListingFilter = Callable[[Sequence[Tool], CallContext], Sequence[Tool]]
+Refresher = Callable[[], Awaitable[None]]
+"""Awaited before a listing, so a listing is never staler than a call (governance's refresh)."""
 
 
 class Dispatcher:
@@ -84,10 +86,12 @@ class Dispatcher:
         *,
         interceptors: Sequence[Interceptor] = (),
         listing_filters: Sequence[ListingFilter] = (),
+        refreshers: Sequence[Refresher] = (),
     ) -> None:
         self.registry = registry
         self.interceptors = tuple(interceptors)
         self.listing_filters = tuple(listing_filters)
+        self.refreshers = tuple(refreshers)
         chain: Next = self._invoke
         for interceptor in reversed(self.interceptors):
             chain = _bind(interceptor, chain)
@@ -96,7 +100,14 @@ class Dispatcher:
     def get(self, name: str) -> Tool | None:
         return self.registry.get(name)
 
+    async def listing(self, context: CallContext) -> list[Tool]:
+        """The tools this caller is offered now: refreshed first, then filtered (`tools/list`)."""
+        for refresh in self.refreshers:
+            await refresh()
+        return self.list_tools(context)
+
     def list_tools(self, context: CallContext) -> list[Tool]:
+        """The tools this caller is offered by the filters as they stand (no refresh)."""
         tools: Sequence[Tool] = list(self.registry)
         for listing_filter in self.listing_filters:
             tools = listing_filter(tools, context)

@@ -19,7 +19,6 @@ from django.core.management.base import SystemCheckError
 from tests.conftest import REPO
 from tests.governance.conftest import fake_tool
 from tools import checks
-from tools.registry import default_tools
 from tools.checks import check_fixture, check_tables, fixture_issues, surface_issues
 from tools.governance import fixtures, selectors
 from tools.governance.surface import ChangeKind, InputChange, LedgerEntry, Retirement, Surface
@@ -222,12 +221,13 @@ def test_a_tool_left_out_of_the_fixture_fails_plain_manage_py_check(tmp_path):
     script = (
         "import sys\n"
         "from tools.definition import define_tool\n"
-        "import tools.dispatcher as dispatcher\n"
-        "real = dispatcher.default_tools\n"
+        "from tools.inputs import ToolInput\n"
+        "import tools.registry as registry\n"
+        "real = registry.default_tools\n"
         "async def run(arguments, context): return {}\n"
         "extra = define_tool(name='tomtom-brand-new', title='New', description='New.', "
-        "input_schema={'type': 'object', 'properties': {}, 'additionalProperties': False}, run=run)\n"
-        "dispatcher.default_tools = lambda: [*real(), extra]\n"
+        "input=ToolInput, run=run)\n"
+        "registry.default_tools = lambda: [*real(), extra]\n"
         "from django.core.management import execute_from_command_line\n"
         "execute_from_command_line(['manage.py', 'check'])\n"
     )

@@ -110,8 +110,8 @@ class Governance:
                 await asyncio.wait_for(asyncio.shield(refresh), REFRESH_WAIT_SECONDS)
 
     def filter_listing(self, tools: Sequence[Tool], context: CallContext) -> list[Tool]:
-        """Hide retired tools. The listing handler awaits `refresh_if_due()` first; a caller
-        that did not still starts the refresh, so the next request sees it."""
+        """Hide retired tools. `Dispatcher.listing` awaits `refresh_if_due()` first (the tools/list
+        handler); a caller that did not still starts the refresh, so the next request sees it."""
         self._start_refresh_if_due()
         retired = self._snapshot.retired_by_name
         return [tool for tool in tools if tool.name not in retired]

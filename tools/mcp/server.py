@@ -90,7 +90,7 @@ def build_server(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         context = make_context(ctx)
-        return types.ListToolsResult(tools=[listed[t.name] for t in dispatcher.list_tools(context)])
+        return types.ListToolsResult(tools=[listed[t.name] for t in await dispatcher.listing(context)])
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         context = make_context(ctx)

@@ -22,4 +22,5 @@ def build_dispatcher() -> Dispatcher:
         default_registry(),
         interceptors=(log_calls, cap_result_size, governance.intercept, deliver_app_data),
         listing_filters=(governance.filter_listing,),
+        refreshers=(governance.refresh_if_due,),
     )
