@@ -36,14 +36,17 @@ INSTALLED_APPS = [
     "analytics",
 ]
 
+# Django's own middleware, run on the event loop under ASGI (tomtom_mcp/middleware.py).
 MIDDLEWARE = [
-    "django.middleware.security.SecurityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "tomtom_mcp.middleware.McpHostMiddleware",
+    "tomtom_mcp.middleware.SecurityMiddleware",
+    "tomtom_mcp.middleware.StaticFilesMiddleware",
+    "tomtom_mcp.middleware.SessionMiddleware",
+    "tomtom_mcp.middleware.CommonMiddleware",
+    "tomtom_mcp.middleware.CsrfViewMiddleware",
+    "tomtom_mcp.middleware.AuthenticationMiddleware",
+    "tomtom_mcp.middleware.MessageMiddleware",
+    "tomtom_mcp.middleware.XFrameOptionsMiddleware",
 ]
 
 ROOT_URLCONF = "tomtom_mcp.urls"
@@ -80,8 +83,15 @@ USE_I18N = False
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Hash-named, gzip- and brotli-compressed copies written by `collectstatic`, served by WhiteNoise.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 
 # --- The MCP server ------------------------------------------------------------------------------
+MCP_PATH = "/" + (env_str("MCP_PATH", "/mcp") or "/mcp").strip("/")
+"""Where the URLconf serves MCP over Streamable HTTP, e.g. `/maps/mcp` behind a shared host."""
 MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1024 * 1024)
 MCP_SESSION_SECRETS = env_list("MCP_SESSION_SECRETS", []) or [SECRET_KEY]
 """Secrets that sign `Mcp-Session-Id`s, newest first; every replica needs the same list."""
@@ -119,9 +129,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json": {"()": "tomtom_mcp.logging.JsonLinesFormatter"}},
-    "handlers": {
-        "stderr": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
-    },
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}},
     "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
     "loggers": {
         # The SDK logs every stateless request at INFO, and httpx logs full URLs (with the key).

@@ -1,9 +1,11 @@
+from django.conf import settings
 from django.contrib import admin
 from django.http import JsonResponse
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 from analytics.api import api as analytics_api
 from tomtom_mcp import SERVER_NAME, version
+from tools.mcp.http import mcp_endpoint, mcp_route
 
 
 def healthz(request):
@@ -15,4 +17,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("analytics/", include("analytics.urls")),
     path("api/analytics/", analytics_api.urls),
+    re_path(mcp_route(settings.MCP_PATH), mcp_endpoint().view, name="mcp"),
 ]
