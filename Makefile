@@ -15,11 +15,13 @@ $(VENV)/.installed: pyproject.toml
 
 run: $(VENV)/.installed
 	$(PY) manage.py migrate --no-input
+	$(PY) manage.py collectstatic --no-input --verbosity 0
 	@scripts/connect-help.sh http://$(HOST):$(PORT)/mcp
 	$(PY) -m uvicorn tomtom_mcp.asgi:application --host $(HOST) --port $(PORT)
 
 serve-prod: $(VENV)/.installed
 	$(PY) manage.py migrate --no-input
+	$(PY) manage.py collectstatic --no-input --verbosity 0
 	$(VENV)/bin/gunicorn -c gunicorn.conf.py tomtom_mcp.asgi:application
 
 lint: $(VENV)/.installed

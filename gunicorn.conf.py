@@ -9,6 +9,8 @@ import os
 worker_class = "uvicorn_worker.UvicornWorker"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 bind = os.environ.get("BIND", "127.0.0.1:8000")
+# X-Forwarded-For/-Proto are believed only from these peers (the proxy); uvicorn's workers apply it.
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 keepalive = 30
 graceful_timeout = 20
 timeout = 60

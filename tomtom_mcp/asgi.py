@@ -39,9 +39,23 @@ class ASGIHandler(DjangoASGIHandler):
     on the current thread's database connections: a request whose code never ran in a worker
     thread has none to close. This handler runs them on the event loop, whose thread holds no
     connections (Django refuses synchronous database access there), and closes the response in
-    the request's worker thread when one was started, as Django does. Everything else, the
-    URLconf, the middleware and the views, is Django's own.
+    the request's worker thread when one was started, as Django does. Its middleware are the
+    non-blocking subclasses of those `MIDDLEWARE` names (tomtom_mcp/middleware.py). Everything
+    else, the URLconf, the middleware's behaviour and the views, is Django's own.
     """
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        """Django's stack from `MIDDLEWARE`, each class swapped for its non-blocking subclass."""
+        from django.core.handlers import base
+
+        from tomtom_mcp.middleware import NON_BLOCKING
+
+        load = base.import_string
+        base.import_string = lambda path: load(NON_BLOCKING.get(path, path))
+        try:
+            super().load_middleware(is_async)
+        finally:
+            base.import_string = load
 
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         try:

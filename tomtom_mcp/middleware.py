@@ -29,6 +29,19 @@ from whitenoise.middleware import WhiteNoiseMiddleware as _WhiteNoiseMiddleware
 
 from tools.mcp.http import host_allowed, mcp_route, misdirected
 
+NON_BLOCKING = {
+    "django.middleware.security.SecurityMiddleware": "tomtom_mcp.middleware.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware": "tomtom_mcp.middleware.StaticFilesMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware": "tomtom_mcp.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware": "tomtom_mcp.middleware.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware": "tomtom_mcp.middleware.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware": "tomtom_mcp.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware": "tomtom_mcp.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware": "tomtom_mcp.middleware.XFrameOptionsMiddleware",
+}
+"""`MIDDLEWARE` names Django's classes (so Django's checks and operators see the usual stack); the
+ASGI handler loads these subclasses in their place."""
+
 _HOOKS = ("process_view", "process_exception", "process_template_response")
 
 

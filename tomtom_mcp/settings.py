@@ -17,8 +17,8 @@ load_dotenv_file(BASE_DIR)
 
 # --- Django core -------------------------------------------------------------------------------
 DEBUG = env_bool("DJANGO_DEBUG", False)
-_INSECURE_DEV_KEY = "django-insecure-development-key-set-DJANGO_SECRET_KEY-in-production"  # check --deploy flags it
-SECRET_KEY = env_str("DJANGO_SECRET_KEY", _INSECURE_DEV_KEY) or _INSECURE_DEV_KEY
+INSECURE_DEV_KEY = "django-insecure-development-key-set-DJANGO_SECRET_KEY-in-production"  # check --deploy flags it
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", INSECURE_DEV_KEY) or INSECURE_DEV_KEY
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 ALLOWED_HOSTS = env_list("MCP_ALLOWED_HOSTS", LOOPBACK_HOSTS)
@@ -32,21 +32,22 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "tomtom_mcp",
     "tools",
     "analytics",
 ]
 
-# Django's own middleware, run on the event loop under ASGI (tomtom_mcp/middleware.py).
+# Under ASGI, tomtom_mcp.asgi.ASGIHandler loads non-blocking subclasses of these (tomtom_mcp/middleware.py).
 MIDDLEWARE = [
     "tomtom_mcp.middleware.McpHostMiddleware",
-    "tomtom_mcp.middleware.SecurityMiddleware",
-    "tomtom_mcp.middleware.StaticFilesMiddleware",
-    "tomtom_mcp.middleware.SessionMiddleware",
-    "tomtom_mcp.middleware.CommonMiddleware",
-    "tomtom_mcp.middleware.CsrfViewMiddleware",
-    "tomtom_mcp.middleware.AuthenticationMiddleware",
-    "tomtom_mcp.middleware.MessageMiddleware",
-    "tomtom_mcp.middleware.XFrameOptionsMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
 ROOT_URLCONF = "tomtom_mcp.urls"
@@ -88,6 +89,22 @@ STORAGES = {
     # Hash-named, gzip- and brotli-compressed copies written by `collectstatic`, served by WhiteNoise.
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
+
+# --- Behind a TLS-terminating proxy (docs/deploy.md) ---------------------------------------------
+# uvicorn (and gunicorn's uvicorn workers) take the client address and scheme from
+# X-Forwarded-For/-Proto only from FORWARDED_ALLOW_IPS (default 127.0.0.1; gunicorn.conf.py).
+_proxy_ssl_header = env_str("DJANGO_SECURE_PROXY_SSL_HEADER")
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https") if _proxy_ssl_header else None
+)
+"""Trust this header's `https` from any peer: only when nothing but the proxy can reach the app."""
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the proxy's health checks come over plain HTTP
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
 
 # --- The MCP server ------------------------------------------------------------------------------
 MCP_PATH = "/" + (env_str("MCP_PATH", "/mcp") or "/mcp").strip("/")

@@ -5,7 +5,7 @@ from django.urls import include, path, re_path
 
 from analytics.api import api as analytics_api
 from tomtom_mcp import SERVER_NAME, version
-from tools.mcp.http import mcp_endpoint, mcp_route
+from tools.mcp.http import mcp_route, mcp_view
 
 
 def healthz(request):
@@ -17,5 +17,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("analytics/", include("analytics.urls")),
     path("api/analytics/", analytics_api.urls),
-    re_path(mcp_route(settings.MCP_PATH), mcp_endpoint().view, name="mcp"),
+    re_path(mcp_route(settings.MCP_PATH), mcp_view, name="mcp"),
 ]

@@ -187,7 +187,7 @@ class _Running:
 class McpEndpoint:
     """`/mcp`: the transport-safety guard, then the SDK's stateless Streamable HTTP transport.
 
-    `view` is the Django async view. JSON responses only (`json_response=True`): the transport
+    `handle` is the Django async view's body (`mcp_view`). JSON responses only (`json_response=True`): the transport
     answers each POST with one complete body, which becomes one `HttpResponse`.
     """
 
@@ -204,7 +204,6 @@ class McpEndpoint:
                 max_request_body_size=settings.max_body_bytes,
             )
         )
-        self.view = csrf_exempt(self.handle)  # no cookies are read: Origin is checked instead
 
     async def handle(self, request: HttpRequest) -> HttpResponse:
         headers = request.headers
@@ -354,6 +353,12 @@ def mcp_endpoint() -> McpEndpoint:
             path=settings.MCP_PATH,
         ),
     )
+
+
+@csrf_exempt  # no cookies are read: Origin is checked instead
+async def mcp_view(request: HttpRequest) -> HttpResponse:
+    """The URLconf's view for `MCP_PATH`; the endpoint is built on first use (or at ASGI startup)."""
+    return await mcp_endpoint().handle(request)
 
 
 def mcp_route(path: str) -> str:
