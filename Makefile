@@ -17,7 +17,7 @@ run: $(VENV)/.installed
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py collectstatic --no-input --verbosity 0
 	@scripts/connect-help.sh http://$(HOST):$(PORT)/mcp
-	$(PY) -m uvicorn tomtom_mcp.asgi:application --host $(HOST) --port $(PORT)
+	$(PY) -m uvicorn tomtom_mcp.asgi:application --host $(HOST) --port $(PORT) --log-config tomtom_mcp/server-logging.json
 
 serve-prod: $(VENV)/.installed
 	$(PY) manage.py migrate --no-input

@@ -6,6 +6,8 @@ environment: WEB_CONCURRENCY (workers, default 2), BIND (default 127.0.0.1:8000)
 
 import os
 
+from tomtom_mcp.logging import server_log_config
+
 worker_class = "uvicorn_worker.UvicornWorker"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 bind = os.environ.get("BIND", "127.0.0.1:8000")
@@ -15,5 +17,7 @@ keepalive = 30
 graceful_timeout = 20
 timeout = 60
 accesslog = None
+loglevel = os.environ.get("LOG_LEVEL", "INFO").lower()
+logconfig_dict = server_log_config(loglevel.upper())  # gunicorn's and uvicorn's lines as JSON too
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "0"))
 max_requests_jitter = max_requests // 10

@@ -142,6 +142,7 @@ TOMTOM_MAX_RETRIES = env_int("TOMTOM_MAX_RETRIES", 2)
 
 # --- Logging -------------------------------------------------------------------------------------
 LOG_LEVEL = (env_str("LOG_LEVEL", "INFO") or "INFO").upper()
+LOGGING_CONFIG = "tomtom_mcp.logging.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
