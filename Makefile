@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE := tomtom_mcp.settings
 
-.PHONY: run serve-prod test test-python test-db lint conformance bench browser-deps widget-deps clean
+.PHONY: run serve-prod test test-python test-db test-deploy lint conformance bench browser-deps widget-deps deploy-deps clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || "$$(scripts/find-python.sh)" -m venv $(VENV)
@@ -40,6 +40,14 @@ test: lint test-python conformance
 # The database tests again on PostgreSQL (CI: DATABASE_URL=postgres://postgres@127.0.0.1:5432/test).
 test-db: $(VENV)/.installed
 	$(PY) -m pytest -q -m "not browser" tests
+
+# deploy/ for real: 3 replicas on PostgreSQL behind nginx on loopback (DATABASE_ADMIN_URL creates
+# and drops a deploytest_<random> database; default postgres://postgres@127.0.0.1:5432/postgres).
+test-deploy: $(VENV)/.installed
+	$(PY) scripts/deploy_test.py
+
+deploy-deps:
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || (apt-get update -qq && apt-get install -y -qq nginx >/dev/null)
 
 bench: $(VENV)/.installed
 	$(PY) bench/bench_simplify.py
