@@ -13,9 +13,9 @@ def healthz(request):
 
 
 urlpatterns = [
+    re_path(mcp_route(settings.MCP_PATH), mcp_view, name="mcp"),  # first: the hot path resolves at once
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("analytics/", include("analytics.urls")),
     path("api/analytics/", analytics_api.urls),
-    re_path(mcp_route(settings.MCP_PATH), mcp_view, name="mcp"),
 ]
