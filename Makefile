@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE := tomtom_mcp.settings
 
-.PHONY: run serve-prod test test-python test-db lint conformance bench browser-deps widget-deps lock clean
+.PHONY: run serve-prod test test-python test-db test-deploy lint conformance bench browser-deps widget-deps deploy-deps lock clean
 
 # Installed with constraints.txt: the whole dependency tree at the versions locked there.
 $(VENV)/.installed: pyproject.toml constraints.txt
@@ -21,11 +21,13 @@ lock:
 
 run: $(VENV)/.installed
 	$(PY) manage.py migrate --no-input
+	$(PY) manage.py collectstatic --no-input --verbosity 0
 	@scripts/connect-help.sh http://$(HOST):$(PORT)/mcp
-	$(PY) -m uvicorn tomtom_mcp.asgi:application --host $(HOST) --port $(PORT)
+	$(PY) -m uvicorn tomtom_mcp.asgi:application --host $(HOST) --port $(PORT) --log-config tomtom_mcp/server-logging.json
 
 serve-prod: $(VENV)/.installed
 	$(PY) manage.py migrate --no-input
+	$(PY) manage.py collectstatic --no-input --verbosity 0
 	$(VENV)/bin/gunicorn -c gunicorn.conf.py tomtom_mcp.asgi:application
 
 lint: $(VENV)/.installed
@@ -48,6 +50,14 @@ test: lint test-python conformance
 # The database tests again on PostgreSQL (CI: DATABASE_URL=postgres://postgres@127.0.0.1:5432/test).
 test-db: $(VENV)/.installed
 	$(PY) -m pytest -q -m "not browser" tests
+
+# deploy/ for real: 3 replicas on PostgreSQL behind nginx on loopback (DATABASE_ADMIN_URL creates
+# and drops a deploytest_<random> database; default postgres://postgres@127.0.0.1:5432/postgres).
+test-deploy: $(VENV)/.installed
+	$(PY) scripts/deploy_test.py
+
+deploy-deps:
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || (apt-get update -qq && apt-get install -y -qq nginx >/dev/null)
 
 bench: $(VENV)/.installed
 	$(PY) bench/bench_simplify.py

@@ -6,12 +6,18 @@ environment: WEB_CONCURRENCY (workers, default 2), BIND (default 127.0.0.1:8000)
 
 import os
 
+from tomtom_mcp.logging import server_log_config
+
 worker_class = "uvicorn_worker.UvicornWorker"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 bind = os.environ.get("BIND", "127.0.0.1:8000")
+# X-Forwarded-For/-Proto are believed only from these peers (the proxy); uvicorn's workers apply it.
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 keepalive = 30
 graceful_timeout = 20
 timeout = 60
 accesslog = None
+loglevel = os.environ.get("LOG_LEVEL", "INFO").lower()
+logconfig_dict = server_log_config(loglevel.upper())  # gunicorn's and uvicorn's lines as JSON too
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "0"))
 max_requests_jitter = max_requests // 10

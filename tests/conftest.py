@@ -35,6 +35,16 @@ CANARY_KEY = "canary-KEY-7f3a9c"
 """The TomTom key every test uses; tests/test_key_leak.py fails if it shows up anywhere else."""
 
 
+@pytest.fixture(autouse=True)
+def _static_files_without_collectstatic(settings):
+    """In-process tests render the admin and dashboard straight from the apps' static folders;
+    the hashed, compressed copies (production) exist only after `collectstatic`."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
 def data(name: str) -> Any:
     """One of our own test answers (tests/data)."""
     return json.loads((DATA / name).read_text())

@@ -1,48 +1,121 @@
-"""The ASGI entry point: `/mcp` goes to the MCP transport, everything else to Django.
+"""The ASGI entry point: every HTTP request goes to Django, `/mcp` included.
 
-Django's ASGI handler does not speak the lifespan protocol, so lifespan events go to the MCP
-app, whose lifespan runs the SDK's task group (see docs/adr/0001-mcp-mounted-beside-django.md).
+`application` adds the ASGI lifespan, which Django's handler refuses: startup starts the MCP
+transport's task group on the worker's event loop, shutdown stops it and closes the shared TomTom
+connections (docs/adr/0011-mcp-as-a-django-view.md).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+from contextlib import closing
+from typing import Any
 
-from django.core.asgi import get_asgi_application
+import django
+from asgiref.sync import SyncToAsync, sync_to_async
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler as DjangoASGIHandler
+from django.core.handlers.asgi import get_script_prefix
+from django.urls import set_script_prefix
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tomtom_mcp.settings")
-django_app = get_asgi_application()
+django.setup(set_prefix=False)
 
 
-def build_application():
-    from django.conf import settings
-
-    from tools.config import server_config
-    from tools.mcp.http import HttpSettings, build_http_app
-    from tools.mcp.identity import SessionIds
-    from tools.mcp.service import build_dispatcher
-
-    mcp_app = build_http_app(
-        build_dispatcher(),
-        server_config(),
-        HttpSettings(
-            allowed_hosts=settings.ALLOWED_HOSTS,
-            allowed_origins=settings.MCP_ALLOWED_ORIGINS,
-            max_body_bytes=settings.MCP_MAX_BODY_BYTES,
-            session_ids=SessionIds(settings.MCP_SESSION_SECRETS),
-        ),
-    )
-
-    async def application(scope, receive, send):
-        if scope["type"] == "lifespan" or (
-            scope["type"] == "http" and scope["path"].rstrip("/") == mcp_app.settings.path
-        ):
-            await mcp_app(scope, receive, send)
-        else:
-            await django_app(scope, receive, send)
-
-    application.mcp_app = mcp_app  # type: ignore[attr-defined]
-    return application
+def _request_thread_started() -> bool:
+    """Whether this request has run thread-sensitive code (its own worker thread exists)."""
+    context = SyncToAsync.thread_sensitive_context.get(None)
+    return context is not None and context in SyncToAsync.context_to_thread_executor
 
 
-application = build_application()
+class ASGIHandler(DjangoASGIHandler):
+    """Django's ASGI handler, without the thread hops that guard nothing.
+
+    Django sends `request_started` and closes the response (which sends `request_finished`)
+    through `sync_to_async`, so every request starts a worker thread of its own just to run
+    Django's receivers there (`reset_queries`, `close_old_connections`, `close_caches`). They act
+    on the current thread's database connections: a request whose code never ran in a worker
+    thread has none to close. This handler runs them on the event loop, whose thread holds no
+    connections (Django refuses synchronous database access there), and closes the response in
+    the request's worker thread when one was started, as Django does. Its middleware are the
+    non-blocking subclasses of those `MIDDLEWARE` names (tomtom_mcp/middleware.py). Everything
+    else, the URLconf, the middleware's behaviour and the views, is Django's own.
+    """
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        """Django's stack from `MIDDLEWARE`, each class swapped for its non-blocking subclass."""
+        from django.core.handlers import base
+
+        from tomtom_mcp.middleware import NON_BLOCKING
+
+        load = base.import_string
+        base.import_string = lambda path: load(NON_BLOCKING.get(path, path))
+        try:
+            super().load_middleware(is_async)
+        finally:
+            base.import_string = load
+
+    async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        with closing(body_file):
+            set_script_prefix(get_script_prefix(scope))
+            signals.request_started.send(sender=self.__class__, scope=scope)
+            request, error_response = self.create_request(scope, body_file)
+            if request is None:
+                await self.send_response(error_response, send)
+                error_response.close()
+                return
+            response = await self._respond(request, receive, send)
+            if response is None:  # the client went away first
+                signals.request_finished.send(sender=self.__class__)
+            elif _request_thread_started():
+                await sync_to_async(response.close)()
+            else:
+                response.close()
+
+    async def _respond(self, request: Any, receive: Any, send: Any) -> Any:
+        """The view's response, sent; None when the client went away first (the view is cancelled)."""
+        response = None
+        try:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(self.listen_for_disconnect(receive))
+                response = await self.run_get_response(request)
+                await self.send_response(response, send)
+                raise _Sent
+        except* (_Sent, RequestAborted):
+            pass
+        return response
+
+
+class _Sent(Exception):
+    """Ends the disconnect listener once the response is out."""
+
+
+django_app = ASGIHandler()
+
+
+async def _lifespan(receive: Any, send: Any) -> None:
+    from tools.mcp.http import mcp_endpoint
+    from tools.tomtom.client import close_shared_clients
+
+    transports = mcp_endpoint().transports
+    await receive()  # lifespan.startup
+    await transports.start()
+    await send({"type": "lifespan.startup.complete"})
+    await receive()  # lifespan.shutdown
+    await transports.stop()
+    await close_shared_clients()
+    await send({"type": "lifespan.shutdown.complete"})
+
+
+async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Lifespan here, every HTTP request to Django."""
+    if scope["type"] == "lifespan":
+        await _lifespan(receive, send)
+    else:
+        await django_app(scope, receive, send)

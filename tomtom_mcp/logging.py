@@ -1,16 +1,22 @@
 """JSON-lines logging: one event per line, a stable `message`, the event's fields beside it.
 
 Loggers pass structured fields with `extra={"fields": {...}}`; they become top-level keys.
-Everything goes to stderr, so stdout stays free for the stdio transport's JSON-RPC.
+Everything goes to stderr, so stdout stays free for the stdio transport's JSON-RPC. The servers'
+own lines use the same formatter: `server-logging.json` beside this module is gunicorn's
+`logconfig_dict` (gunicorn.conf.py) and uvicorn's `--log-config` (`make run`), and Python
+warnings are logged (`configure`), so every line the server writes is one JSON object.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import logging.config
 import os
 import socket
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 REPLICA = os.environ.get("HOSTNAME") or socket.gethostname()
 
@@ -36,3 +42,23 @@ class JsonLinesFormatter(logging.Formatter):
 def log_event(logger: logging.Logger, level: int, message: str, **fields: object) -> None:
     """Log one structured event with a stable message."""
     logger.log(level, message, extra={"fields": fields})
+
+
+SERVER_LOGGING = Path(__file__).with_name("server-logging.json")
+"""The logging configuration of gunicorn and uvicorn themselves."""
+
+
+def server_log_config(level: str = "INFO") -> dict[str, Any]:
+    """`server-logging.json` with the server loggers at `level` (uvicorn's access log stays off
+    below WARNING: a line per request is the proxy's job)."""
+    config = json.loads(SERVER_LOGGING.read_text())
+    for name in ("gunicorn.error", "uvicorn", "uvicorn.error"):
+        config["loggers"][name]["level"] = level
+    config["root"]["level"] = level
+    return config
+
+
+def configure(config: dict[str, Any]) -> None:
+    """Django's LOGGING_CONFIG: the dict config, and Python warnings through it (as JSON)."""
+    logging.config.dictConfig(config)
+    logging.captureWarnings(True)

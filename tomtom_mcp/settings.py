@@ -17,8 +17,8 @@ load_dotenv_file(BASE_DIR)
 
 # --- Django core -------------------------------------------------------------------------------
 DEBUG = env_bool("DJANGO_DEBUG", False)
-_INSECURE_DEV_KEY = "django-insecure-development-key-set-DJANGO_SECRET_KEY-in-production"  # check --deploy flags it
-SECRET_KEY = env_str("DJANGO_SECRET_KEY", _INSECURE_DEV_KEY) or _INSECURE_DEV_KEY
+INSECURE_DEV_KEY = "django-insecure-development-key-set-DJANGO_SECRET_KEY-in-production"  # check --deploy flags it
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", INSECURE_DEV_KEY) or INSECURE_DEV_KEY
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 ALLOWED_HOSTS = env_list("MCP_ALLOWED_HOSTS", LOOPBACK_HOSTS)
@@ -32,12 +32,16 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "tomtom_mcp",
     "tools",
     "analytics",
 ]
 
+# Under ASGI, tomtom_mcp.asgi.ASGIHandler loads non-blocking subclasses of these (tomtom_mcp/middleware.py).
 MIDDLEWARE = [
+    "tomtom_mcp.middleware.McpHostMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -80,8 +84,31 @@ USE_I18N = False
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Hash-named, gzip- and brotli-compressed copies written by `collectstatic`, served by WhiteNoise.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+
+# --- Behind a TLS-terminating proxy (docs/deploy.md) ---------------------------------------------
+# uvicorn (and gunicorn's uvicorn workers) take the client address and scheme from
+# X-Forwarded-For/-Proto only from FORWARDED_ALLOW_IPS (default 127.0.0.1; gunicorn.conf.py).
+_proxy_ssl_header = env_str("DJANGO_SECURE_PROXY_SSL_HEADER")
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https") if _proxy_ssl_header else None
+)
+"""Trust this header's `https` from any peer: only when nothing but the proxy can reach the app."""
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the proxy's health checks come over plain HTTP
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
 
 # --- The MCP server ------------------------------------------------------------------------------
+MCP_PATH = "/" + (env_str("MCP_PATH", "/mcp") or "/mcp").strip("/")
+"""Where the URLconf serves MCP over Streamable HTTP, e.g. `/maps/mcp` behind a shared host."""
 MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1024 * 1024)
 MCP_SESSION_SECRETS = env_list("MCP_SESSION_SECRETS", []) or [SECRET_KEY]
 """Secrets that sign `Mcp-Session-Id`s, newest first; every replica needs the same list."""
@@ -123,13 +150,12 @@ MCP_MAX_FULL_CHARS = env_int("MCP_MAX_FULL_CHARS", 5_000_000)
 
 # --- Logging -------------------------------------------------------------------------------------
 LOG_LEVEL = (env_str("LOG_LEVEL", "INFO") or "INFO").upper()
+LOGGING_CONFIG = "tomtom_mcp.logging.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json": {"()": "tomtom_mcp.logging.JsonLinesFormatter"}},
-    "handlers": {
-        "stderr": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
-    },
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}},
     "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
     "loggers": {
         # The SDK logs every stateless request at INFO, and httpx logs full URLs (with the key).

@@ -1,9 +1,11 @@
+from django.conf import settings
 from django.contrib import admin
 from django.http import JsonResponse
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 from analytics.api import api as analytics_api
 from tomtom_mcp import SERVER_NAME, version
+from tools.mcp.http import mcp_route, mcp_view
 
 
 def healthz(request):
@@ -11,6 +13,7 @@ def healthz(request):
 
 
 urlpatterns = [
+    re_path(mcp_route(settings.MCP_PATH), mcp_view, name="mcp"),  # first: the hot path resolves at once
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("analytics/", include("analytics.urls")),

@@ -284,7 +284,7 @@ async def test_without_its_tables_a_replica_answers_from_the_committed_fixture(c
 
 async def test_a_listing_waits_for_a_due_refresh_like_a_call(call_context):
     clock, history = Clock(), [Surface(ledger=HISTORY.ledger)]
-    dispatcher, governance = governed(lambda: history[-1], refresh_seconds=5, clock=clock)
+    dispatcher, _ = governed(lambda: history[-1], refresh_seconds=5, clock=clock)
     assert "demo-killed" in listed(dispatcher, call_context)
     history.append(HISTORY)  # retired in the admin
     clock.now += 5

@@ -1,25 +1,33 @@
-"""`/mcp` over stateless Streamable HTTP, as an ASGI application.
+"""`/mcp` over stateless Streamable HTTP, as a Django async view.
 
-In front of the SDK's transport sits one guard that answers every transport-safety question
-with a plain HTTP status before any JSON-RPC is read:
+The URLconf routes `MCP_PATH` here (docs/adr/0011-mcp-as-a-django-view.md), so Django's
+middleware applies. Before any JSON-RPC is read, one guard answers every transport-safety
+question with a plain HTTP status:
 
     421 Host not allowed (DNS-rebinding protection)   403 Origin not allowed
     405 not POST (Allow: POST)                         415 not application/json
     406 Accept without application/json               413 body over MCP_MAX_BODY_BYTES
     400 unknown `tomtom-maps-backend` header
 
-CORS preflights are answered here for allowed origins, and responses expose `Mcp-Session-Id`.
-The server keeps nothing between requests: any worker or replica can answer any request.
+Media types are compared case-insensitively. CORS preflights are answered here for allowed
+origins, and responses expose `Mcp-Session-Id` and `TomTom-Upstream-Metadata`. The server keeps
+nothing between requests: any worker or replica can answer any request.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
-from collections.abc import Awaitable, Callable, Sequence
+import re
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.http import HttpRequest, HttpResponse
 from django.http.request import split_domain_port, validate_host
+from django.views.decorators.csrf import csrf_exempt
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -31,12 +39,9 @@ from tools.dispatch import Dispatcher
 from tools.mcp.identity import UNKNOWN, Identity, SessionIds, identify, upstream_metadata
 from tools.mcp.server import build_server
 from tools.tomtom.backends import Backend
-from tools.tomtom.client import close_shared_clients
 from tools.tomtom.credentials import KeySources, bearer_token
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+Message = dict[str, Any]
 
 LOOPBACK_ORIGINS = ("http://127.0.0.1", "http://localhost", "http://[::1]", "https://127.0.0.1", "https://localhost")
 CORS_ALLOW_HEADERS = (
@@ -44,6 +49,8 @@ CORS_ALLOW_HEADERS = (
     "Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID"
 )
 CORS_EXPOSE_HEADERS = "Mcp-Session-Id, TomTom-Upstream-Metadata"
+JSON_ACCEPTED = ("application/json", "application/*", "*/*")
+"""`Accept` media ranges that let us answer JSON."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,15 +76,21 @@ def host_allowed(host: str, allowed: Sequence[str]) -> bool:
     return bool(domain) and validate_host(domain, list(allowed))
 
 
+def media_types(header: str) -> list[str]:
+    """The media types of a `Content-Type` or `Accept` value, lower-cased, parameters dropped."""
+    return [part.split(";", 1)[0].strip().lower() for part in header.split(",")]
+
+
+_REPLACED = (b"accept", b"content-type", b"content-length")
 IDENTITY = "tomtom_mcp.identity"
 """Where the guard leaves the caller's `Identity` in the ASGI scope's `state`."""
 
 
-def key_sources(headers: Headers) -> KeySources:
+def key_sources(headers: Mapping[str, str]) -> KeySources:
     return KeySources(header=headers.get("tomtom-api-key"), bearer=bearer_token(headers.get("authorization")))
 
 
-def auth_method(headers: Headers, config: ServerConfig) -> str | None:
+def auth_method(headers: Mapping[str, str], config: ServerConfig) -> str | None:
     context = CallContext(config=config, transport="http", keys=key_sources(headers))
     return context.auth_method
 
@@ -89,7 +102,7 @@ def http_context_factory(config: ServerConfig) -> Callable[[ServerRequestContext
         request = ctx.request
         headers = request.headers if request is not None else Headers()
         identity = request.scope.get("state", {}).get(IDENTITY) if request is not None else None
-        if identity is None:  # not through McpHttpApp (cannot happen in production)
+        if identity is None:  # not through McpEndpoint (cannot happen in production)
             identity = Identity(UNKNOWN, headers.get("user-agent"))
         backend_header = headers.get("tomtom-maps-backend")
         return CallContext(
@@ -104,144 +117,250 @@ def http_context_factory(config: ServerConfig) -> Callable[[ServerRequestContext
     return make_context
 
 
-async def _respond(
-    send: Send, status: int, body: dict[str, Any] | str, headers: Sequence[tuple[str, str]] = ()
-) -> None:
-    if isinstance(body, dict):
-        payload, content_type = json.dumps(body).encode(), "application/json"
-    else:
-        payload, content_type = body.encode(), "text/plain; charset=utf-8"
-    raw_headers = [(b"content-type", content_type.encode()), (b"content-length", str(len(payload)).encode())]
-    raw_headers += [(k.lower().encode(), v.encode()) for k, v in headers]
-    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
-    await send({"type": "http.response.body", "body": payload})
+def _jsonrpc_error(status: int, code: int, message: str, headers: Sequence[tuple[str, str]] = ()) -> HttpResponse:
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    response = HttpResponse(json.dumps(body), status=status, content_type="application/json")
+    for name, value in headers:
+        response[name] = value
+    return response
 
 
-def _jsonrpc_error(code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+def misdirected() -> HttpResponse:
+    """421: the `Host` is not one of ours (the MCP answer to a DNS-rebinding attempt)."""
+    return _jsonrpc_error(421, -32600, "Host not allowed")
 
 
-class McpHttpApp:
-    """The ASGI app for `/mcp`; also runs the SDK's task group through the ASGI lifespan."""
+class TransportRunner:
+    """The SDK's session manager, running on the current event loop.
+
+    The stateless transport spawns each request's server task into the manager's task group,
+    which must be running. One manager runs per event loop: under uvicorn that is one per worker
+    process, started by the ASGI lifespan (`start`) or by the first request; under `runserver`
+    or Django's test client each request or test has a loop of its own, and its manager ends with
+    it. A stateless manager holds no request state, so this is no state carried between requests.
+    """
+
+    def __init__(self, factory: Callable[[], StreamableHTTPSessionManager]) -> None:
+        self._factory = factory
+        self._running: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Running] = weakref.WeakKeyDictionary()
+
+    async def manager(self) -> StreamableHTTPSessionManager:
+        """This loop's running manager, started now if it is not yet."""
+        loop = asyncio.get_running_loop()
+        running = self._running.get(loop)
+        if running is None or running.task.done():
+            running = self._running[loop] = _Running.start(self._factory())
+        if not running.started.is_set():
+            await running.started.wait()
+        return running.manager
+
+    async def start(self) -> None:
+        await self.manager()
+
+    async def stop(self) -> None:
+        """Stop this loop's manager (ASGI lifespan shutdown); in-flight calls are cancelled."""
+        running = self._running.pop(asyncio.get_running_loop(), None)
+        if running is not None:
+            running.stop.set()
+            await running.task
+
+
+@dataclass(slots=True)
+class _Running:
+    manager: StreamableHTTPSessionManager
+    task: asyncio.Task[None]
+    started: asyncio.Event
+    stop: asyncio.Event
+
+    @classmethod
+    def start(cls, manager: StreamableHTTPSessionManager) -> _Running:
+        started, stop = asyncio.Event(), asyncio.Event()
+
+        async def run() -> None:
+            async with manager.run():
+                started.set()
+                await stop.wait()
+
+        return cls(manager, asyncio.get_running_loop().create_task(run(), name="mcp-session-manager"), started, stop)
+
+
+class McpEndpoint:
+    """`/mcp`: the transport-safety guard, then the SDK's stateless Streamable HTTP transport.
+
+    `handle` is the Django async view's body (`mcp_view`). JSON responses only (`json_response=True`): the transport
+    answers each POST with one complete body, which becomes one `HttpResponse`.
+    """
 
     def __init__(self, server: Server[Any], settings: HttpSettings, config: ServerConfig) -> None:
         self.settings = settings
         self.config = config
-        self.manager = StreamableHTTPSessionManager(
-            app=server,
-            stateless=True,
-            json_response=True,
-            # The guard below validates Host and Origin; the SDK's copy of that check is off.
-            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-            max_request_body_size=settings.max_body_bytes,
+        self.transports = TransportRunner(
+            lambda: StreamableHTTPSessionManager(
+                app=server,
+                stateless=True,
+                json_response=True,
+                # The guard below validates Host and Origin; the SDK's copy of that check is off.
+                security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+                max_request_body_size=settings.max_body_bytes,
+            )
         )
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self.lifespan(receive, send)
-        elif scope["type"] == "http":
-            await self.handle(scope, receive, send)
-
-    async def lifespan(self, receive: Receive, send: Send) -> None:
-        await receive()  # lifespan.startup
-        async with self.manager.run():
-            await send({"type": "lifespan.startup.complete"})
-            await receive()  # lifespan.shutdown
-            await close_shared_clients()
-        await send({"type": "lifespan.shutdown.complete"})
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = Headers(scope=scope)
+    async def handle(self, request: HttpRequest) -> HttpResponse:
+        headers = request.headers
         if not host_allowed(headers.get("host", ""), self.settings.allowed_hosts):
-            return await _respond(send, 421, _jsonrpc_error(-32600, "Host not allowed"))
+            return misdirected()
         origin = headers.get("origin")
         cors: list[tuple[str, str]] = []
         if origin is not None:
             if not origin_allowed(origin, self.settings.allowed_origins):
-                return await _respond(send, 403, _jsonrpc_error(-32600, "Origin not allowed"))
+                return _jsonrpc_error(403, -32600, "Origin not allowed")
             cors = [
                 ("Access-Control-Allow-Origin", origin),
                 ("Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS),
                 ("Vary", "Origin"),
             ]
-        method = scope["method"]
+        method = request.method
         if method == "OPTIONS":
-            preflight = [
+            response = HttpResponse(status=204)
+            for name, value in [
+                *cors,
                 ("Access-Control-Allow-Methods", "POST, OPTIONS"),
                 ("Access-Control-Allow-Headers", CORS_ALLOW_HEADERS),
                 ("Access-Control-Max-Age", "86400"),
-            ]
-            return await _respond(send, 204, "", [*cors, *preflight, ("Allow", "POST, OPTIONS")])
+                ("Allow", "POST, OPTIONS"),
+            ]:
+                response[name] = value
+            return response
         if method != "POST":
-            message = _jsonrpc_error(-32600, f"{method} is not supported: this server is stateless, POST only")
-            return await _respond(send, 405, message, [*cors, ("Allow", "POST")])
-        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type != "application/json":
-            return await _respond(send, 415, _jsonrpc_error(-32600, "Content-Type must be application/json"), cors)
+            message = f"{method} is not supported: this server is stateless, POST only"
+            return _jsonrpc_error(405, -32600, message, [*cors, ("Allow", "POST")])
+        if media_types(headers.get("content-type", ""))[0] != "application/json":
+            return _jsonrpc_error(415, -32600, "Content-Type must be application/json", cors)
         accept = headers.get("accept", "")
-        if accept and not any(t in accept for t in ("application/json", "*/*", "application/*")):
-            return await _respond(send, 406, _jsonrpc_error(-32600, "Accept must include application/json"), cors)
+        if accept and not any(t in JSON_ACCEPTED for t in media_types(accept)):
+            return _jsonrpc_error(406, -32600, "Accept must include application/json", cors)
         backend = headers.get("tomtom-maps-backend")
         if backend is not None:
             try:
                 Backend.parse(backend, source="tomtom-maps-backend header")
             except ValueError as exc:
-                return await _respond(send, 400, _jsonrpc_error(-32602, str(exc)), cors)
-        body = await self._read_body(scope, receive, headers)
+                return _jsonrpc_error(400, -32602, str(exc), cors)
+        body = self._read_body(request)
         if body is None:
             limit = self.settings.max_body_bytes
-            return await _respond(send, 413, _jsonrpc_error(-32600, f"Request body over {limit} bytes"), cors)
+            return _jsonrpc_error(413, -32600, f"Request body over {limit} bytes", cors)
         identity = identify(headers, body, self.settings.session_ids)
-        metadata = upstream_metadata(identity, auth_method(headers, self.config))
-        response_headers = [*cors, ("TomTom-Upstream-Metadata", metadata)]
+        extra = [*cors, ("TomTom-Upstream-Metadata", upstream_metadata(identity, auth_method(headers, self.config)))]
         if identity.mint_session:
-            response_headers.append(("Mcp-Session-Id", self.settings.session_ids.mint(identity.client_name)))
-        state = {**scope.get("state", {}), IDENTITY: identity}
-        await self._forward({**scope, "state": state}, body, send, response_headers)
+            extra.append(("Mcp-Session-Id", self.settings.session_ids.mint(identity.client_name)))
+        return await self._forward(request, identity, body, extra)
 
-    async def _read_body(self, scope: Scope, receive: Receive, headers: Headers) -> bytes | None:
+    def _read_body(self, request: HttpRequest) -> bytes | None:
+        """The body, or None when it is over the limit (declared or actual)."""
         limit = self.settings.max_body_bytes
-        declared = headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
             return None
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                break
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        return b"".join(chunks)
+        body = request.read(limit + 1)
+        return None if len(body) > limit else body
 
-    async def _forward(self, scope: Scope, body: bytes, send: Send, extra_headers: list[tuple[str, str]]) -> None:
-        # The SDK insists on both media types; the guard above already decided this client is fine.
-        raw = [(k, v) for k, v in scope["headers"] if k not in (b"accept", b"content-length")]
-        raw += [(b"accept", b"application/json, text/event-stream"), (b"content-length", str(len(body)).encode())]
-        forwarded = {**scope, "headers": raw}
+    async def _forward(
+        self, request: HttpRequest, identity: Identity, body: bytes, extra: list[tuple[str, str]]
+    ) -> HttpResponse:
+        scope = _asgi_scope(request)
+        # The SDK insists on both media types, spelled in lower case; the guard above already
+        # decided this client is fine.
+        raw = [(k, v) for k, v in scope["headers"] if k not in _REPLACED]
+        raw += [
+            (b"accept", b"application/json, text/event-stream"),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        forwarded = {**scope, "headers": raw, "state": {**scope.get("state", {}), IDENTITY: identity}}
         delivered = False
 
-        async def replay() -> dict[str, Any]:
+        async def replay() -> Message:
             nonlocal delivered
             if delivered:
                 return {"type": "http.disconnect"}
             delivered = True
             return {"type": "http.request", "body": body, "more_body": False}
 
-        encoded = [(k.lower().encode(), v.encode()) for k, v in extra_headers]
+        status = 500
+        sdk_headers: list[tuple[bytes, bytes]] = []
+        chunks: list[bytes] = []
 
-        async def send_with_headers(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start" and encoded:
-                message = {**message, "headers": [*message.get("headers", []), *encoded]}
-            await send(message)
+        async def collect(message: Message) -> None:
+            nonlocal status, sdk_headers
+            if message["type"] == "http.response.start":
+                status, sdk_headers = message["status"], message.get("headers", [])
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
 
-        await self.manager.handle_request(forwarded, replay, send_with_headers)
+        manager = await self.transports.manager()
+        await manager.handle_request(forwarded, replay, collect)
+        response = HttpResponse(b"".join(chunks), status=status, content_type=None)
+        for name, value in sdk_headers:
+            response[name.decode("latin-1")] = value.decode("latin-1")
+        for name, value in extra:
+            response[name] = value
+        return response
 
 
-def build_http_app(dispatcher: Dispatcher, config: ServerConfig, settings: HttpSettings) -> McpHttpApp:
-    return McpHttpApp(build_server(dispatcher, http_context_factory(config)), settings, config)
+def _asgi_scope(request: HttpRequest) -> Message:
+    """The request's ASGI scope; under WSGI (`runserver`), one built from its environ."""
+    scope = getattr(request, "scope", None)
+    if scope is not None:
+        return scope
+    meta = request.META
+    headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in request.headers.items()]
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.path.encode(),
+        "root_path": "",
+        "query_string": meta.get("QUERY_STRING", "").encode("latin-1"),
+        "headers": headers,
+        "client": (meta.get("REMOTE_ADDR", ""), int(meta.get("REMOTE_PORT") or 0)),
+        "server": (meta.get("SERVER_NAME", ""), int(meta.get("SERVER_PORT") or 0)),
+    }
+
+
+def build_http_app(dispatcher: Dispatcher, config: ServerConfig, settings: HttpSettings) -> McpEndpoint:
+    return McpEndpoint(build_server(dispatcher, http_context_factory(config)), settings, config)
+
+
+@functools.cache
+def mcp_endpoint() -> McpEndpoint:
+    """The process's `/mcp` endpoint, configured from Django settings (the URLconf routes to it)."""
+    from django.conf import settings
+
+    from tools.config import server_config
+    from tools.mcp.service import build_dispatcher
+
+    return build_http_app(
+        build_dispatcher(),
+        server_config(),
+        HttpSettings(
+            allowed_hosts=settings.ALLOWED_HOSTS,
+            allowed_origins=settings.MCP_ALLOWED_ORIGINS,
+            max_body_bytes=settings.MCP_MAX_BODY_BYTES,
+            session_ids=SessionIds(settings.MCP_SESSION_SECRETS),
+            path=settings.MCP_PATH,
+        ),
+    )
+
+
+@csrf_exempt  # no cookies are read: Origin is checked instead
+async def mcp_view(request: HttpRequest) -> HttpResponse:
+    """The URLconf's view for `MCP_PATH`; the endpoint is built on first use (or at ASGI startup)."""
+    return await mcp_endpoint().handle(request)
+
+
+def mcp_route(path: str) -> str:
+    """The URLconf regex for `MCP_PATH`: exactly that path, with or without a trailing slash."""
+    return rf"^{re.escape(path.strip('/'))}/?$"

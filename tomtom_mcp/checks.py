@@ -1,0 +1,45 @@
+"""Deployment checks (`manage.py check --deploy`): a production start with an insecure setting
+fails with an error, not Django's warning. Every id is documented in docs/deploy.md.
+
+- `tomtom_mcp.E001`: `DJANGO_DEBUG` is on.
+- `tomtom_mcp.E002`: `DJANGO_SECRET_KEY` is unset (the development key is in use) or shorter than 50 characters.
+- `tomtom_mcp.E003`: an `MCP_SESSION_SECRETS` entry is the development key or shorter than 32 characters
+  (unset, it falls back to `DJANGO_SECRET_KEY`).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.checks import Error, Tags, register
+
+MIN_SECRET_KEY_LENGTH = 50
+MIN_SESSION_SECRET_LENGTH = 32
+
+
+@register(Tags.security, deploy=True)
+def check_production_secrets(app_configs: object = None, **kwargs: object) -> list[Error]:
+    insecure_key = settings.INSECURE_DEV_KEY
+    errors = []
+    if settings.DEBUG:
+        errors.append(Error("DJANGO_DEBUG is on in production.", hint="Unset DJANGO_DEBUG.", id="tomtom_mcp.E001"))
+    secret_key = settings.SECRET_KEY
+    if secret_key in (insecure_key,) or len(secret_key) < MIN_SECRET_KEY_LENGTH:
+        errors.append(
+            Error(
+                "DJANGO_SECRET_KEY is the development key or too short.",
+                hint=f"Set DJANGO_SECRET_KEY to {MIN_SECRET_KEY_LENGTH}+ random characters: "
+                "python -c 'import secrets; print(secrets.token_urlsafe(50))'",
+                id="tomtom_mcp.E002",
+            )
+        )
+    weak = [s for s in settings.MCP_SESSION_SECRETS if s == insecure_key or len(s) < MIN_SESSION_SECRET_LENGTH]
+    if weak:
+        errors.append(
+            Error(
+                "MCP_SESSION_SECRETS holds the development key or a secret that is too short.",
+                hint=f"Set MCP_SESSION_SECRETS (the same on every replica) to {MIN_SESSION_SECRET_LENGTH}+ random "
+                "characters, or set a strong DJANGO_SECRET_KEY it falls back to.",
+                id="tomtom_mcp.E003",
+            )
+        )
+    return errors

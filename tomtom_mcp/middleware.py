@@ -1,0 +1,170 @@
+"""Django's middleware, run on the event loop under ASGI.
+
+Under ASGI, Django runs every hook of a synchronous middleware (`process_request`,
+`process_view`, `process_response`) in a worker thread: one thread hop each, about 60 µs, and
+the first hop of a request starts a thread of its own. The stock stack costs `/mcp` a dozen
+hops per call, more than the call itself (docs/adr/0011-mcp-as-a-django-view.md). The hooks of
+the middleware below never block (no database, file or network access), so they run inline;
+the session middleware hops only to save a session, the static-files middleware only to open a
+file. Under WSGI (`runserver`) each behaves exactly like the Django class it extends.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
+from django.conf import settings
+from django.contrib.auth.middleware import AuthenticationMiddleware as _AuthenticationMiddleware
+from django.contrib.messages.middleware import MessageMiddleware as _MessageMiddleware
+from django.contrib.sessions.middleware import SessionMiddleware as _SessionMiddleware
+from django.http import HttpRequest, HttpResponse
+from django.middleware.clickjacking import XFrameOptionsMiddleware as _XFrameOptionsMiddleware
+from django.middleware.common import CommonMiddleware as _CommonMiddleware
+from django.middleware.csrf import CsrfViewMiddleware as _CsrfViewMiddleware
+from django.middleware.security import SecurityMiddleware as _SecurityMiddleware
+from whitenoise.middleware import WhiteNoiseMiddleware as _WhiteNoiseMiddleware
+
+from tools.mcp.http import host_allowed, mcp_route, misdirected
+
+NON_BLOCKING = {
+    "django.middleware.security.SecurityMiddleware": "tomtom_mcp.middleware.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware": "tomtom_mcp.middleware.StaticFilesMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware": "tomtom_mcp.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware": "tomtom_mcp.middleware.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware": "tomtom_mcp.middleware.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware": "tomtom_mcp.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware": "tomtom_mcp.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware": "tomtom_mcp.middleware.XFrameOptionsMiddleware",
+}
+"""`MIDDLEWARE` names Django's classes (so Django's checks and operators see the usual stack); the
+ASGI handler loads these subclasses in their place."""
+
+_HOOKS = ("process_view", "process_exception", "process_template_response")
+
+
+def _on_loop(hook: Callable[..., Any]) -> Callable[..., Any]:
+    async def run(*args: Any) -> Any:
+        return hook(*args)
+
+    return markcoroutinefunction(run)
+
+
+class NonBlocking:
+    """Mixin for a `MiddlewareMixin` subclass whose hooks never block: under ASGI they run on the
+    event loop, in Django's order (request, view, exception, template response, response)."""
+
+    async_mode: bool
+    get_response: Callable[[HttpRequest], Any]
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        super().__init__(get_response)  # type: ignore[call-arg]
+        if self.async_mode:
+            for name in _HOOKS:
+                hook = getattr(self, name, None)
+                if hook is not None:
+                    setattr(self, name, _on_loop(hook))  # the handler then calls it without a hop
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+        response = self.process_request(request) if hasattr(self, "process_request") else None
+        response = response or await self.get_response(request)
+        if hasattr(self, "process_response"):
+            response = await self._respond(request, response)
+        return response
+
+    async def _respond(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        return self.process_response(request, response)  # type: ignore[attr-defined]
+
+
+class SecurityMiddleware(NonBlocking, _SecurityMiddleware):
+    pass
+
+
+class CommonMiddleware(NonBlocking, _CommonMiddleware):
+    pass
+
+
+class CsrfViewMiddleware(NonBlocking, _CsrfViewMiddleware):
+    """Non-blocking while the CSRF secret lives in a cookie (`CSRF_USE_SESSIONS` is off)."""
+
+
+class AuthenticationMiddleware(NonBlocking, _AuthenticationMiddleware):
+    """`request.user` is lazy: the database is read only when a view asks (in its own thread)."""
+
+
+class MessageMiddleware(NonBlocking, _MessageMiddleware):
+    """Messages go to a cookie or into the session; the session middleware saves it."""
+
+
+class XFrameOptionsMiddleware(NonBlocking, _XFrameOptionsMiddleware):
+    pass
+
+
+class SessionMiddleware(NonBlocking, _SessionMiddleware):
+    """The session is loaded lazily (by a view, in its thread); saving it hops to a thread."""
+
+    async def _respond(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        session = request.session
+        if session.modified or settings.SESSION_SAVE_EVERY_REQUEST:
+            return await sync_to_async(self.process_response)(request, response)
+        return self.process_response(request, response)
+
+
+class StaticFilesMiddleware(_WhiteNoiseMiddleware):
+    """WhiteNoise (compressed, hash-named files from `collectstatic`), async-capable: looking a
+    path up is a dictionary read on the event loop; only serving a file hops to a thread."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        super().__init__(get_response)
+        self.async_mode = iscoroutinefunction(get_response)
+        if self.async_mode:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.async_mode:
+            return self._acall(request)
+        return super().__call__(request)
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        if self.autorefresh:  # development: the file system is searched on every request
+            static_file = await sync_to_async(self.find_file)(request.path_info)
+        else:
+            static_file = self.files.get(request.path_info)
+        if static_file is not None:
+            return await sync_to_async(self.serve)(static_file, request)
+        return await self.get_response(request)
+
+
+class McpHostMiddleware:
+    """`MCP_PATH` with a `Host` outside `ALLOWED_HOSTS` answers 421 (the MCP transport's
+    DNS-rebinding answer) before Django's `CommonMiddleware` would turn it into a 400."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        self.get_response = get_response
+        self.mcp_path = re.compile(mcp_route(settings.MCP_PATH))
+        self.async_mode = iscoroutinefunction(get_response)
+        if self.async_mode:
+            markcoroutinefunction(self)
+
+    def _misdirected(self, request: HttpRequest) -> HttpResponse | None:
+        if self.mcp_path.match(request.path_info.lstrip("/")) and not host_allowed(
+            request.META.get("HTTP_HOST", ""), settings.ALLOWED_HOSTS
+        ):
+            return misdirected()
+        return None
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.async_mode:
+            return self._acall(request)
+        return self._misdirected(request) or self.get_response(request)
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        return self._misdirected(request) or await self.get_response(request)
