@@ -56,6 +56,8 @@ class Instead:
 AMSTERDAM = [4.9041, 52.3676]
 UTRECHT = [5.1215, 52.0907]
 BOX = [4.8, 52.33, 4.95, 52.4]
+AREAS = [[5.0, 52.2, 5.1, 52.3]]
+STOPS = [AMSTERDAM, UTRECHT, [4.4777, 51.9244], [4.6462, 52.3874]]
 
 TOOLS: dict[str, dict[str, Any]] = {
     "tomtom-geocode": {
@@ -176,6 +178,7 @@ TOOLS: dict[str, dict[str, Any]] = {
             "travelMode": "truck",
             "traffic": "historical",
             "avoid": ["tollRoads"],
+            "avoidAreas": AREAS,
             "departAt": "2026-12-01T08:00:00+01:00",
             "arriveAt": "2026-12-01T18:00:00+01:00",
             "maxAlternatives": 2,
@@ -239,6 +242,7 @@ TOOLS: dict[str, dict[str, Any]] = {
             "brandSet": ["Shell"],
             "routeType": "short",
             "avoid": ["tollRoads"],
+            "avoidAreas": AREAS,
         },
     },
     "tomtom-ev-routing": {
@@ -256,6 +260,7 @@ TOOLS: dict[str, dict[str, Any]] = {
             "chargingConnectors": [{"currentType": "DC", "plugTypes": ["CHAdeMO"], "maxPowerInkW": 50}],
             "traffic": "historical",
             "avoid": ["ferries"],
+            "avoidAreas": AREAS,
             "departAt": "2026-12-01T08:00:00+01:00",
         },
     },
@@ -271,7 +276,37 @@ TOOLS: dict[str, dict[str, Any]] = {
             "travelMode": "truck",
             "traffic": "historical",
             "avoid": ["tollRoads"],
+            "avoidAreas": AREAS,
             "departAt": "2026-12-01T08:00:00+01:00",
+        },
+    },
+    "tomtom-matrix-routing": {
+        "answer": "matrix.json",
+        "baseline": {"origins": [AMSTERDAM, UTRECHT], "destinations": [UTRECHT, AMSTERDAM]},
+        "samples": {
+            "origins": [UTRECHT, AMSTERDAM],
+            "destinations": [AMSTERDAM, UTRECHT],
+            "response_detail": "full",
+            "departAt": "2026-12-01T08:00:00+01:00",
+            "traffic": "historical",
+            "travelMode": "truck",
+            "avoid": ["unpavedRoads"],
+        },
+    },
+    "tomtom-optimize-waypoints": {
+        "answer": "optimize_any_call.json",  # one file answers the optimization and both routes
+        "baseline": {"stops": STOPS},
+        "samples": {
+            "stops": [STOPS[1], STOPS[0], STOPS[2], STOPS[3]],
+            "response_detail": "full",
+            "show_ui": True,
+            "first": STOPS[1],
+            "last": STOPS[2],
+            "departAt": "2026-12-01T08:00:00+01:00",
+            "traffic": "historical",
+            "travelMode": "truck",
+            "serviceTimes": [0, 300, 300, 0],
+            "timeWindows": With([{"stop": 1, "opens": "09:00", "closes": "12:00"}], also={"departAt": "now"}),
         },
     },
 }
@@ -304,11 +339,29 @@ UNSENDABLE_ON: dict[tuple[str, str, Backend], str] = {
     ("tomtom-reachable-range", "travelMode", Backend.ORBIS): (
         "Orbis computes car ranges only: trucks are refused as unsupported before any request"
     ),
+    ("tomtom-matrix-routing", "*", Backend.ORBIS): (
+        "TomTom documents Matrix Routing v2 on TomTom Maps only: refused as unsupported before any request"
+    ),
+    ("tomtom-optimize-waypoints", "*", Backend.ORBIS): (
+        "TomTom documents Waypoint Optimization on TomTom Maps only: refused as unsupported before any request"
+    ),
 }
-"""Inputs a backend refuses outright (the tool answers `unsupported`): checked on the other backend only."""
+"""Inputs a backend refuses outright (the tool answers `unsupported`; "*": every input of the tool):
+checked on the other backend only."""
+
+
+FULL_ASKS_MORE: dict[str, str] = {
+    "tomtom-routing": "full asks for every section type; compact for traffic sections only",
+    "tomtom-search-along-route": "full asks for every section type of the route",
+    "tomtom-optimize-waypoints": "full asks for every section type of both routes",
+    "tomtom-traffic": "full asks for every incident field; compact for the fields it lists",
+}
+"""Tools whose `response_detail: full` asks TomTom for more than compact needs: it reaches the request."""
 
 
 def consumed(tool: str, name: str) -> str | None:
+    if name == "response_detail" and tool in FULL_ASKS_MORE:
+        return None
     return CONSUMED_BY_TOOL.get((tool, name)) or CONSUMED_BY_TOOL.get(("*", name))
 
 
@@ -328,7 +381,7 @@ def cases() -> list[Any]:
             if name not in row["samples"]:
                 continue
             for backend in Backend:
-                if (tool, name, backend) not in UNSENDABLE_ON:
+                if (tool, name, backend) not in UNSENDABLE_ON and (tool, "*", backend) not in UNSENDABLE_ON:
                     found.append(pytest.param(tool, name, backend, id=f"{tool}.{name}@{backend.value}"))
     return found
 

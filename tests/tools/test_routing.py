@@ -119,3 +119,73 @@ async def test_orbis_refuses_other_travel_modes(stub, dispatcher, context):
     )
     assert outcome.data["error"]["code"] == "unsupported"
     assert "tomtom-maps backend" in outcome.data["error"]["message"]
+
+
+AREAS = [[5.0, 52.2, 5.1, 52.3], [4.7, 52.0, 4.8, 52.05]]
+
+
+@pytest.mark.parametrize(("backend", "pattern"), [(Backend.ORBIS, ORBIS), (Backend.GENESIS, GENESIS)])
+async def test_avoid_areas_travel_as_rectangles_in_a_post_body(stub, dispatcher, context, backend, pattern):
+    stub.route("POST", pattern, json_body=data("route.json"))
+    context.backend = backend
+    outcome = await dispatcher.call(
+        "tomtom-routing", {"locations": [[4.9041, 52.3676], [5.1215, 52.0907]], "avoidAreas": AREAS}, context
+    )
+    assert not outcome.is_error, outcome.text
+    sent = stub.requests[-1]
+    assert sent.method == "POST"
+    assert sent.json() == {
+        "avoidAreas": {
+            "rectangles": [
+                {
+                    "southWestCorner": {"latitude": 52.2, "longitude": 5.0},
+                    "northEastCorner": {"latitude": 52.3, "longitude": 5.1},
+                },
+                {
+                    "southWestCorner": {"latitude": 52.0, "longitude": 4.7},
+                    "northEastCorner": {"latitude": 52.05, "longitude": 4.8},
+                },
+            ]
+        }
+    }
+    assert outcome.data["routes"][0]["summary"]["lengthInMeters"] == 657000
+
+
+async def test_without_avoid_areas_the_route_is_a_get(stub, dispatcher, context):
+    stub.route("GET", ORBIS, json_body=data("route.json"))
+    await dispatcher.call("tomtom-routing", {"locations": [[4.9, 52.3], [5.1, 52.1]]}, context)
+    assert stub.requests[-1].method == "GET" and stub.requests[-1].body == b""
+
+
+@pytest.mark.parametrize(
+    ("areas", "argument", "says"),
+    [
+        ([[5.0, 52.2, 5.1, 52.3]] * 11, "avoidAreas", "10"),
+        ([[4.0, 52.0, 7.0, 52.5]], "avoidAreas[0]", "at most 160 km"),
+        ([[179.0, 10.0, -179.0, 11.0]], "avoidAreas[0]", "antimeridian"),
+        ([[5.0, 52.3, 5.1, 52.2]], "avoidAreas[0]", "minLat below maxLat"),
+    ],
+)
+async def test_bad_avoid_areas_name_the_input_and_the_limit(stub, dispatcher, context, areas, argument, says):
+    outcome = await dispatcher.call(
+        "tomtom-routing", {"locations": [[4.9, 52.3], [5.1, 52.1]], "avoidAreas": areas}, context
+    )
+    error = outcome.data["error"]
+    assert error["code"] == "invalid_arguments"
+    assert error["argument"] == argument
+    assert says in error["message"]
+    assert stub.requests == []
+
+
+@pytest.mark.parametrize(("backend", "pattern"), [(Backend.ORBIS, ORBIS), (Backend.GENESIS, GENESIS)])
+async def test_full_asks_for_every_section_type(stub, dispatcher, context, backend, pattern):
+    stub.route("GET", pattern, json_body=data("route.json"))
+    context.backend = backend
+    await dispatcher.call("tomtom-routing", {"locations": [[4.9, 52.3], [5.1, 52.1]]}, context)
+    assert stub.requests[-1].query["sectionType"] == ["traffic"]
+    await dispatcher.call(
+        "tomtom-routing", {"locations": [[4.9, 52.3], [5.1, 52.1]], "response_detail": "full"}, context
+    )
+    sections = stub.requests[-1].query["sectionType"]
+    assert "traffic" in sections and "travelMode" in sections
+    assert len(sections) > 2 if backend is Backend.GENESIS else sections == ["traffic", "travelMode"]

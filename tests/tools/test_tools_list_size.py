@@ -9,7 +9,7 @@ import json
 from tools.mcp.server import mcp_tool
 from tools.registry import default_tools
 
-BUDGET_BYTES = 36_000
+BUDGET_BYTES = 42_000
 
 
 def tools_list_bytes() -> int:

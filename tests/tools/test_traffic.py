@@ -1,6 +1,7 @@
 import pytest
 
 from tests.conftest import data, recorded
+from tools.shaping.traffic import FIELDS, FULL_FIELDS
 from tools.tomtom.backends import Backend
 
 pytestmark = pytest.mark.asyncio
@@ -117,3 +118,12 @@ async def test_invalid_arguments_name_the_input(stub, dispatcher, context, argum
     assert outcome.data["error"]["code"] == "invalid_arguments"
     assert outcome.data["error"]["argument"] == argument
     assert stub.requests == []
+
+
+async def test_full_asks_for_every_incident_field(stub, dispatcher, context):
+    stub.route("GET", r"/maps/orbis/traffic/incidentDetails", json_body=data("traffic.json"))
+    await dispatcher.call("tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4]}, context)
+    assert stub.requests[-1].param("fields") == FIELDS
+    await dispatcher.call("tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4], "response_detail": "full"}, context)
+    assert stub.requests[-1].param("fields") == FULL_FIELDS
+    assert "probabilityOfOccurrence" in FULL_FIELDS and "tmc{" in FULL_FIELDS

@@ -6,9 +6,10 @@ electric consumption model travels as query parameters (`vehicleEngineType=elect
 `constantSpeedConsumptionInkWhPerHundredkm` as `speed,kWh:speed,kWh`, `currentChargeInkWh`,
 `maxChargeInkWh`, `minChargeAtDestinationInkWh`, `minChargeAtChargingStopsInkWh`) and the
 charging model as the JSON body: `{"chargingParameters": {"batteryCurve": [{stateOfChargeInkWh,
-maxPowerInkW}], "chargingConnectors": [{currentType, plugTypes, maxPowerInkW}]}}`. TomTom needs
-all of them; the inputs a caller rarely knows have documented defaults, and compact lists under
-`assumed` those the call left to their default. The API plans the fastest route only, so there
+maxPowerInkW}], "chargingConnectors": [{currentType, plugTypes, maxPowerInkW}]}}`, plus
+`avoidAreas` (tomtom-routing's rectangles) when given. TomTom needs all of them; the inputs a
+caller rarely knows have documented defaults, and compact lists under `assumed` those the call
+left to their default. The API plans the fastest route only, so there
 is no route type.
 """
 
@@ -22,7 +23,7 @@ from pydantic import AfterValidator, Field, ValidatorFunctionWrapHandler, WrapVa
 from tools.context import CallContext
 from tools.definition import define_tool
 from tools.definitions.common import FULL, GEOMETRY, GeometryDetail
-from tools.definitions.routing import Avoid, DepartAt, Locations, TrafficMode
+from tools.definitions.routing import Avoid, AvoidAreas, DepartAt, Locations, TrafficMode, avoid_areas_body
 from tools.inputs import UNIQUE, ToolInput, problem, rule
 from tools.shaping.ev_routes import charging_stop_features, compact_ev_routes
 from tools.shaping.geometry import route_features, with_geometry
@@ -138,6 +139,7 @@ class EvRoutingInput(ToolInput):
     )
     traffic: TrafficMode = "live"
     avoid: Avoid | None = None
+    avoidAreas: AvoidAreas | None = None
     departAt: DepartAt | None = None
 
     @model_validator(mode="after")
@@ -200,7 +202,7 @@ def build_request(input: EvRoutingInput, backend: Backend) -> tuple[str, dict[st
         params["departAt"] = input.departAt
     if input.avoid is not None:
         params["avoid"] = list(input.avoid)
-    return path, params, charging_model(input)
+    return path, params, {**charging_model(input), **(avoid_areas_body(input.avoidAreas) or {})}
 
 
 async def run(input: EvRoutingInput, context: CallContext) -> dict[str, Any]:

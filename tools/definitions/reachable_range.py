@@ -4,8 +4,9 @@ Orbis: GET `/maps/orbis/routing/calculateReachableRange/{lat},{lon}/json?apiVers
 Maps: GET `/routing/1/calculateReachableRange/{lat},{lon}/json`. Exactly one budget is sent:
 `timeBudgetInSec` or `distanceBudgetInMeters` (none, or both, is an error naming both). Energy
 and fuel budgets need a vehicle consumption model, which this tool does not take, so it does
-not offer them. Route type, traffic, avoid and departure time mean what they mean in
-tomtom-routing and travel the same way on each backend.
+not offer them. Route type, traffic, avoid, avoidAreas and departure time mean what they mean
+in tomtom-routing and travel the same way on each backend (with avoidAreas the call is a POST
+whose body holds the rectangles).
 
 The budget is also the join key between compact and geometry: `budget_min` (the time budget in
 minutes) or `budget_km` (the distance budget in kilometres).
@@ -20,7 +21,15 @@ from pydantic import Field, model_validator
 from tools.context import CallContext
 from tools.definition import define_tool
 from tools.definitions.common import GeometryDetail, Position
-from tools.definitions.routing import DepartAt, RouteOptions, RouteType, TrafficMode, routing_service
+from tools.definitions.routing import (
+    AvoidAreas,
+    DepartAt,
+    RouteOptions,
+    RouteType,
+    TrafficMode,
+    calculate,
+    routing_service,
+)
 from tools.inputs import UNIQUE, ToolInput, exactly_one
 from tools.shaping.geometry import with_geometry
 from tools.shaping.points import lat_lon_text
@@ -57,6 +66,7 @@ class ReachableRangeInput(ToolInput):
     )
     traffic: TrafficMode = "live"
     avoid: Annotated[list[RangeAvoidOption], UNIQUE, Field(max_length=9)] | None = None
+    avoidAreas: AvoidAreas | None = None
     departAt: DepartAt | None = None
 
     @model_validator(mode="after")
@@ -95,7 +105,7 @@ def build_request(input: ReachableRangeInput, backend: Backend) -> tuple[str, di
 
 async def run(input: ReachableRangeInput, context: CallContext) -> dict[str, Any]:
     session = context.tomtom
-    body = await session.get(*build_request(input, session.backend))
+    body = await calculate(session, *build_request(input, session.backend), input.avoidAreas)
     key = budget(input)
     match input.response_detail:
         case "full":

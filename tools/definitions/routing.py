@@ -7,6 +7,7 @@ Also the Routing API's shared vocabulary: the inputs other routing tools take as
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -14,13 +15,14 @@ from pydantic import AfterValidator, Field, model_validator
 
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
-from tools.definitions.common import GeometryDetail, Position, ShowUi, answer
+from tools.definitions.common import BoundingBox, GeometryDetail, Position, ShowUi, answer
 from tools.errors import ErrorCode, ToolError
 from tools.inputs import UNIQUE, ToolInput, exclusive, problem, rule
 from tools.shaping.geometry import route_features, with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.shaping.routes import compact_routes
 from tools.tomtom.backends import Backend
+from tools.tomtom.client import TomTomSession
 from tools.widgets import MAP_APP_URI
 
 AvoidOption = Literal[
@@ -29,6 +31,18 @@ AvoidOption = Literal[
 ]  # fmt: skip
 GENESIS_ROUTE_TYPES = {"fast": "fastest", "short": "shortest", "efficient": "eco", "thrilling": "thrilling"}
 MAX_LOCATIONS = 150
+MAX_AVOID_AREAS = 10
+"""Rectangles one request may avoid (docs/adr/0012: TomTom's Routing API limit)."""
+MAX_AVOID_SIDE_KM = 160
+"""The longest side of one avoided rectangle (docs/adr/0012)."""
+FULL_SECTIONS = {
+    Backend.GENESIS: [
+        "carTrain", "country", "ferry", "motorway", "pedestrian", "tollRoad", "tollVignette", "traffic",
+        "travelMode", "tunnel", "carpool", "urban", "unpaved", "lowEmissionZone",
+    ],
+    Backend.ORBIS: ["traffic", "travelMode"],
+}  # fmt: skip
+"""`sectionType` for `full`: every section type each backend documents (compact asks for traffic only)."""
 
 
 def _date_time(value: str) -> str:
@@ -46,6 +60,17 @@ def _arrival(value: str) -> str:
     return _date_time(value)
 
 
+def _avoidable(value: list[float]) -> list[float]:
+    min_lon, min_lat, max_lon, max_lat = value
+    if min_lon > max_lon:
+        raise problem("must not cross the antimeridian (minLon is east of maxLon)")
+    mean_lat = math.radians((min_lat + max_lat) / 2)
+    width, height = (max_lon - min_lon) * 111.32 * math.cos(mean_lat), (max_lat - min_lat) * 110.57
+    if max(width, height) > MAX_AVOID_SIDE_KM:
+        raise problem(f"is about {width:,.0f} by {height:,.0f} km; each side may be at most {MAX_AVOID_SIDE_KM} km")
+    return value
+
+
 RouteType = Literal["fast", "short", "efficient", "thrilling"]
 TrafficMode = Annotated[
     Literal["live", "historical"],
@@ -58,6 +83,15 @@ DepartAt = Annotated[
 ]
 ArriveAt = Annotated[
     str, Field(min_length=10, max_length=40, description="ISO 8601 date-time to arrive by."), AfterValidator(_arrival)
+]
+AvoidAreas = Annotated[
+    list[Annotated[BoundingBox, AfterValidator(_avoidable)]],
+    Field(
+        min_length=1,
+        max_length=MAX_AVOID_AREAS,
+        description=f"Rectangles to stay out of, [[minLon, minLat, maxLon, maxLat], ...]; sides up to "
+        f"{MAX_AVOID_SIDE_KM} km.",
+    ),
 ]
 Locations = Annotated[
     list[Position],
@@ -84,6 +118,7 @@ class RoutingInput(RouteOptions):
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
     avoid: Avoid | None = None
+    avoidAreas: AvoidAreas | None = None
     departAt: DepartAt | None = None
     arriveAt: ArriveAt | None = None
     maxAlternatives: int = Field(0, ge=0, le=5)
@@ -133,12 +168,14 @@ def build_request(
     arriveAt: str | None = None,
     maxAlternatives: int = 0,
     vehicleHeading: int | None = None,
+    full: bool = False,
 ) -> tuple[str, dict[str, Any]]:
     """Calculate Route through `locations`: path and parameters (also for the tools that plan
-    a route on the way to their answer: search along route, the dynamic map's plans)."""
+    a route on the way to their answer: search along route, the dynamic map's plans). Compact
+    answers need the traffic sections only; `full` asks for every section type the backend has."""
     where = ":".join(lat_lon_text(point) for point in locations)
     path, params = routing_service("calculateRoute", where, options, backend)
-    params["sectionType"] = ["traffic"]
+    params["sectionType"] = list(FULL_SECTIONS[backend]) if full else ["traffic"]
     extra = {"departAt": departAt, "arriveAt": arriveAt, "vehicleHeading": vehicleHeading}
     params.update({name: value for name, value in extra.items() if value is not None})
     if maxAlternatives:
@@ -148,16 +185,42 @@ def build_request(
     return path, params
 
 
+def avoid_areas_body(areas: list[list[float]] | None) -> dict[str, Any] | None:
+    """The POST body that carries `avoidAreas` (the same on both backends), or None without areas."""
+    if not areas:
+        return None
+    rectangles = [
+        {
+            "southWestCorner": {"latitude": min_lat, "longitude": min_lon},
+            "northEastCorner": {"latitude": max_lat, "longitude": max_lon},
+        }
+        for min_lon, min_lat, max_lon, max_lat in areas
+    ]
+    return {"avoidAreas": {"rectangles": rectangles}}
+
+
+async def calculate(
+    session: TomTomSession, path: str, params: dict[str, Any], areas: list[list[float]] | None
+) -> dict[str, Any]:
+    """A Routing API call: GET, or POST when areas to avoid travel in the body (TomTom takes
+    them only there and rejects a POST without a body)."""
+    body = avoid_areas_body(areas)
+    if body is None:
+        return await session.get(path, params)
+    return await session.post(path, body, params)
+
+
 def request_for(input: RoutingInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     return build_request(
         input.locations, input, backend, avoid=input.avoid, departAt=input.departAt, arriveAt=input.arriveAt,
         maxAlternatives=input.maxAlternatives, vehicleHeading=input.vehicleHeading,
+        full=input.response_detail == "full",
     )  # fmt: skip
 
 
 async def run(input: RoutingInput, context: CallContext) -> Answer:
     session = context.tomtom
-    body = await session.get(*request_for(input, session.backend))
+    body = await calculate(session, *request_for(input, session.backend), input.avoidAreas)
     match input.response_detail:
         case "full":
             data = body
@@ -173,7 +236,7 @@ TOOL = define_tool(
     title="TomTom Routing",
     description=(
         "Plan a route through 2 or more stops in order: distance, travel time and traffic delay, "
-        "with live or typical traffic, departure or arrival times and things to avoid."
+        "with live or typical traffic, departure or arrival times, road types and areas to avoid."
     ),
     input=RoutingInput,
     run=run,

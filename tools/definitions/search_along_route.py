@@ -2,7 +2,7 @@
 
 Two TomTom calls, both backends. First the route, built exactly as tomtom-routing builds it
 (`routing.build_request`: Orbis GET `/maps/orbis/routing/calculateRoute/...`, TomTom Maps GET
-`/routing/1/calculateRoute/...`). Then Along Route Search: Orbis POST
+`/routing/1/calculateRoute/...`; a POST carrying `avoidAreas` when given). Then Along Route Search: Orbis POST
 `/maps/orbis/places/searchAlongRoute/{query}.json?apiVersion=1`, TomTom Maps POST
 `/search/2/searchAlongRoute/{query}.json`, with `maxDetourTime` (the corridor: the time a stop may
 add to the trip, at most 3600 s) and the route line as the body `{"route": {"points": [{lat,
@@ -61,6 +61,7 @@ class SearchAlongRouteInput(ToolInput):
     brandSet: BrandSet | None = None
     routeType: routing.RouteType = "fast"
     avoid: routing.Avoid | None = None
+    avoidAreas: routing.AvoidAreas | None = None
 
     @model_validator(mode="after")
     def _something_to_find(self) -> SearchAlongRouteInput:
@@ -71,9 +72,12 @@ class SearchAlongRouteInput(ToolInput):
 
 def route_request(input: SearchAlongRouteInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The route's path and parameters: tomtom-routing's, for origin then destination, with this
-    tool's route type and avoid (travel mode and traffic at tomtom-routing's defaults)."""
+    tool's route type and avoid (travel mode and traffic at tomtom-routing's defaults); `full`
+    asks for every section type, as tomtom-routing's `full` does."""
     options = routing.RouteOptions(routeType=input.routeType)
-    return routing.build_request([input.origin, input.destination], options, backend, avoid=input.avoid)
+    return routing.build_request(
+        [input.origin, input.destination], options, backend, avoid=input.avoid, full=input.response_detail == "full"
+    )
 
 
 def route_points(route_body: dict[str, Any]) -> list[dict[str, float]]:
@@ -94,7 +98,7 @@ def search_request(
 
 async def run(input: SearchAlongRouteInput, context: CallContext) -> dict[str, Any]:
     session = context.tomtom
-    route_body = await session.get(*route_request(input, session.backend))
+    route_body = await routing.calculate(session, *route_request(input, session.backend), input.avoidAreas)
     path, params, body = search_request(input, session.backend, route_body)
     search_body = await session.post(path, body, params)
     match input.response_detail:

@@ -12,7 +12,7 @@ from tools.definition import Answer, define_tool
 from tools.definitions.common import FULL, GEOMETRY, BoundingBox, GeometryDetail, Language, ShowUi, answer
 from tools.inputs import UNIQUE, ToolInput, problem
 from tools.shaping.geometry import incident_features, with_geometry
-from tools.shaping.traffic import CATEGORIES, CATEGORY_CODES, FIELDS, capped_incidents, compact_traffic
+from tools.shaping.traffic import CATEGORIES, CATEGORY_CODES, FIELDS, FULL_FIELDS, capped_incidents, compact_traffic
 from tools.tomtom.backends import Backend
 from tools.widgets import MAP_APP_URI
 
@@ -62,7 +62,7 @@ def build_request(input: TrafficInput, backend: Backend) -> tuple[str, dict[str,
     else:
         path, params = "/traffic/services/5/incidentDetails", {}
     params["bbox"] = ",".join(str(v) for v in input.bbox)
-    params["fields"] = FIELDS
+    params["fields"] = FULL_FIELDS if input.response_detail == FULL else FIELDS
     params["language"] = input.language
     params["timeValidityFilter"] = ",".join(input.timeValidityFilter)
     if input.categoryFilter is not None:

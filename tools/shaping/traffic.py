@@ -27,6 +27,13 @@ FIELDS = (
     "timeValidity}}}"
 )
 """The projection we ask TomTom for: what compact and geometry use, nothing more."""
+FULL_FIELDS = (
+    "{incidents{type,geometry{type,coordinates},properties{id,iconCategory,magnitudeOfDelay,"
+    "events{description,code,iconCategory},startTime,endTime,from,to,length,delay,roadNumbers,"
+    "timeValidity,probabilityOfOccurrence,numberOfReports,lastReportTime,"
+    "tmc{citation,country,tableNumber,tableVersion,direction,points{location,offset}}}}}"
+)
+"""For `full`: every incident field TomTom documents (its own default is type, geometry and icon only)."""
 
 INCIDENT = {
     "geometry": {"type": STRING, "coordinates": ANY},  # coordinates: checked by tools.geometry
