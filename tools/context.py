@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
 from tools.download import DownloadPolicy
 from tools.errors import ToolError
@@ -42,7 +41,6 @@ class CallContext:
     user_agent: str | None = None
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     stats: UpstreamStats = field(default_factory=UpstreamStats)
-    extra: dict[str, Any] = field(default_factory=dict)
     _tomtom: TomTomSession | None = None
 
     def secrets(self) -> list[str]:
