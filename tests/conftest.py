@@ -45,6 +45,14 @@ def _static_files_without_collectstatic(settings):
     }
 
 
+def apps_extension() -> Any:
+    """What an MCP Apps host declares at `initialize`: pass as `Client(..., extensions=[...])`."""
+    from mcp.client.extension import advertise
+    from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
+
+    return advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})
+
+
 def data(name: str) -> Any:
     """One of our own test answers (tests/data)."""
     return json.loads((DATA / name).read_text())

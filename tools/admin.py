@@ -19,7 +19,7 @@ from django.http import HttpRequest
 
 from tools.governance import selectors, services
 from tools.governance.surface import ChangeKind
-from tools.models import ContractChange, RetiredTool, ToolName
+from tools.models import ClientSurface, ContractChange, RetiredTool, ToolName
 
 
 class ToolNamesField(forms.CharField):
@@ -174,3 +174,36 @@ class ContractChangeAdmin(admin.ModelAdmin):
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ContractChange]) -> None:
         for change in queryset:
             services.contract_change_delete(change=change)
+
+
+class ClientSurfaceForm(forms.ModelForm):
+    hidden_tools = ToolNamesField(
+        required=False, help_text="Tools not listed to these clients, e.g. tomtom-ev-routing tomtom-area-search."
+    )
+
+    class Meta:
+        model = ClientSurface
+        fields = ("pattern", "position", "widgets", "hidden_tools", "note")
+
+    def clean_hidden_tools(self) -> list[str]:
+        names = self.cleaned_data["hidden_tools"]
+        registered = selectors.registered_tools()
+        unknown = [name for name in names if name not in registered]
+        if unknown:
+            raise ValidationError(f"Not a tool of this release: {', '.join(unknown)}.")
+        return list(dict.fromkeys(names))
+
+
+@admin.register(ClientSurface)
+class ClientSurfaceAdmin(admin.ModelAdmin):
+    """Per client name pattern: widgets offered or not, and tools hidden from the listing. Every
+    replica applies a saved rule within GOVERNANCE_REFRESH_SECONDS (tools.client_surface)."""
+
+    form = ClientSurfaceForm
+    list_display = ("pattern", "position", "widgets", "hidden", "note")
+    list_editable = ("position",)
+    search_fields = ("pattern", "note")
+
+    @admin.display(description="hidden tools")
+    def hidden(self, obj: ClientSurface) -> str:
+        return ", ".join(obj.hidden_tools) or "—"

@@ -39,6 +39,13 @@ class CallContext:
     backend: Backend | None = None
     client_name: str = "unknown"
     user_agent: str | None = None
+    apps_declared: bool | None = None
+    """Whether the client declared MCP Apps support (its capabilities at `initialize`, as the
+    transport knows them); None: not known (an in-process caller, a session id minted before
+    the flag). The protocol layer decides `widgets` from it."""
+    widgets: bool = True
+    """Whether this client is offered widgets: with False, `show_ui` is accepted but the answer
+    carries no app data (tools.mcp.appdata), and widget-only tools are not listed."""
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     stats: UpstreamStats = field(default_factory=UpstreamStats)
     _tomtom: TomTomSession | None = None

@@ -3,8 +3,10 @@
 A tool is a name, a title, a description, annotations, a typed input model (`tools.inputs`)
 and an async `run(input, context)` that receives the validated input and returns a
 JSON-serialisable dict, or an `Answer` when a widget may draw it. A tool drawn by a widget
-names it (`widget=MAP_APP_URI`); a tool only widgets call says `app_only=True`. How those
-travel on the wire is the protocol layer's business (tools.mcp): a tool knows nothing of
+names it (`widget=MAP_APP_URI`); a tool only widgets call says `app_only=True`; a tool whose
+answer is a drawing says `needs_widget=True`. Each tool also carries the schema a client that
+cannot show widgets lists (`text_input_schema`: the same model without `WIDGET_INPUTS`). How
+those travel on the wire is the protocol layer's business (tools.mcp): a tool knows nothing of
 HTTP or MCP, and the dispatcher (tools.dispatch) is its only caller.
 """
 
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 """SEP-986 tool names: 1-128 letters, digits, `_`, `-` or `.`."""
+WIDGET_INPUTS = ("show_ui",)
+"""Inputs that only mean something where a widget can draw: not listed to other clients (a
+call that still sends them is accepted; the answer then carries no app data)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,11 @@ class Tool:
     """The `ui://` URI of the widget that draws this tool's answers (with `show_ui`)."""
     app_only: bool = False
     """Only widgets call this tool; hosts hide it from the model."""
+    needs_widget: bool = False
+    """The answer is a drawing (the dynamic map, data-viz): not offered where no widget shows."""
+    text_input_schema: Mapping[str, Any] = MappingProxyType({})
+    """`input_schema` without `WIDGET_INPUTS`, generated from `input_model` when the tool is
+    defined: what a client that cannot show widgets lists."""
 
     @property
     def has_geometry(self) -> bool:
@@ -101,6 +111,7 @@ def define_tool(
     annotations: Annotations = DATA_TOOL,
     widget: str | None = None,
     app_only: bool = False,
+    needs_widget: bool = False,
 ) -> Tool:
     """Validate and freeze a tool definition."""
     if not TOOL_NAME.fullmatch(name):
@@ -115,6 +126,8 @@ def define_tool(
         raise ToolDefinitionError(f"{name}: a tool that takes `show_ui` must name the widget that draws it")
     if widget is not None and not widget.startswith("ui://"):
         raise ToolDefinitionError(f"{name}: a widget is named by its ui:// URI, not {widget!r}")
+    if needs_widget and widget is None:
+        raise ToolDefinitionError(f"{name}: a tool that needs a widget must name it")
     return Tool(
         name=name,
         title=title,
@@ -125,4 +138,18 @@ def define_tool(
         annotations=annotations,
         widget=widget,
         app_only=app_only,
+        needs_widget=needs_widget,
+        text_input_schema=MappingProxyType(without_widget_inputs(schema)),
     )
+
+
+def without_widget_inputs(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's generated input schema as listed where no widget can draw: `WIDGET_INPUTS`
+    dropped from its properties and from `required` (nothing else changes)."""
+    properties = schema.get("properties", {})
+    if not any(name in properties for name in WIDGET_INPUTS):
+        return dict(schema)
+    text = {**schema, "properties": {k: v for k, v in properties.items() if k not in WIDGET_INPUTS}}
+    if "required" in schema:
+        text["required"] = [name for name in schema["required"] if name not in WIDGET_INPUTS]
+    return text

@@ -173,3 +173,42 @@ class ContractChange(models.Model):
         problem = rules.record_problem(self.as_change())
         if problem is not None:
             raise ValidationError({"kind": f"{problem}."})
+
+class ClientSurface(models.Model):
+    """An operator rule shaping the tool surface for clients whose name matches `pattern`
+    (tools.client_surface): whether widgets are offered, and which tools are not listed."""
+
+    WIDGET_CHOICES = [
+        ("declared", "as the client declares (MCP Apps capability)"),
+        ("always", "always (a host that renders MCP Apps without declaring it)"),
+        ("never", "never (text only)"),
+    ]
+
+    pattern = models.CharField(
+        max_length=256,
+        unique=True,
+        help_text="Client name pattern, case-insensitive: * any characters, ? one (e.g. claude-code*).",
+    )
+    position = models.PositiveIntegerField(
+        default=100, help_text="Rules are tried lowest first; the first whose pattern matches applies."
+    )
+    widgets = models.CharField(max_length=10, choices=WIDGET_CHOICES, default="declared")
+    hidden_tools = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Tools not listed to these clients; calls to them are still answered.",
+    )
+    note = models.TextField(blank=True, help_text="Why the rule exists.")
+
+    class Meta:
+        ordering = ["position", "pattern"]
+        verbose_name = "client surface rule"
+
+    def __str__(self) -> str:
+        return self.pattern
+
+    def clean(self) -> None:
+        if not isinstance(self.hidden_tools, list) or not all(isinstance(n, str) for n in self.hidden_tools):
+            raise ValidationError({"hidden_tools": "A list of tool names."})
+        for name in self.hidden_tools:
+            tool_name_validator(name)

@@ -41,9 +41,15 @@ def test_each_session_gets_its_own_id():
 
 
 def tamper(session_id: str) -> str:
-    version, nonce, _name, signature = session_id.split(".")
-    forged = base64.urlsafe_b64encode(b"admin").rstrip(b"=").decode()
-    return ".".join([version, nonce, forged, signature])
+    parts = session_id.split(".")
+    parts[2] = base64.urlsafe_b64encode(b"admin").rstrip(b"=").decode()
+    return ".".join(parts)
+
+
+def legacy_id(ids: SessionIds, name: str) -> str:
+    """A session id as minted before the MCP Apps flag: `v1.<nonce>.<name>.<signature>`."""
+    payload = "v1.bm9uY2Vub25jZQ." + base64.urlsafe_b64encode(name.encode()).rstrip(b"=").decode()
+    return f"{payload}.{ids._sign(ids._keys[0], payload)}"
 
 
 @pytest.mark.parametrize(
@@ -52,7 +58,10 @@ def tamper(session_id: str) -> str:
         pytest.param(tamper, id="tampered name"),
         pytest.param(lambda s: s[:-5], id="truncated"),
         pytest.param(lambda s: s.rsplit(".", 1)[0], id="signature missing"),
-        pytest.param(lambda s: s.replace("v1.", "v2.", 1), id="other version"),
+        pytest.param(lambda s: s.replace("v2.", "v3.", 1), id="other version"),
+        pytest.param(lambda s: s.replace(".text.", ".apps.", 1), id="flag flipped"),
+        pytest.param(lambda s: s.replace(".text.", ".maybe.", 1), id="unknown flag"),
+        pytest.param(lambda s: s.replace("v2.", "v1.", 1), id="flagged id as legacy"),
         pytest.param(lambda s: "not-base64!.$$$.***.%%%", id="not base64"),
         pytest.param(lambda s: SessionIds(["another secret"]).mint("x"), id="another secret"),
         pytest.param(lambda s: "v1." + "é" * 10 + ".a.b", id="non ascii"),
@@ -64,6 +73,37 @@ def test_ids_the_server_never_minted_are_unknown(forge):
     forged = forge(ids.mint("claude"))
     assert ids.read(forged) is None
     assert identify({"mcp-session-id": forged}, b"{}", ids).client_name == "unknown"
+
+
+@pytest.mark.parametrize("apps", [True, False])
+def test_the_apps_declaration_round_trips(apps):
+    ids = SessionIds(["secret"])
+    session_id = ids.mint("Claude", apps)
+    assert ids.read_session(session_id) == ("Claude", apps)
+    assert identify({"mcp-session-id": session_id}, b"{}", ids).apps_declared is apps
+
+
+def test_ids_minted_before_the_flag_still_read_with_the_declaration_unknown():
+    ids = SessionIds(["secret"])
+    old = legacy_id(ids, "cursor")
+    assert ids.read(old) == "cursor" and ids.read_session(old) == ("cursor", None)
+    identity = identify({"mcp-session-id": old}, b"{}", ids)
+    assert (identity.client_name, identity.apps_declared) == ("cursor", None)
+
+
+def test_initialize_reads_the_apps_declaration_from_the_capabilities():
+    ids = SessionIds(["secret"])
+    ui = {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+
+    def init(capabilities):
+        params = {"clientInfo": {"name": "c"}, "capabilities": capabilities}
+        return identify({}, json.dumps({"method": "initialize", "params": params}).encode(), ids).apps_declared
+
+    assert init({"extensions": ui}) is True
+    assert init({}) is False
+    assert init({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html"]}}}) is False
+    assert init({"extensions": {"io.modelcontextprotocol/ui": {}}}) is False
+    assert init("not an object") is False
 
 
 def test_rotated_secrets_still_read_old_ids():

@@ -137,7 +137,7 @@ def test_stdio_without_a_database_answers_from_the_committed_fixture(stub, tmp_p
     stderr = process.stderr.read()
     process.wait(60)
     names = {tool["name"] for tool in answers[2]["tools"]}
-    assert "tomtom-static-map" not in names and "tomtom-dynamic-map" in names
+    assert "tomtom-static-map" not in names and "tomtom-routing" in names
     assert json.loads(answers[3]["content"][0]["text"])["error"]["code"] == "retired"
     error = json.loads(answers[4]["content"][0]["text"])["error"]
     assert (error["change"], error["new_argument"], error["send"]) == (

@@ -136,7 +136,7 @@ async def test_a_polygon_over_the_vertex_cap_is_simplified_and_says_so(stub, dis
 async def test_full_is_tomtoms_answer(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
     outcome = await call(dispatcher, context, boundingBox=BOX, response_detail="full")
-    assert outcome.data == data("poi_search.json")
+    assert outcome.data == {**data("poi_search.json"), "show_ui": False}
 
 
 @pytest.mark.parametrize(

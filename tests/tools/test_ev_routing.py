@@ -191,7 +191,7 @@ async def test_a_long_route_is_capped_and_says_so(stub, dispatcher, context):
 async def test_full_is_tomtoms_answer(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
     outcome = await call(dispatcher, context, response_detail="full")
-    assert outcome.data == data("ev_route.json")
+    assert outcome.data == {**data("ev_route.json"), "show_ui": False}
 
 
 @pytest.mark.parametrize(

@@ -125,6 +125,7 @@ async def test_genesis_compact_has_connectors_and_availability(stub, dispatcher,
         "total": 41,
         "returned": 2,
         "truncated": True,
+        "show_ui": False,
     }
 
 
@@ -135,7 +136,7 @@ async def test_genesis_full_carries_tomtom_availability_untrimmed(stub, dispatch
     outcome = await dispatcher.call("tomtom-ev-search", {"position": [4.9, 52.37], "response_detail": "full"}, context)
     expected = data("ev_search.json")
     expected["results"][0]["chargingAvailability"] = data("charging_availability.json")
-    assert outcome.data == expected
+    assert outcome.data == {**expected, "show_ui": False}
 
 
 async def test_orbis_says_availability_is_not_offered(stub, dispatcher, context):

@@ -83,7 +83,7 @@ async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     outcome = await dispatcher.call(
         "tomtom-fuzzy-search", {"query": "coffe amsterdam", "response_detail": "full"}, context
     )
-    assert outcome.data == data("poi_search.json")
+    assert outcome.data == {**data("poi_search.json"), "show_ui": False}
 
 
 async def test_recorded_genesis_answer(stub, dispatcher, context):

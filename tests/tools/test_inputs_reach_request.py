@@ -80,6 +80,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         "answer": "reverse_geocode.json",
         "baseline": {"position": AMSTERDAM},
         "samples": {
+            "show_ui": True,
             "position": UTRECHT,
             "response_detail": "full",
             "radius": 50,
@@ -93,6 +94,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         "answer": "poi_search.json",
         "baseline": {"query": "coffee"},
         "samples": {
+            "show_ui": True,
             "query": "tea",
             "response_detail": "full",
             "limit": 3,
@@ -109,6 +111,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         "answer": "poi_search.json",
         "baseline": {"query": "pharmacy"},
         "samples": {
+            "show_ui": True,
             "query": "apotheek",
             "response_detail": "full",
             "limit": 3,
@@ -131,6 +134,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         "answer": "poi_search.json",
         "baseline": {"position": AMSTERDAM, "poiCategories": [7326]},
         "samples": {
+            "show_ui": True,
             "position": UTRECHT,
             "response_detail": "full",
             "radius": 1000,
@@ -156,6 +160,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         "answer": "ev_search.json",
         "baseline": {"position": AMSTERDAM},
         "samples": {
+            "show_ui": True,
             "position": UTRECHT,
             "response_detail": "full",
             "radius": 3000,
@@ -215,6 +220,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         "answer": "poi_search.json",
         "baseline": {"query": "pharmacy", "center": AMSTERDAM, "radius": 1000},
         "samples": {
+            "show_ui": True,
             "query": "apotheek",
             "response_detail": "full",
             "center": UTRECHT,
@@ -231,6 +237,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         "answer": "along_route.json",  # one file answers both calls: the route, then the places along it
         "baseline": {"origin": AMSTERDAM, "destination": UTRECHT, "query": "petrol station"},
         "samples": {
+            "show_ui": True,
             "origin": [4.95, 52.3],
             "destination": [5.2, 52.1],
             "query": "cafe",
@@ -249,6 +256,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         "answer": "ev_route.json",
         "baseline": {"locations": [AMSTERDAM, [13.405, 52.52]], "maxChargeInkWh": 75, "currentChargeInkWh": 60},
         "samples": {
+            "show_ui": True,
             "locations": [AMSTERDAM, UTRECHT, [13.405, 52.52]],
             "response_detail": "full",
             "maxChargeInkWh": 80,
@@ -268,6 +276,7 @@ TOOLS: dict[str, dict[str, Any]] = {
         "answer": "reachable_range.json",
         "baseline": {"origin": AMSTERDAM, "timeBudgetInSec": 1800},
         "samples": {
+            "show_ui": True,
             "origin": UTRECHT,
             "response_detail": "full",
             "timeBudgetInSec": 3600,

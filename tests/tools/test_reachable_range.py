@@ -74,6 +74,7 @@ async def test_compact_is_center_budget_and_area_without_the_polygon(stub, dispa
         "budget_min": 30,
         "boundingBox": [4.57413, 52.19614, 5.12064, 52.53908],
         "boundaryPoints": 12,
+        "show_ui": False,
     }
 
 
@@ -137,7 +138,7 @@ async def test_a_long_boundary_is_capped_and_says_so(stub, dispatcher, context):
 async def test_full_is_tomtoms_answer(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
     outcome = await call(dispatcher, context, timeBudgetInSec=600, response_detail="full")
-    assert outcome.data == data("reachable_range.json")
+    assert outcome.data == {**data("reachable_range.json"), "show_ui": False}
 
 
 @pytest.mark.parametrize(

@@ -65,6 +65,7 @@ async def test_compact_answer(stub, dispatcher, context):
         "total": 1,
         "returned": 1,
         "truncated": False,
+        "show_ui": False,
     }
 
 
@@ -83,7 +84,7 @@ async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     outcome = await dispatcher.call(
         "tomtom-reverse-geocode", {"position": [4.89273, 52.37314], "response_detail": "full"}, context
     )
-    assert outcome.data == data("reverse_geocode.json")
+    assert outcome.data == {**data("reverse_geocode.json"), "show_ui": False}
 
 
 async def test_recorded_genesis_answer(stub, dispatcher, context):

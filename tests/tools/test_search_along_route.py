@@ -120,7 +120,7 @@ async def test_full_is_both_answers(stub, dispatcher, context):
     answer_on(stub, Backend.GENESIS)
     context.backend = Backend.GENESIS
     outcome = await call(dispatcher, context, response_detail="full")
-    assert outcome.data == {"route": data("along_route.json"), "search": data("along_route.json")}
+    assert outcome.data == {"route": data("along_route.json"), "search": data("along_route.json"), "show_ui": False}
 
 
 async def test_an_empty_query_searches_by_category(stub, dispatcher, context):

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from tests.conftest import http_client, server_process
+from tests.conftest import apps_extension, http_client, server_process
 from tests.support.https_server import LocalHttps
 from tests.support.tomtom_stub import TomTomStub
 from tools.mcp.appdata import APP_DATA_KEY
@@ -58,7 +58,7 @@ def replica_env(stub: TomTomStub, https: LocalHttps) -> dict[str, str]:
 
 
 async def call(url: str, name: str, arguments: dict):
-    async with http_client(url + "/mcp", mode="legacy") as client:
+    async with http_client(url + "/mcp", mode="legacy", extensions=[apps_extension()]) as client:
         return await client.call_tool(name, arguments)
 
 

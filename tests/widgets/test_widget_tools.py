@@ -11,7 +11,7 @@ from mcp import Client
 from mcp.server.apps import APP_MIME_TYPE
 from mcp.shared.exceptions import MCPError
 
-from tests.conftest import CANARY_KEY, data, make_config
+from tests.conftest import CANARY_KEY, apps_extension, data, make_config
 from tools.context import CallContext
 from tools.definition import ToolDefinitionError, define_tool
 from tools.inputs import ToolInput
@@ -106,7 +106,7 @@ def test_a_tool_cannot_take_show_ui_without_a_widget():
 async def test_the_map_app_is_served_as_an_mcp_app(config):
     dispatcher = build_dispatcher()
     server = build_server(dispatcher, lambda ctx: CallContext(config=config, transport="stdio"))
-    async with Client(server) as client:
+    async with Client(server, extensions=[apps_extension()]) as client:
         (resource,) = (await client.list_resources()).resources
         assert str(resource.uri) == MAP_APP_URI and resource.mime_type == APP_MIME_TYPE
         read = await client.read_resource(MAP_APP_URI)

@@ -18,8 +18,18 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, model_validator
 
 from tools.context import CallContext
-from tools.definition import define_tool
-from tools.definitions.common import FULL, GEOMETRY, BoundingBox, GeometryDetail, Language, Limit, Position
+from tools.definition import Answer, define_tool
+from tools.definitions.common import (
+    FULL,
+    GEOMETRY,
+    BoundingBox,
+    GeometryDetail,
+    Language,
+    Limit,
+    Position,
+    ShowUi,
+    answer,
+)
 from tools.definitions.search_common import (
     BrandSet,
     PoiCategories,
@@ -35,6 +45,7 @@ from tools.shaping.geometry import feature, with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend
+from tools.widgets import MAP_APP_URI
 
 AREAS = ("center", "polygon", "boundingBox")
 MAX_POLYGON_POINTS = 1000
@@ -65,6 +76,7 @@ Polygon = Annotated[
 class AreaSearchInput(ToolInput):
     query: Annotated[Query, Field(description="What to find, e.g. 'cafe'.")]
     response_detail: GeometryDetail = "compact"
+    show_ui: ShowUi = False
     center: Position | None = Field(None, description="Circle centre, [longitude, latitude]; needs radius.")
     radius: int | None = Field(
         None,
@@ -121,17 +133,20 @@ def boundary_feature(kind: str, points: list[list[float]], input: AreaSearchInpu
     return feature({"type": "Polygon", "coordinates": [ring]}, {"boundary": kind})
 
 
-async def run(input: AreaSearchInput, context: CallContext) -> dict[str, Any]:
+async def run(input: AreaSearchInput, context: CallContext) -> Answer:
+    """The widget draws TomTom's answer and the area searched (`boundary`, a Polygon feature)."""
     kind, points = area(input)
     session = context.tomtom
-    path, params, body = build_request(input, session.backend)
-    answer = await session.post(path, body, params)
+    path, params, request_body = build_request(input, session.backend)
+    body = await session.post(path, request_body, params)
+    boundary = boundary_feature(kind, points, input)
     if input.response_detail == FULL:
-        return answer
-    compact = {"boundary": kind, **compact_search(answer)}
-    if input.response_detail == GEOMETRY:
-        return with_geometry(compact, [boundary_feature(kind, points, input)])
-    return compact
+        data = body
+    else:
+        data = {"boundary": kind, **compact_search(body)}
+        if input.response_detail == GEOMETRY:
+            data = with_geometry(data, [boundary])
+    return answer(input, data, {**body, "boundary": boundary})
 
 
 TOOL = define_tool(
@@ -143,4 +158,5 @@ TOOL = define_tool(
     ),
     input=AreaSearchInput,
     run=run,
+    widget=MAP_APP_URI,
 )

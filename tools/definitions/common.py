@@ -60,18 +60,12 @@ def _points_only(value: Any) -> Any:
     return value
 
 
-PointsDetail = Annotated[
-    Literal["compact", "full"],
-    BeforeValidator(_points_only),
-    Field(description="compact: the answer; full: TomTom's untrimmed answer."),
-]
-GeometryDetail = Annotated[
-    Literal["compact", "geometry", "full"],
-    Field(
-        description="compact: the answer; geometry: compact plus GeoJSON lines and areas to draw; "
-        "full: TomTom's untrimmed answer (large)."
-    ),
-]
+PointsDetail = Annotated[Literal["compact", "full"], BeforeValidator(_points_only)]
+"""`response_detail` of a point-only tool: compact (the answer) or full (TomTom's untrimmed answer).
+Listed without a description: the server's instructions say it once for every tool."""
+GeometryDetail = Literal["compact", "geometry", "full"]
+"""`response_detail` of a tool with geometry: compact, geometry (compact plus GeoJSON to draw) or
+full (TomTom's untrimmed answer, large)."""
 ShowUi = Annotated[
     bool, Field(description="Also draw it on a map where the host shows MCP Apps; the text is unchanged.")
 ]

@@ -257,4 +257,5 @@ TOOL = define_tool(
     input=DataVizInput,
     run=run,
     widget=MAP_APP_URI,
+    needs_widget=True,
 )

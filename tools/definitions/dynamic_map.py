@@ -182,4 +182,5 @@ TOOL = define_tool(
     input=DynamicMapInput,
     run=run,
     widget=MAP_APP_URI,
+    needs_widget=True,
 )

@@ -18,17 +18,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, ValidatorFunctionWrapHandler, WrapValidator, model_validator
+from pydantic import AfterValidator, Field, ValidatorFunctionWrapHandler, WithJsonSchema, WrapValidator, model_validator
 
 from tools.context import CallContext
-from tools.definition import define_tool
-from tools.definitions.common import FULL, GEOMETRY, GeometryDetail
+from tools.definition import Answer, define_tool
+from tools.definitions.common import FULL, GEOMETRY, GeometryDetail, ShowUi, answer
 from tools.definitions.routing import Avoid, AvoidAreas, DepartAt, Locations, TrafficMode, avoid_areas_body
 from tools.inputs import UNIQUE, ToolInput, problem, rule
 from tools.shaping.ev_routes import charging_stop_features, compact_ev_routes
 from tools.shaping.geometry import route_features, with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.tomtom.backends import Backend
+from tools.widgets import MAP_APP_URI
 
 PlugType = Literal[
     "Small_Paddle_Inductive", "Large_Paddle_Inductive", "IEC_60309_1_Phase", "IEC_60309_3_Phase",
@@ -104,11 +105,24 @@ BatteryCurve = _pairs(
 )
 
 
+LISTED_PLUG_TYPE = WithJsonSchema(
+    {
+        "type": "string",
+        "description": "A TomTom plug type: IEC_62196_Type_2_Outlet, Combo_to_IEC_62196_Type_2_Base, CHAdeMO, "
+        "Tesla_Connector, ... (another name is answered with all 28).",
+    }
+)
+"""The 28 plug names are checked, and listed in the error a wrong one gets, but not in tools/list:
+every conversation would pay for them, and the defaults cover most cars."""
+
+
 class Connector(ToolInput):
     """One way the car charges: current, the plugs it takes, and its top power."""
 
     currentType: Literal["AC1", "AC3", "DC"]
-    plugTypes: Annotated[list[PlugType], UNIQUE, Field(min_length=1, max_length=len(PlugType.__args__))]
+    plugTypes: Annotated[
+        list[Annotated[PlugType, LISTED_PLUG_TYPE]], UNIQUE, Field(min_length=1, max_length=len(PlugType.__args__))
+    ]
     maxPowerInkW: Power
 
 
@@ -123,6 +137,7 @@ class EvRoutingInput(ToolInput):
     maxChargeInkWh: Capacity = Field(description="Battery capacity.")
     currentChargeInkWh: Kwh = Field(description="Charge at departure.")
     response_detail: GeometryDetail = "compact"
+    show_ui: ShowUi = False
     minChargeAtDestinationInkWh: Kwh | None = Field(
         None, description="Charge to keep on arrival. Default: 20 % of maxChargeInkWh."
     )
@@ -205,19 +220,21 @@ def build_request(input: EvRoutingInput, backend: Backend) -> tuple[str, dict[st
     return path, params, {**charging_model(input), **(avoid_areas_body(input.avoidAreas) or {})}
 
 
-async def run(input: EvRoutingInput, context: CallContext) -> dict[str, Any]:
+async def run(input: EvRoutingInput, context: CallContext) -> Answer:
+    """The widget draws TomTom's untrimmed answer: the routes and, at the end of each leg, its
+    charging stop with the park's power and the charge it reaches."""
     session = context.tomtom
-    path, params, body = build_request(input, session.backend)
-    answer = await session.post(path, body, params)
+    path, params, request_body = build_request(input, session.backend)
+    body = await session.post(path, request_body, params)
     if input.response_detail == FULL:
-        return answer
-    compact = compact_ev_routes(answer)
+        return answer(input, body, body)
+    compact = compact_ev_routes(body)
     assumed = [name for name in ASSUMABLE if getattr(input, name) is None]
     if assumed:
         compact["assumed"] = assumed
     if input.response_detail == GEOMETRY:
-        return with_geometry(compact, [*route_features(answer), *charging_stop_features(compact)])
-    return compact
+        compact = with_geometry(compact, [*route_features(body), *charging_stop_features(compact)])
+    return answer(input, compact, body)
 
 
 TOOL = define_tool(
@@ -230,4 +247,5 @@ TOOL = define_tool(
     ),
     input=EvRoutingInput,
     run=run,
+    widget=MAP_APP_URI,
 )

@@ -23,8 +23,8 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from tools.context import CallContext
-from tools.definition import define_tool
-from tools.definitions.common import FULL, Language, PointsDetail
+from tools.definition import Answer, define_tool
+from tools.definitions.common import FULL, Language, PointsDetail, ShowUi, answer
 from tools.definitions.search_common import (
     BrandSet,
     CentrePosition,
@@ -41,6 +41,7 @@ from tools.inputs import ToolInput, rule
 from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import TomTomSession
+from tools.widgets import MAP_APP_URI
 
 EV_STATION = 7309
 MAX_STATIONS = 20
@@ -53,6 +54,7 @@ ORBIS_NOTE = "Live availability is only offered on the tomtom-maps backend."
 class EvSearchInput(ToolInput):
     position: CentrePosition
     response_detail: PointsDetail = "compact"
+    show_ui: ShowUi = False
     radius: Radius | None = None
     limit: int = Field(10, ge=1, le=MAX_STATIONS)
     connectorSet: ConnectorSet | None = None
@@ -106,24 +108,25 @@ async def add_availability(body: dict[str, Any], input: EvSearchInput, session: 
     gate = asyncio.Semaphore(CONCURRENT_LOOKUPS)
     answers = await asyncio.gather(*(_availability(session, station_id, input, gate) for _, station_id in linked))
     failed = 0
-    for (station, _), answer in zip(linked, answers, strict=True):
-        if answer is None:
+    for (station, _), availability in zip(linked, answers, strict=True):
+        if availability is None:
             failed += 1
         else:
-            station["chargingAvailability"] = answer
+            station["chargingAvailability"] = availability
     return f"Live availability could not be read for {failed} station(s)." if failed else None
 
 
-async def run(input: EvSearchInput, context: CallContext) -> dict[str, Any]:
+async def run(input: EvSearchInput, context: CallContext) -> Answer:
+    """The widget draws TomTom's stations, with the live availability attached to them."""
     session = context.tomtom
     body = await session.get(*build_request(input, session.backend))
     note = await add_availability(body, input, session)
     if input.response_detail == FULL:
-        return body
-    answer = compact_search(body)
+        return answer(input, body, body)
+    compact = compact_search(body)
     if note:
-        answer["availabilityNote"] = note
-    return answer
+        compact["availabilityNote"] = note
+    return answer(input, compact, body)
 
 
 TOOL = define_tool(
@@ -136,4 +139,5 @@ TOOL = define_tool(
     ),
     input=EvSearchInput,
     run=run,
+    widget=MAP_APP_URI,
 )

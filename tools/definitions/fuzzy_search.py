@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from tools.context import CallContext
-from tools.definition import define_tool
-from tools.definitions.common import Countries, Language, Limit, PointsDetail
+from tools.definition import Answer, define_tool
+from tools.definitions.common import Countries, Language, Limit, PointsDetail, ShowUi
 from tools.definitions.search_common import (
     AreaInputs,
     PoiCategories,
@@ -27,6 +27,7 @@ from tools.definitions.search_common import (
 )
 from tools.inputs import UNIQUE
 from tools.tomtom.backends import Backend
+from tools.widgets import MAP_APP_URI
 
 Index = Literal["Geo", "PAD", "Addr", "Str", "XStr", "POI"]
 
@@ -34,6 +35,7 @@ Index = Literal["Geo", "PAD", "Addr", "Str", "XStr", "POI"]
 class FuzzySearchInput(AreaInputs):
     query: Annotated[Query, Field(description="What to find, any wording.")]
     response_detail: PointsDetail = "compact"
+    show_ui: ShowUi = False
     limit: Limit = 10
     language: Language | None = None
     countries: Countries | None = None
@@ -54,7 +56,7 @@ def build_request(input: FuzzySearchInput, backend: Backend) -> tuple[str, dict[
     return path, params
 
 
-async def run(input: FuzzySearchInput, context: CallContext) -> dict[str, Any]:
+async def run(input: FuzzySearchInput, context: CallContext) -> Answer:
     return await search(input, context, build_request)
 
 
@@ -68,4 +70,5 @@ TOOL = define_tool(
     ),
     input=FuzzySearchInput,
     run=run,
+    widget=MAP_APP_URI,
 )

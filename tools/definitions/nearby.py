@@ -12,8 +12,8 @@ from typing import Any
 from pydantic import model_validator
 
 from tools.context import CallContext
-from tools.definition import define_tool
-from tools.definitions.common import Countries, Language, Limit, PointsDetail
+from tools.definition import Answer, define_tool
+from tools.definitions.common import Countries, Language, Limit, PointsDetail, ShowUi
 from tools.definitions.search_common import (
     CentrePosition,
     PoiDetails,
@@ -25,11 +25,13 @@ from tools.definitions.search_common import (
     search,
 )
 from tools.tomtom.backends import Backend
+from tools.widgets import MAP_APP_URI
 
 
 class NearbyInput(PoiDetails, PoiFilters):
     position: CentrePosition
     response_detail: PointsDetail = "compact"
+    show_ui: ShowUi = False
     radius: Radius | None = None
     limit: Limit = 10
     language: Language | None = None
@@ -48,7 +50,7 @@ def build_request(input: NearbyInput, backend: Backend) -> tuple[str, dict[str, 
     return path, params
 
 
-async def run(input: NearbyInput, context: CallContext) -> dict[str, Any]:
+async def run(input: NearbyInput, context: CallContext) -> Answer:
     return await search(input, context, build_request, input.requested())
 
 
@@ -62,4 +64,5 @@ TOOL = define_tool(
     ),
     input=NearbyInput,
     run=run,
+    widget=MAP_APP_URI,
 )

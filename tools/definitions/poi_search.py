@@ -13,8 +13,8 @@ from typing import Annotated, Any
 from pydantic import Field, model_validator
 
 from tools.context import CallContext
-from tools.definition import define_tool
-from tools.definitions.common import Countries, Language, Limit, PointsDetail
+from tools.definition import Answer, define_tool
+from tools.definitions.common import Countries, Language, Limit, PointsDetail, ShowUi
 from tools.definitions.search_common import (
     AreaInputs,
     PoiDetails,
@@ -28,6 +28,7 @@ from tools.definitions.search_common import (
 )
 from tools.inputs import rule
 from tools.tomtom.backends import Backend
+from tools.widgets import MAP_APP_URI
 
 
 class PoiSearchInput(PoiDetails, PoiFilters, AreaInputs):
@@ -39,6 +40,7 @@ class PoiSearchInput(PoiDetails, PoiFilters, AreaInputs):
         ),
     ]
     response_detail: PointsDetail = "compact"
+    show_ui: ShowUi = False
     limit: Limit = 10
     language: Language | None = None
     countries: Countries | None = None
@@ -57,7 +59,7 @@ def build_request(input: PoiSearchInput, backend: Backend) -> tuple[str, dict[st
     return path, params
 
 
-async def run(input: PoiSearchInput, context: CallContext) -> dict[str, Any]:
+async def run(input: PoiSearchInput, context: CallContext) -> Answer:
     return await search(input, context, build_request, input.requested())
 
 
@@ -71,4 +73,5 @@ TOOL = define_tool(
     ),
     input=PoiSearchInput,
     run=run,
+    widget=MAP_APP_URI,
 )

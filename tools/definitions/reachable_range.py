@@ -19,8 +19,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from tools.context import CallContext
-from tools.definition import define_tool
-from tools.definitions.common import GeometryDetail, Position
+from tools.definition import Answer, define_tool
+from tools.definitions.common import GeometryDetail, Position, ShowUi, answer
 from tools.definitions.routing import (
     AvoidAreas,
     DepartAt,
@@ -35,6 +35,7 @@ from tools.shaping.geometry import with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.shaping.reachable import Budget, compact_range, range_features
 from tools.tomtom.backends import Backend
+from tools.widgets import MAP_APP_URI
 
 BUDGETS = ("timeBudgetInSec", "distanceBudgetInMeters")
 MAX_TIME_BUDGET = 86_400
@@ -51,6 +52,7 @@ RangeAvoidOption = Literal[
 class ReachableRangeInput(ToolInput):
     origin: Position = Field(description="Start, [longitude, latitude].")
     response_detail: GeometryDetail = "compact"
+    show_ui: ShowUi = False
     timeBudgetInSec: int | None = Field(
         None,
         ge=1,
@@ -103,17 +105,20 @@ def build_request(input: ReachableRangeInput, backend: Backend) -> tuple[str, di
     return path, params
 
 
-async def run(input: ReachableRangeInput, context: CallContext) -> dict[str, Any]:
+async def run(input: ReachableRangeInput, context: CallContext) -> Answer:
+    """The widget draws each range TomTom answered as a ring labelled by its budget, and the
+    origin as given: `{"origin": [lon, lat], "ranges": [{"budget": {...}, "range": <answer>}]}`."""
     session = context.tomtom
     body = await calculate(session, *build_request(input, session.backend), input.avoidAreas)
     key = budget(input)
     match input.response_detail:
         case "full":
-            return body
+            data = body
         case "geometry":
-            return with_geometry(compact_range(body, key), range_features(body, key))
+            data = with_geometry(compact_range(body, key), range_features(body, key))
         case _:
-            return compact_range(body, key)
+            data = compact_range(body, key)
+    return answer(input, data, {"origin": input.origin, "ranges": [{"budget": key, "range": body}]})
 
 
 TOOL = define_tool(
@@ -126,4 +131,5 @@ TOOL = define_tool(
     ),
     input=ReachableRangeInput,
     run=run,
+    widget=MAP_APP_URI,
 )

@@ -15,19 +15,21 @@ from typing import Annotated, Any
 from pydantic import Field, model_validator
 
 from tools.context import CallContext
-from tools.definition import define_tool
-from tools.definitions.common import FULL, Language, PointsDetail, Position
+from tools.definition import Answer, define_tool
+from tools.definitions.common import FULL, Language, PointsDetail, Position, ShowUi, answer
 from tools.definitions.geocode import EntityType
 from tools.definitions.search_common import search_path
 from tools.inputs import UNIQUE, ToolInput, exclusive
 from tools.shaping.points import lat_lon_text
 from tools.shaping.search import Requested, compact_reverse
 from tools.tomtom.backends import Backend
+from tools.widgets import MAP_APP_URI
 
 
 class ReverseGeocodeInput(ToolInput):
     position: Annotated[Position, Field(description="The point to look up, [longitude, latitude].")]
     response_detail: PointsDetail = "compact"
+    show_ui: ShowUi = False
     radius: int | None = Field(None, ge=1, le=20_000_000, description="Only addresses within this many metres.")
     language: Language | None = None
     heading: float | None = Field(
@@ -60,12 +62,15 @@ def build_request(input: ReverseGeocodeInput, backend: Backend) -> tuple[str, di
     return path, params
 
 
-async def run(input: ReverseGeocodeInput, context: CallContext) -> dict[str, Any]:
+async def run(input: ReverseGeocodeInput, context: CallContext) -> Answer:
+    """The widget draws TomTom's addresses and the point looked up (`lookup`, [lon, lat])."""
     session = context.tomtom
     body = await session.get(*build_request(input, session.backend))
     if input.response_detail == FULL:
-        return body
-    return compact_reverse(body, Requested(speed_limit=input.returnSpeedLimit))
+        data = body
+    else:
+        data = compact_reverse(body, Requested(speed_limit=input.returnSpeedLimit))
+    return answer(input, data, {**body, "lookup": input.position})
 
 
 TOOL = define_tool(
@@ -77,4 +82,5 @@ TOOL = define_tool(
     ),
     input=ReverseGeocodeInput,
     run=run,
+    widget=MAP_APP_URI,
 )

@@ -19,9 +19,9 @@ from typing import Annotated, Any
 from pydantic import Field, model_validator
 
 from tools.context import CallContext
-from tools.definition import define_tool
+from tools.definition import Answer, define_tool
 from tools.definitions import routing
-from tools.definitions.common import GeometryDetail, Language, Position
+from tools.definitions.common import GeometryDetail, Language, Position, ShowUi, answer
 from tools.definitions.search_common import (
     BrandSet,
     PoiCategories,
@@ -35,6 +35,7 @@ from tools.inputs import ToolInput, rule
 from tools.shaping.along_route import compact_along_route, first_route
 from tools.shaping.geometry import feature, route_line, with_geometry
 from tools.tomtom.backends import Backend
+from tools.widgets import MAP_APP_URI
 
 ROUTE_POINTS = 1000
 """Route points sent to Along Route Search: longer lines are simplified (a few metres off)."""
@@ -52,6 +53,7 @@ class SearchAlongRouteInput(ToolInput):
         ),
     ]
     response_detail: GeometryDetail = "compact"
+    show_ui: ShowUi = False
     maxDetourTime: int = Field(
         600, ge=1, le=3600, description="Seconds a stop may add to the trip: the corridor's width (1-3600)."
     )
@@ -96,19 +98,23 @@ def search_request(
     return path, params, {"route": {"points": route_points(route_body)}}
 
 
-async def run(input: SearchAlongRouteInput, context: CallContext) -> dict[str, Any]:
+async def run(input: SearchAlongRouteInput, context: CallContext) -> Answer:
+    """The widget draws both answers untrimmed (`full`'s shape): the route, and the places
+    with the detour each adds."""
     session = context.tomtom
     route_body = await routing.calculate(session, *route_request(input, session.backend), input.avoidAreas)
     path, params, body = search_request(input, session.backend, route_body)
     search_body = await session.post(path, body, params)
+    both = {"route": route_body, "search": search_body}
     match input.response_detail:
         case "full":
-            return {"route": route_body, "search": search_body}
+            data = both
         case "geometry":
             line = feature(route_line(first_route(route_body)), {"route": 0})
-            return with_geometry(compact_along_route(route_body, search_body), [line])
+            data = with_geometry(compact_along_route(route_body, search_body), [line])
         case _:
-            return compact_along_route(route_body, search_body)
+            data = compact_along_route(route_body, search_body)
+    return answer(input, data, both)
 
 
 TOOL = define_tool(
@@ -120,4 +126,5 @@ TOOL = define_tool(
     ),
     input=SearchAlongRouteInput,
     run=run,
+    widget=MAP_APP_URI,
 )

@@ -26,7 +26,8 @@ from urllib.parse import quote
 from pydantic import Field, model_validator
 
 from tools.context import CallContext
-from tools.definitions.common import FULL, BoundingBox, Position
+from tools.definition import Answer
+from tools.definitions.common import FULL, BoundingBox, Position, answer
 from tools.inputs import UNIQUE, ToolInput, exclusive, requires, rule
 from tools.shaping.search import NOTHING_REQUESTED, Requested, compact_search
 from tools.tomtom.backends import Backend
@@ -140,11 +141,13 @@ async def search[I: ToolInput](
     context: CallContext,
     build_request: Callable[[I, Backend], tuple[str, dict[str, Any]]],
     requested: Requested = NOTHING_REQUESTED,
-) -> dict[str, Any]:
-    """Send this tool's search request; answer TomTom's body (`full`) or its compact form."""
+) -> Answer:
+    """Send this tool's search request; answer TomTom's body (`full`) or its compact form, and
+    the body as the widget's app data when the input asks for the map (`show_ui`)."""
     session = context.tomtom
     body = await session.get(*build_request(input, session.backend))
-    return body if getattr(input, "response_detail", None) == FULL else compact_search(body, requested)
+    data = body if getattr(input, "response_detail", None) == FULL else compact_search(body, requested)
+    return answer(input, data, body)
 
 
 def nearby_search(backend: Backend, position: list[float], radius: int | None) -> tuple[str, dict[str, Any]]:

@@ -6,6 +6,9 @@ interceptor the protocol layer puts around every call, turns it into the result:
 model reads and the result's `_meta`, with the app data (tools.shaping.appdata) inline
 whenever the whole serialised `CallToolResult` stays under `RESULT_LIMIT` characters. Every
 step is an app-status line (docs/app-status.md).
+
+A client that is not offered widgets (`CallContext.widgets` false: tools.client_surface) gets
+the answer's data alone, even when it still sends `show_ui`: no `show_ui` echo, no `_meta`.
 """
 
 from __future__ import annotations
@@ -86,6 +89,8 @@ async def deliver_app_data(call: ToolCall, next_: Next) -> ToolOutcome:
     answer = outcome.answer
     if answer is None:
         return outcome
+    if not call.context.widgets:  # a client without widgets: the answer alone, whatever show_ui said
+        return ToolOutcome(answer.data)
     fitting = answer.show_ui and answer.app_data is not None
     delivery = await asyncio.to_thread(deliver, call.name, answer) if fitting else deliver(call.name, answer)
     fitted = delivery.fitted

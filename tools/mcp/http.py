@@ -112,6 +112,7 @@ def http_context_factory(config: ServerConfig) -> Callable[[ServerRequestContext
             backend=Backend.parse(backend_header, source="tomtom-maps-backend") if backend_header else None,
             client_name=identity.client_name,
             user_agent=identity.user_agent,
+            apps_declared=identity.apps_declared,
         )
 
     return make_context
@@ -252,7 +253,8 @@ class McpEndpoint:
         identity = identify(headers, body, self.settings.session_ids)
         extra = [*cors, ("TomTom-Upstream-Metadata", upstream_metadata(identity, auth_method(headers, self.config)))]
         if identity.mint_session:
-            extra.append(("Mcp-Session-Id", self.settings.session_ids.mint(identity.client_name)))
+            session_id = self.settings.session_ids.mint(identity.client_name, identity.apps_declared is True)
+            extra.append(("Mcp-Session-Id", session_id))
         return await self._forward(request, identity, body, extra)
 
     def _read_body(self, request: HttpRequest) -> bytes | None:

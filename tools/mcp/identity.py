@@ -1,11 +1,14 @@
 """Who is calling over HTTP, without keeping anything between requests.
 
 At `initialize` the server mints an `Mcp-Session-Id` that carries the client's `clientInfo.name`
-exactly as sent, base64url-encoded and signed (HMAC-SHA256) with a secret every replica shares:
+exactly as sent, and whether its capabilities declared MCP Apps (`apps` or `text`),
+base64url-encoded and signed (HMAC-SHA256) with a secret every replica shares:
 
-    v1.<nonce>.<base64url(name)>.<base64url(signature)>
+    v2.<nonce>.<base64url(name)>.<apps|text>.<base64url(signature)>
 
-Any replica can read it back; nothing is stored. On later requests the client name is, in order:
+Any replica can read it back; nothing is stored. Ids minted before the flag
+(`v1.<nonce>.<base64url(name)>.<signature>`) still read, with the declaration unknown (None).
+On later requests the client name is, in order:
 
 1. `clientInfo.name` from the request's `_meta` (the sessionless 2026-07-28 revision);
 2. the name inside a valid `Mcp-Session-Id`; an id this server never minted (bad signature,
@@ -38,9 +41,14 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from tools.mcp.apps import declares_apps
+
 UNKNOWN = "unknown"
 MAX_NAME_LENGTH = 256
-VERSION = "v1"
+VERSION = "v2"
+LEGACY_VERSION = "v1"
+"""Session ids minted without the MCP Apps flag: still read (the declaration is then unknown)."""
+APPS_FLAGS = {"apps": True, "text": False}
 CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
 MAX_JSON_DEPTH = 64
 """Deepest nesting of arrays and objects a request body may have (GeoJSON needs about 10)."""
@@ -123,17 +131,29 @@ class SessionIds:
     def _sign(self, key: bytes, payload: str) -> str:
         return _b64encode(hmac.new(key, payload.encode("ascii"), hashlib.sha256).digest())
 
-    def mint(self, client_name: str | None) -> str:
+    def mint(self, client_name: str | None, apps: bool = False) -> str:
+        """A session id for `client_name`, saying whether it declared MCP Apps (`apps`)."""
         name = UNKNOWN if client_name is None else sanitise(client_name[:MAX_NAME_LENGTH])
-        payload = f"{VERSION}.{_b64encode(secrets.token_bytes(9))}.{_b64encode(name.encode('utf-8'))}"
+        flag = "apps" if apps else "text"
+        payload = f"{VERSION}.{_b64encode(secrets.token_bytes(9))}.{_b64encode(name.encode('utf-8'))}.{flag}"
         return f"{payload}.{self._sign(self._keys[0], payload)}"
 
     def read(self, session_id: str) -> str | None:
         """The client name inside a session id this server minted, else None."""
+        session = self.read_session(session_id)
+        return None if session is None else session[0]
+
+    def read_session(self, session_id: str) -> tuple[str, bool | None] | None:
+        """The client name and MCP Apps declaration (None: minted without it) inside a session
+        id this server minted, else None."""
         parts = session_id.split(".")
-        if len(parts) != 4 or parts[0] != VERSION:
+        if parts[0] == VERSION and len(parts) == 5 and parts[3] in APPS_FLAGS:
+            apps: bool | None = APPS_FLAGS[parts[3]]
+        elif parts[0] == LEGACY_VERSION and len(parts) == 4:
+            apps = None
+        else:
             return None
-        payload, signature = ".".join(parts[:3]), parts[3]
+        payload, signature = ".".join(parts[:-1]), parts[-1]
         try:
             payload.encode("ascii")
         except UnicodeEncodeError:
@@ -141,7 +161,7 @@ class SessionIds:
         if not any(hmac.compare_digest(self._sign(key, payload), signature) for key in self._keys):
             return None
         try:
-            return _b64decode(parts[2]).decode("utf-8")
+            return _b64decode(parts[2]).decode("utf-8"), apps
         except (ValueError, binascii.Error, UnicodeDecodeError):
             return None
 
@@ -154,6 +174,9 @@ class Identity:
     """True for an `initialize` request: the response gets a fresh `Mcp-Session-Id`."""
     body_error: JsonRpcError | None = None
     """Set when the body is not a JSON-RPC message (`parse_body`); answer it instead of calling."""
+    apps_declared: bool | None = None
+    """Whether the client declared MCP Apps: at `initialize`, its capabilities; later, the flag
+    in its session id (None: not known)."""
 
 
 def _client_info_name(message: Mapping[str, Any]) -> str | None:
@@ -176,12 +199,18 @@ def identify(headers: Mapping[str, str], body: bytes, session_ids: SessionIds) -
     message = parsed.message if isinstance(parsed.message, Mapping) else {}
     from_body = _client_info_name(message)
     if message.get("method") == "initialize":
-        return Identity(UNKNOWN if from_body is None else from_body, user_agent, mint_session=True)
+        name = UNKNOWN if from_body is None else from_body[:MAX_NAME_LENGTH]
+        params = message.get("params")
+        capabilities = params.get("capabilities") if isinstance(params, Mapping) else None
+        return Identity(name, user_agent, mint_session=True, apps_declared=declares_apps(capabilities))
     if from_body is not None:
         return Identity(from_body, user_agent)
     session_id = headers.get("mcp-session-id")
     if session_id is not None:
-        return Identity(session_ids.read(session_id) or UNKNOWN, user_agent, body_error=parsed.error)
+        session = session_ids.read_session(session_id)
+        if session is None:
+            return Identity(UNKNOWN, user_agent, body_error=parsed.error)
+        return Identity(session[0], user_agent, apps_declared=session[1], body_error=parsed.error)
     return Identity(user_agent or UNKNOWN, user_agent, body_error=parsed.error)
 
 

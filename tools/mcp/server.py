@@ -4,6 +4,11 @@
 dispatcher, and the widgets' `ui://` resources to `resources/list` and `resources/read`.
 `make_context(request_context)` is the transport's own way to say who is calling; the handlers
 never look at HTTP or stdio details. The `CallToolResult` envelope is built here only.
+
+The listing is shaped to the client (tools.client_surface): whether it is offered widgets
+comes from the capabilities the session knows (stdio, in-process, and the 2026-07-28 per-request
+capabilities), else from what the transport read (`CallContext.apps_declared`: over HTTP, the
+signed session id), and the operator's rules. Each tool's two listings are built once.
 """
 
 from __future__ import annotations
@@ -13,11 +18,13 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import Server
+from mcp.server.apps import client_supports_apps
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from tomtom_mcp import SERVER_NAME, version
+from tools.client_surface import ClientSurfaces, Shape, default_client_surfaces
 from tools.context import CallContext
 from tools.definition import Tool
 from tools.dispatch import Dispatcher
@@ -26,22 +33,42 @@ from tools.widgets import Widget, default_widgets
 
 INSTRUCTIONS = (
     "TomTom Maps tools: geocode addresses, search places, plan routes and read live traffic "
-    "anywhere TomTom covers. Coordinates are always [longitude, latitude]; answers are compact "
-    "by default, and response_detail asks for drawable geometry or TomTom's full answer."
+    "anywhere TomTom covers. Coordinates are always [longitude, latitude]. response_detail: "
+    "compact (default) answers the user; geometry adds GeoJSON lines and areas to draw (on the tools "
+    "that have geometry); full is TomTom's untrimmed answer, many times larger."
 )
 
 ContextFactory = Callable[[ServerRequestContext[Any]], CallContext]
 
 
-def mcp_tool(tool: Tool) -> types.Tool:
+def mcp_tool(tool: Tool, *, widgets: bool = True) -> types.Tool:
+    """The tool as listed to a client offered widgets, or (`widgets=False`) to one that is not:
+    then without `show_ui` (`Tool.text_input_schema`) and without `_meta.ui`."""
     return types.Tool(
         name=tool.name,
         title=tool.title,
         description=tool.description,
-        input_schema=dict(tool.input_schema),
+        input_schema=dict(tool.input_schema if widgets else tool.text_input_schema),
         annotations=types.ToolAnnotations(**_annotation_kwargs(tool)),
-        _meta=apps.tool_meta(tool),
+        _meta=apps.tool_meta(tool, widgets=widgets),
     )
+
+
+def listed_tools(tools: Sequence[Tool], shape: Shape) -> list[Tool]:
+    """The tools a client with this shape is listed, in registry order."""
+    return [
+        tool
+        for tool in tools
+        if tool.name not in shape.hidden_tools and (shape.widgets or apps.offered_without_widgets(tool))
+    ]
+
+
+def declared_apps(ctx: ServerRequestContext[Any], context: CallContext) -> bool | None:
+    """Whether the client declared MCP Apps: from the capabilities the session knows, else
+    from what the transport read (None: not known)."""
+    if ctx.session.client_capabilities is not None:
+        return client_supports_apps(ctx)
+    return context.apps_declared
 
 
 def _annotation_kwargs(tool: Tool) -> dict[str, bool]:
@@ -80,20 +107,37 @@ async def name_invalid_params(ctx: ServerRequestContext[Any], call_next: CallNex
 
 
 def build_server(
-    dispatcher: Dispatcher, make_context: ContextFactory, widgets: Sequence[Widget] | None = None
+    dispatcher: Dispatcher,
+    make_context: ContextFactory,
+    widgets: Sequence[Widget] | None = None,
+    surfaces: ClientSurfaces | None = None,
 ) -> Server[Any]:
-    """`widgets` default to the process's (tools.widgets.default_widgets)."""
-    listed: dict[str, types.Tool] = {tool.name: mcp_tool(tool) for tool in dispatcher.registry}
+    """`widgets` default to the process's (tools.widgets.default_widgets), `surfaces` to the
+    operator's rules (tools.client_surface.default_client_surfaces)."""
+    listed = {
+        (tool.name, offered): mcp_tool(tool, widgets=offered)
+        for tool in dispatcher.registry
+        for offered in (True, False)
+    }
     served = {widget.uri: widget for widget in (default_widgets() if widgets is None else widgets)}
+    rules = default_client_surfaces() if surfaces is None else surfaces
+
+    async def shaped_context(ctx: ServerRequestContext[Any]) -> tuple[CallContext, Shape]:
+        context = make_context(ctx)
+        context.apps_declared = declared_apps(ctx, context)
+        shape = await rules.shape_for(context.client_name, context.apps_declared)
+        context.widgets = shape.widgets
+        return context, shape
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        context = make_context(ctx)
-        return types.ListToolsResult(tools=[listed[t.name] for t in await dispatcher.listing(context)])
+        context, shape = await shaped_context(ctx)
+        tools = listed_tools(await dispatcher.listing(context), shape)
+        return types.ListToolsResult(tools=[listed[tool.name, shape.widgets] for tool in tools])
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
-        context = make_context(ctx)
+        context, _ = await shaped_context(ctx)
         outcome = await dispatcher.call(params.name, params.arguments, context)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=outcome.text)],
