@@ -119,7 +119,7 @@ class ToolNameAdmin(admin.ModelAdmin):
     def governance_view(self, request: HttpRequest, name: str) -> HttpResponse:
         """Every governance change to one ledger name, oldest first (HISTORY_PER_PAGE a page):
         when, who, what and the message. Needs the view permission on governance events."""
-        if not request.user.has_perm("tools.view_governanceevent"):  # type: ignore[union-attr]
+        if not request.user.has_perm("tools.view_governanceevent"):
             raise PermissionDenied
         entry = ToolName.objects.select_related("retirement").filter(name=name).first()
         events = selectors.tool_history(name)
@@ -198,14 +198,14 @@ class RetiredToolForm(forms.ModelForm):
         for name in self.initial.get("replaced_by") or []:
             if name not in dict(offered):
                 offered.append((name, f"{name} ({statuses.get(name, 'not in the ledger')})"))
-        self.fields["replaced_by"].choices = offered
+        self.fields["replaced_by"].choices = offered  # type: ignore[attr-defined]
 
     @property
     def instance_name(self) -> str | None:
         return self.instance.name if self.instance.pk else None
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         name = self.instance_name or getattr(data.get("tool"), "name", None)
         if name is None or self.errors:
             return data
@@ -239,7 +239,9 @@ class RetiredToolAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
         return ("tool", "links") if obj is not None else ()
 
-    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> list[tuple[str | None, dict[str, Any]]]:
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        """Add: the answer, then the kill switch and its confirmation. Change: the answer under
+        the kill switch's bound, then the links to the history and the old callers."""
         answer = ("tool", "replaced_by", "since", "release", "message")
         if obj is None:
             return [
