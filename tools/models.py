@@ -1,4 +1,5 @@
-"""The tool-surface tables: the tool name ledger, retired tools and contract changes.
+"""The tool-surface tables: the tool name ledger, retired tools, contract changes, and the
+governance history (`GovernanceEvent`, one row per change to the other three).
 
 Rows are written through `tools.governance.services` (the admin and code share it) and read
 through `tools.governance.selectors`. The ledger only grows: its rows cannot be deleted, from
@@ -112,6 +113,89 @@ class RetiredTool(models.Model):
             raise ValidationError({"replaced_by": "A list of tool names."})
         for name in self.replaced_by:
             tool_name_validator(name)
+
+
+# --- Governance history: GovernanceEvent (append-only) ---------------------------------------
+
+
+class GovernanceEventQuerySet(models.QuerySet["GovernanceEvent"]):
+    """Refuses every bulk path that would rewrite or remove history."""
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError(HISTORY_IS_APPEND_ONLY)
+
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyError(HISTORY_IS_APPEND_ONLY)
+
+    def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
+        raise AppendOnlyError(HISTORY_IS_APPEND_ONLY)
+
+    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[GovernanceEvent]:
+        if kwargs.get("update_conflicts"):
+            raise AppendOnlyError(HISTORY_IS_APPEND_ONLY)
+        return super().bulk_create(objs, *args, **kwargs)
+
+
+HISTORY_IS_APPEND_ONLY = "The governance history only grows: an event is never changed or deleted."
+
+
+class GovernanceEvent(models.Model):
+    """One change to the tool surface: a ledger row added or corrected, a retirement or a
+    contract change created, changed or deleted. Written by `tools.governance.services` in the
+    transaction of the change it describes; never changed or deleted.
+
+    `tool` is the ledger name the change is about (a plain name, so the history outlives any
+    row). `actor` is the username of the staff member who made it, empty for code; `via` says
+    where it came from (`admin`, `apply_tool_surface`, `migrate`, `code`). `changes` holds, per
+    field, its value before and after (`{"field": [before, after]}`; `null` on the side where
+    the row did not exist).
+    """
+
+    class Subject(models.TextChoices):
+        LEDGER = "ledger", "ledger name"
+        RETIREMENT = "retirement", "retirement"
+        CONTRACT_CHANGE = "contract_change", "contract change"
+
+    class Action(models.TextChoices):
+        CREATED = "created", "created"
+        UPDATED = "updated", "updated"
+        DELETED = "deleted", "deleted"
+
+    time = models.DateTimeField(default=timezone.now, db_index=True)
+    tool = models.CharField(max_length=128, db_index=True, validators=[tool_name_validator])
+    subject = models.CharField(max_length=20, choices=Subject.choices)
+    action = models.CharField(max_length=10, choices=Action.choices)
+    actor = models.CharField(max_length=150, blank=True, help_text="The staff member's username; empty for code.")
+    via = models.CharField(max_length=40, help_text="admin, apply_tool_surface, migrate or code.")
+    message = models.TextField(max_length=4000)
+    changes = models.JSONField(default=dict, blank=True)
+
+    objects = GovernanceEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["time", "pk"]
+        base_manager_name = "objects"
+        verbose_name = "governance event"
+        verbose_name_plural = "governance history"
+
+    def __str__(self) -> str:
+        return f"{self.tool}: {self.get_subject_display()} {self.get_action_display()}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None and GovernanceEvent.objects.filter(pk=self.pk).exists():
+            raise AppendOnlyError(HISTORY_IS_APPEND_ONLY)
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError(HISTORY_IS_APPEND_ONLY)
+
+    @property
+    def who(self) -> str:
+        """The staff member, or where a change made by code came from."""
+        return f"{self.actor} ({self.via})" if self.actor else self.via
+
+
+# --- Contract changes ------------------------------------------------------------------------
 
 
 CHANGE_KINDS = [

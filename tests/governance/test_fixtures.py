@@ -16,7 +16,7 @@ from tools.governance import fixtures, selectors, services
 from tools.governance.fixtures import LedgerConflict
 from tools.governance.receivers import ADDED_BY_MIGRATE
 from tools.governance.surface import Surface, dumps, loads
-from tools.models import RetiredTool, ToolName
+from tools.models import GovernanceEvent, RetiredTool, ToolName
 
 
 @pytest.mark.django_db
@@ -72,9 +72,14 @@ def test_apply_is_idempotent_and_brings_a_pull_request_to_an_existing_database(t
     call_command("apply_tool_surface", input=path, stdout=out)
     assert out.getvalue() == "Updated (retired): tomtom-static-map\n"
     assert RetiredTool.objects.get(tool_id="tomtom-static-map").message == "Use the dynamic map."
+    event = GovernanceEvent.objects.filter(tool="tomtom-static-map").last()
+    assert (event.subject, event.action, event.actor, event.via) == ("retirement", "updated", "", "apply_tool_surface")
+    assert event.changes == {"message": [static_map.message, "Use the dynamic map."]}
+    assert event.message.startswith("Changed the retirement from the committed fixture. message:")
     again = io.StringIO()
     call_command("apply_tool_surface", input=path, stdout=again)
     assert again.getvalue() == "The tables already tell the fixture's history: nothing to apply.\n"
+    assert GovernanceEvent.objects.filter(tool="tomtom-static-map").count() == 1  # nothing more recorded
 
 
 @pytest.mark.django_db
@@ -107,6 +112,10 @@ def test_apply_keeps_an_unexported_admin_edit_unless_pruned(use_registry):
     assert RetiredTool.objects.filter(tool_id="tomtom-traffic").exists()
     pruned = fixtures.apply_surface(committed, prune=True)
     assert pruned.deleted == {"retired": ["tomtom-traffic"]}
+    assert [(e.action, e.via) for e in GovernanceEvent.objects.filter(tool="tomtom-traffic", subject="retirement")] == [
+        ("created", "code"),
+        ("deleted", "apply_tool_surface"),
+    ]
     assert selectors.tool_surface().retired == committed.retired
 
 
@@ -127,4 +136,6 @@ def test_migrate_ledgers_newly_registered_tools(use_registry):
     call_command("migrate", verbosity=0)
     added = ToolName.objects.get(name="tomtom-brand-new")
     assert (added.first_release, added.note) == (version(), ADDED_BY_MIGRATE)
+    recorded = GovernanceEvent.objects.get(tool="tomtom-brand-new")
+    assert (recorded.subject, recorded.action, recorded.via) == ("ledger", "created", "migrate")
     assert ToolName.objects.get(name="tomtom-geocode").first_seen == first_seen  # names are only added

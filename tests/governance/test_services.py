@@ -12,7 +12,7 @@ from django.db.models.deletion import Collector
 from tests.governance.conftest import fake_tool
 from tools.governance import services
 from tools.governance.surface import ChangeKind
-from tools.models import AppendOnlyError, ContractChange, RetiredTool, ToolName
+from tools.models import AppendOnlyError, ContractChange, GovernanceEvent, RetiredTool, ToolName
 
 pytestmark = pytest.mark.django_db
 
@@ -204,3 +204,67 @@ def test_postgresql_refuses_a_raw_sql_rename_or_delete(release):
     with connection.cursor() as cursor:
         cursor.execute("UPDATE tools_toolname SET note = 'corrected' WHERE name = 'demo-old'")
     assert ToolName.objects.get(name="demo-old").note == "corrected"
+
+
+def history(name: str) -> list[tuple[str, str, str, str]]:
+    return [(e.subject, e.action, e.actor, e.via) for e in GovernanceEvent.objects.filter(tool=name)]
+
+
+def test_every_write_is_recorded_in_the_history_in_order(release):
+    services.contract_change_record(tool="demo-live", input_name="old", kind=ChangeKind.REMOVED, instead="Drop it.")
+    change = ContractChange.objects.get(tool_id="demo-live", input="old")
+    services.contract_change_update(change=change, kind=ChangeKind.REMOVED, since=change.since, instead="Leave it.")
+    retired = services.retired_tool_create(name="demo-live", replaced_by=["demo-next"])
+    services.retired_tool_delete(retired=retired)
+    assert history("demo-live") == [
+        ("ledger", "created", "", "code"),
+        ("contract_change", "created", "", "code"),
+        ("contract_change", "updated", "", "code"),
+        ("retirement", "created", "", "code"),
+        ("contract_change", "deleted", "", "code"),  # retiring deletes the tool's contract changes
+        ("retirement", "deleted", "", "code"),
+    ]
+    events = list(GovernanceEvent.objects.filter(tool="demo-live"))
+    assert events[2].changes == {"instead": ["Drop it.", "Leave it."]}
+    assert events[3].message.startswith("Retired demo-live while live (kill switch). replaced_by: demo-next;")
+    assert events[4].message.startswith("Deleted the contract change of old (demo-live was retired). kind: removed;")
+    assert events[5].message.startswith("Un-retired demo-live. replaced_by: demo-next;")
+
+
+def test_the_actor_is_the_user_passed_in(release, django_user_model):
+    user = django_user_model.objects.create_user("pm")
+    services.retired_tool_create(name="demo-old", replaced_by=["demo-next"], by=user, via="admin")
+    assert history("demo-old")[-1] == ("retirement", "created", "pm", "admin")
+
+
+def test_an_update_that_changes_nothing_records_nothing(release):
+    retired = services.retired_tool_create(name="demo-old", replaced_by=["demo-next"], message="Same.")
+    fields = {"replaced_by": ["demo-next"], "since": retired.since, "release": "", "message": "Same."}
+    services.retired_tool_update(retired=retired, **fields)
+    assert [action for _, action, _, _ in history("demo-old")] == ["created", "created"]  # ledger, retirement
+
+
+def test_a_refused_write_records_nothing(release):
+    with pytest.raises(ValidationError):
+        services.retired_tool_create(name="demo-old", replaced_by=["demo-gone"])
+    assert history("demo-old") == [("ledger", "created", "", "code")]
+
+
+@pytest.mark.parametrize(
+    "rewrite",
+    [
+        lambda event: event.delete(),
+        lambda event: GovernanceEvent.objects.filter(pk=event.pk).delete(),
+        lambda event: GovernanceEvent.objects.filter(pk=event.pk).update(message="rewritten"),
+        lambda event: GovernanceEvent.objects.bulk_update([event], ["message"]),
+        lambda event: (setattr(event, "message", "rewritten"), event.save()),
+    ],
+    ids=["row delete", "queryset delete", "update", "bulk_update", "save"],
+)
+def test_the_history_only_grows(release, rewrite):
+    event = GovernanceEvent.objects.get(tool="demo-old")
+    with pytest.raises(AppendOnlyError, match="The governance history only grows"):
+        rewrite(event)
+    assert GovernanceEvent.objects.get(pk=event.pk).message == "Added demo-old to the tool name ledger. " + (
+        "first_seen: 2026-01-01; first_release: —; note: —."
+    )

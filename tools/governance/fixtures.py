@@ -9,6 +9,7 @@ Two directions, one format (`surface.dumps`):
   updates rows by their key (ledger name, retired name, tool and input), never deletes or renames
   a ledger row (`LedgerConflict`), and deletes a retirement or contract change the file does
   not have only when asked (`prune`): an admin edit not yet exported is kept and reported.
+  Every row it writes is recorded in the governance history (via `apply_tool_surface`).
 
 A new database is seeded from the file after `migrate` (`seed_if_empty`, run by the
 `post_migrate` receiver, so it always meets the current schema).
@@ -75,8 +76,23 @@ def _change_key(change: InputChange) -> str:
 def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = False) -> ApplyReport:
     """Make the tables tell `surface`'s history, in one transaction. Raises `LedgerConflict`
     (and changes nothing) when the file lacks ledger names the database has."""
-    from tools.governance import selectors
-    from tools.models import ContractChange, RetiredTool, ToolName
+    from tools.governance import selectors, services
+    from tools.models import ContractChange, GovernanceEvent, RetiredTool, ToolName
+
+    Subject, Action = GovernanceEvent.Subject, GovernanceEvent.Action
+
+    def record(tool: str, subject: str, fields: tuple[str, ...], stored: object, wanted: object, what: str) -> None:
+        """The governance event for one row apply wrote (`stored`/`wanted` None: absent)."""
+        action = Action.CREATED if stored is None else Action.DELETED if wanted is None else Action.UPDATED
+        services.governance_event_record(
+            tool=tool,
+            subject=subject,
+            action=action,
+            before=None if stored is None else services.snapshot(stored, fields),  # type: ignore[arg-type]
+            after=None if wanted is None else services.snapshot(wanted, fields),  # type: ignore[arg-type]
+            headline=f"{what} from the committed fixture",
+            via="apply_tool_surface",
+        )
 
     with transaction.atomic():
         current = selectors.tool_surface()
@@ -92,6 +108,8 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
             report.note(report.added if stored is None else report.updated, "ledger", entry.name)
             if not dry_run:
                 _save_ledger(ToolName, entry)
+                verb = "Added to the ledger" if stored is None else "Corrected the ledger row"
+                record(entry.name, Subject.LEDGER, services.LEDGER_FIELDS, stored, entry, verb)
 
         wanted_retired = {r.name: r for r in surface.retired}
         for retirement in current.retired:
@@ -100,6 +118,10 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
                     report.note(report.deleted, "retired", retirement.name)
                     if not dry_run:
                         RetiredTool.objects.filter(tool_id=retirement.name).delete()
+                        record(
+                            retirement.name, Subject.RETIREMENT, services.RETIREMENT_FIELDS, retirement, None,
+                            "Un-retired (pruned)",
+                        )  # fmt: skip
                 else:
                     report.note(report.kept, "retired", retirement.name)
         wanted_changes = {_change_key(c): c for c in surface.changes}
@@ -112,6 +134,10 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
                     report.note(report.deleted, "contract changes", key)
                     if not dry_run:
                         ContractChange.objects.filter(tool_id=change.tool, input=change.input).delete()
+                        record(
+                            change.tool, Subject.CONTRACT_CHANGE, services.CONTRACT_CHANGE_FIELDS, change, None,
+                            f"Deleted the contract change of {change.input}",
+                        )  # fmt: skip
                 else:
                     report.note(report.kept, "contract changes", key)
 
@@ -123,6 +149,8 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
             report.note(report.added if stored is None else report.updated, "retired", retirement.name)
             if not dry_run:
                 _save_retirement(RetiredTool, retirement)
+                verb = "Retired" if stored is None else "Changed the retirement"
+                record(retirement.name, Subject.RETIREMENT, services.RETIREMENT_FIELDS, stored, retirement, verb)
         stored_changes = {_change_key(c): c for c in current.changes}
         kept_retired = set(report.kept.get("retired", ()))
         for change in surface.changes:
@@ -135,6 +163,10 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
             report.note(report.added if stored is None else report.updated, "contract changes", _change_key(change))
             if not dry_run:
                 _save_change(ContractChange, change)
+                record(
+                    change.tool, Subject.CONTRACT_CHANGE, services.CONTRACT_CHANGE_FIELDS, stored, change,
+                    f"{'Recorded' if stored is None else 'Changed'} the contract change of {change.input}",
+                )  # fmt: skip
         return report
 
 

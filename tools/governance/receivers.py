@@ -30,6 +30,7 @@ def ledger_registered_tools(
         return
     try:
         apps.get_model("tools", "ToolName")
+        apps.get_model("tools", "GovernanceEvent")  # each addition is recorded in the history
     except LookupError:  # migrated back below the tables: nothing to add to
         return
     from tools.governance import fixtures, selectors, services
@@ -38,7 +39,7 @@ def ledger_registered_tools(
     fixtures.seed_if_empty(ledger=ToolName, retired=RetiredTool, changes=ContractChange)
 
     for name in selectors.registered_tools():
-        services.ledger_add(name=name, first_release=version(), note=ADDED_BY_MIGRATE)
+        services.ledger_add(name=name, first_release=version(), note=ADDED_BY_MIGRATE, via="migrate")
 
 
 def refuse_ledger_delete(sender: type[ToolName], instance: ToolName, **kwargs: Any) -> None:

@@ -6,12 +6,20 @@ replace it to judge a registry of their own.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from django.db import connections
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 
 from tools.definition import Tool
 from tools.governance.surface import LedgerEntry, Retirement, Surface
-from tools.models import ContractChange, RetiredTool, ToolName
+from tools.models import ContractChange, GovernanceEvent, RetiredTool, ToolName
+
+Status = Literal["live", "retired", "dropped"]
+"""A ledger name's status: `live` (registered, not retired), `retired`, or `dropped` (neither
+registered nor retired: the release lost it without saying what replaces it, check tools.E002).
+A retired name that is still registered (tools.E003) is `retired`: it is neither listed nor
+callable."""
 
 TABLES: tuple[type[Model], ...] = (ToolName, RetiredTool, ContractChange)
 
@@ -48,3 +56,24 @@ def tool_surface() -> Surface:
         ),
         changes=tuple(row.as_change() for row in ContractChange.objects.all()),
     )
+
+
+def ledger_statuses() -> dict[str, Status]:
+    """Every ledger name's status, in ledger order (two queries)."""
+    registered = registered_tools()
+    retired = set(RetiredTool.objects.values_list("tool_id", flat=True))
+    return {
+        name: "retired" if name in retired else "live" if name in registered else "dropped"
+        for name in ToolName.objects.values_list("name", flat=True)
+    }
+
+
+def live_tools() -> list[str]:
+    """The names a retirement may name as replacements: registered and not retired, sorted."""
+    retired = set(RetiredTool.objects.values_list("tool_id", flat=True))
+    return sorted(name for name in registered_tools() if name not in retired)
+
+
+def tool_history(name: str) -> QuerySet[GovernanceEvent]:
+    """Every governance change to `name`, oldest first."""
+    return GovernanceEvent.objects.filter(tool=name).order_by("time", "pk")

@@ -10,24 +10,127 @@ Every function is keyword-only, validates with the same rules the system checks 
   or renamed input is gone from it (a new name is in it), a type change's `now` is the input's
   current shape and `was` no longer passes, a unit change names the input that took over.
 - The ledger only grows (`ledger_add` never changes or removes a row).
+- Every write records a `GovernanceEvent` in its own transaction: what changed (each field
+  before and after), a sentence saying so, and who made it (`by`, the admin's user, and `via`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
+from enum import Enum
 from typing import Any
 
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from tools.governance import rules, selectors
-from tools.governance.surface import ChangeKind, InputChange
-from tools.models import ContractChange, RetiredTool, ToolName
+from tools.governance.surface import ChangeKind, InputChange, LedgerEntry, Retirement
+from tools.models import ContractChange, GovernanceEvent, RetiredTool, ToolName
+
+Actor = AbstractBaseUser | AnonymousUser | None
+"""Who makes a change: the admin passes `request.user`; code passes nothing."""
+
+EVENT_MESSAGE_MAX = 4000
+"""The longest sentence an event keeps (a long retirement message is cut, with an ellipsis)."""
+
+LEDGER_FIELDS = ("first_seen", "first_release", "note")
+RETIREMENT_FIELDS = ("replaced_by", "since", "release", "message")
+CONTRACT_CHANGE_FIELDS = ("kind", "new_input", "was", "now", "since", "instead")
+
+Subject = GovernanceEvent.Subject
+Action = GovernanceEvent.Action
 
 
-def ledger_add(*, name: str, first_seen: date | None = None, first_release: str = "", note: str = "") -> ToolName:
+def snapshot(row: models.Model | LedgerEntry | Retirement | InputChange, fields: Sequence[str]) -> dict[str, Any]:
+    """A row's (or its fixture twin's) governance fields as JSON values: dates as ISO strings,
+    tuples as lists, kinds by value."""
+    values = {}
+    for name in fields:
+        value = getattr(row, name)
+        if isinstance(value, date):
+            value = value.isoformat()
+        elif isinstance(value, tuple):
+            value = list(value)
+        elif isinstance(value, Enum):
+            value = value.value
+        values[name] = value
+    return values
+
+
+def _diff(before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, list[Any]]:
+    """`{field: [before, after]}` for every field that differs (all of them on create or delete)."""
+    names = list((before or after or {}).keys())
+    return {
+        name: [None if before is None else before[name], None if after is None else after[name]]
+        for name in names
+        if before is None or after is None or before[name] != after[name]
+    }
+
+
+def _shown(value: Any) -> str:
+    if value is None or value == "" or value == []:
+        return "—"
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return ", ".join(value)
+    return str(value)
+
+
+def _sentence(headline: str, changes: dict[str, list[Any]], *, action: str) -> str:
+    if action == Action.UPDATED:
+        parts = [f"{name}: {_shown(was)} → {_shown(now)}" for name, (was, now) in changes.items()]
+    else:
+        side = 1 if action == Action.CREATED else 0
+        parts = [f"{name}: {_shown(values[side])}" for name, values in changes.items()]
+    text = f"{headline}. {'; '.join(parts)}" if parts else headline
+    text = text if text.endswith((".", "!", "?")) else f"{text}."
+    return text if len(text) <= EVENT_MESSAGE_MAX else text[: EVENT_MESSAGE_MAX - 1] + "…"
+
+
+def governance_event_record(
+    *,
+    tool: str,
+    subject: str,
+    action: str,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+    headline: str,
+    by: Actor = None,
+    via: str = "code",
+) -> GovernanceEvent | None:
+    """Append one event to the governance history: `headline` plus what changed between the
+    `before` and `after` snapshots (None where the row did not exist). An update that changed
+    nothing records nothing and returns None."""
+    changes = _diff(before, after)
+    if action == Action.UPDATED and not changes:
+        return None
+    actor = by.get_username() if by is not None and by.is_authenticated else ""
+    event = GovernanceEvent(
+        tool=tool,
+        subject=subject,
+        action=action,
+        actor=actor,
+        via=via,
+        message=_sentence(headline, changes, action=action),
+        changes=changes,
+    )
+    event.full_clean()
+    event.save()
+    return event
+
+
+def ledger_add(
+    *,
+    name: str,
+    first_seen: date | None = None,
+    first_release: str = "",
+    note: str = "",
+    by: Actor = None,
+    via: str = "code",
+) -> ToolName:
     """Add `name` to the ledger, or return its row unchanged when it is already there."""
     with transaction.atomic():
         existing = ToolName.objects.filter(name=name).first()
@@ -38,6 +141,16 @@ def ledger_add(*, name: str, first_seen: date | None = None, first_release: str 
         )
         entry.full_clean()
         entry.save()
+        governance_event_record(
+            tool=name,
+            subject=Subject.LEDGER,
+            action=Action.CREATED,
+            before=None,
+            after=snapshot(entry, LEDGER_FIELDS),
+            headline=f"Added {name} to the tool name ledger",
+            by=by,
+            via=via,
+        )
         return entry
 
 
@@ -54,12 +167,20 @@ def retired_tool_validate(*, name: str, replaced_by: Sequence[str]) -> None:
 
 
 def retired_tool_create(
-    *, name: str, replaced_by: Sequence[str], since: date | None = None, release: str = "", message: str = ""
+    *,
+    name: str,
+    replaced_by: Sequence[str],
+    since: date | None = None,
+    release: str = "",
+    message: str = "",
+    by: Actor = None,
+    via: str = "code",
 ) -> RetiredTool:
     """Retire `name`. A live tool stops being listed and called on every replica within
-    GOVERNANCE_REFRESH_SECONDS (the kill switch)."""
+    GOVERNANCE_REFRESH_SECONDS plus one request (the kill switch)."""
     with transaction.atomic():
         retired_tool_validate(name=name, replaced_by=replaced_by)
+        was_live = name in selectors.registered_tools()
         retired = RetiredTool(
             tool_id=name,
             replaced_by=list(replaced_by),
@@ -69,29 +190,70 @@ def retired_tool_create(
         )
         retired.full_clean()
         retired.save()
-        ContractChange.objects.filter(tool_id=name).delete()
+        governance_event_record(
+            tool=name,
+            subject=Subject.RETIREMENT,
+            action=Action.CREATED,
+            before=None,
+            after=snapshot(retired, RETIREMENT_FIELDS),
+            headline=f"Retired {name}" + (" while live (kill switch)" if was_live else ""),
+            by=by,
+            via=via,
+        )
+        for change in ContractChange.objects.filter(tool_id=name):
+            _contract_change_remove(change, reason=f"{name} was retired", by=by, via=via)
         return retired
 
 
 def retired_tool_update(
-    *, retired: RetiredTool, replaced_by: Sequence[str], since: date, release: str, message: str
+    *,
+    retired: RetiredTool,
+    replaced_by: Sequence[str],
+    since: date,
+    release: str,
+    message: str,
+    by: Actor = None,
+    via: str = "code",
 ) -> RetiredTool:
     """Change what the answer to a retired name says; the name itself never changes."""
     with transaction.atomic():
         retired_tool_validate(name=retired.name, replaced_by=replaced_by)
+        before = snapshot(RetiredTool.objects.get(pk=retired.pk), RETIREMENT_FIELDS)
         retired.replaced_by = list(replaced_by)
         retired.since = since
         retired.release = release
         retired.message = message
         retired.full_clean()
         retired.save()
+        governance_event_record(
+            tool=retired.name,
+            subject=Subject.RETIREMENT,
+            action=Action.UPDATED,
+            before=before,
+            after=snapshot(retired, RETIREMENT_FIELDS),
+            headline=f"Changed the retirement of {retired.name}",
+            by=by,
+            via=via,
+        )
         return retired
 
 
-def retired_tool_delete(*, retired: RetiredTool) -> None:
+def retired_tool_delete(*, retired: RetiredTool, by: Actor = None, via: str = "code") -> None:
     """Un-retire a name: if the release registers it, it is listed and callable again."""
     with transaction.atomic():
+        before = snapshot(retired, RETIREMENT_FIELDS)
+        name = retired.name
         retired.delete()
+        governance_event_record(
+            tool=name,
+            subject=Subject.RETIREMENT,
+            action=Action.DELETED,
+            before=before,
+            after=None,
+            headline=f"Un-retired {name}",
+            by=by,
+            via=via,
+        )
 
 
 def contract_change_validate(
@@ -119,6 +281,8 @@ def contract_change_record(
     new_input: str = "",
     was: Any = None,
     now: Any = None,
+    by: Actor = None,
+    via: str = "code",
 ) -> ContractChange:
     """Record how `input_name` of `tool` broke (see `ChangeKind` for what each kind needs)."""
     with transaction.atomic():
@@ -135,6 +299,16 @@ def contract_change_record(
         )
         change.full_clean()
         change.save()
+        governance_event_record(
+            tool=tool,
+            subject=Subject.CONTRACT_CHANGE,
+            action=Action.CREATED,
+            before=None,
+            after=snapshot(change, CONTRACT_CHANGE_FIELDS),
+            headline=f"Recorded a contract change: {input_name} {kind.value}",
+            by=by,
+            via=via,
+        )
         return change
 
 
@@ -147,6 +321,8 @@ def contract_change_update(
     new_input: str = "",
     was: Any = None,
     now: Any = None,
+    by: Actor = None,
+    via: str = "code",
 ) -> ContractChange:
     """Correct a recorded change; its tool and input never change."""
     with transaction.atomic():
@@ -158,15 +334,43 @@ def contract_change_update(
             was=was,
             now=now,
         )
+        before = snapshot(ContractChange.objects.get(pk=change.pk), CONTRACT_CHANGE_FIELDS)
         change.kind = kind.value
         change.new_input, change.was, change.now = new_input, was, now
         change.since = since
         change.instead = instead
         change.full_clean()
         change.save()
+        governance_event_record(
+            tool=change.tool_id,  # type: ignore[attr-defined]
+            subject=Subject.CONTRACT_CHANGE,
+            action=Action.UPDATED,
+            before=before,
+            after=snapshot(change, CONTRACT_CHANGE_FIELDS),
+            headline=f"Changed the contract change of {change.input}",
+            by=by,
+            via=via,
+        )
         return change
 
 
-def contract_change_delete(*, change: ContractChange) -> None:
+def contract_change_delete(*, change: ContractChange, by: Actor = None, via: str = "code") -> None:
+    """Forget a recorded change: a call sending the old input gets the plain schema answer."""
     with transaction.atomic():
-        change.delete()
+        _contract_change_remove(change, reason="", by=by, via=via)
+
+
+def _contract_change_remove(change: ContractChange, *, reason: str, by: Actor, via: str) -> None:
+    before = snapshot(change, CONTRACT_CHANGE_FIELDS)
+    tool, input_name = change.tool_id, change.input  # type: ignore[attr-defined]
+    change.delete()
+    governance_event_record(
+        tool=tool,
+        subject=Subject.CONTRACT_CHANGE,
+        action=Action.DELETED,
+        before=before,
+        after=None,
+        headline=f"Deleted the contract change of {input_name}" + (f" ({reason})" if reason else ""),
+        by=by,
+        via=via,
+    )

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("tools", "0004_ledger_append_only_trigger"),
+        ("tools", "0005_governance_event"),
     ]
 
     operations = [
