@@ -28,7 +28,8 @@ class ToolNamesField(forms.CharField):
     def prepare_value(self, value: Any) -> Any:
         return ", ".join(value) if isinstance(value, list) else value
 
-    def to_python(self, value: Any) -> list[str]:
+    # A CharField (its parsing and null-character check) whose value is the list the text names.
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
         text = super().to_python(value) or ""
         return [name for name in text.replace(",", " ").split() if name]
 
@@ -67,7 +68,8 @@ class RetiredToolForm(forms.ModelForm):
         fields = ("tool", "replaced_by", "since", "release", "message")
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         name = self.instance.name if self.instance.pk else getattr(data.get("tool"), "name", None)
         if name is not None and not self.errors:
             try:
@@ -126,7 +128,8 @@ class ContractChangeForm(forms.ModelForm):
         fields = ("tool", "input", "kind", "new_input", "was", "now", "since", "instead")
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if self.instance.pk:
             tool, input_name = self.instance.tool_id, self.instance.input
         else:

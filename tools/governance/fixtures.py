@@ -86,10 +86,10 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
         report = ApplyReport()
         ours_ledger = {entry.name: entry for entry in current.ledger}
         for entry in surface.ledger:
-            stored = ours_ledger.get(entry.name)
-            if stored == entry:
+            stored_entry = ours_ledger.get(entry.name)
+            if stored_entry == entry:
                 continue
-            report.note(report.added if stored is None else report.updated, "ledger", entry.name)
+            report.note(report.added if stored_entry is None else report.updated, "ledger", entry.name)
             if not dry_run:
                 _save_ledger(ToolName, entry)
 
@@ -99,7 +99,7 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
                 if prune:
                     report.note(report.deleted, "retired", retirement.name)
                     if not dry_run:
-                        RetiredTool.objects.filter(tool_id=retirement.name).delete()
+                        RetiredTool.objects.filter(tool__name=retirement.name).delete()
                 else:
                     report.note(report.kept, "retired", retirement.name)
         wanted_changes = {_change_key(c): c for c in surface.changes}
@@ -111,28 +111,30 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
                 if prune or change.tool in wanted_retired:
                     report.note(report.deleted, "contract changes", key)
                     if not dry_run:
-                        ContractChange.objects.filter(tool_id=change.tool, input=change.input).delete()
+                        ContractChange.objects.filter(tool__name=change.tool, input=change.input).delete()
                 else:
                     report.note(report.kept, "contract changes", key)
 
         stored_retired = current.retired_by_name
         for retirement in surface.retired:
-            stored = stored_retired.get(retirement.name)
-            if stored == retirement:
+            stored_retirement = stored_retired.get(retirement.name)
+            if stored_retirement == retirement:
                 continue
-            report.note(report.added if stored is None else report.updated, "retired", retirement.name)
+            report.note(report.added if stored_retirement is None else report.updated, "retired", retirement.name)
             if not dry_run:
                 _save_retirement(RetiredTool, retirement)
         stored_changes = {_change_key(c): c for c in current.changes}
         kept_retired = set(report.kept.get("retired", ()))
         for change in surface.changes:
-            stored = stored_changes.get(_change_key(change))
-            if stored == change:
+            stored_change = stored_changes.get(_change_key(change))
+            if stored_change == change:
                 continue
             if change.tool in kept_retired:  # retired in the database: that answer covers every call
                 report.note(report.kept, "contract changes of tools retired in the database", _change_key(change))
                 continue
-            report.note(report.added if stored is None else report.updated, "contract changes", _change_key(change))
+            report.note(
+                report.added if stored_change is None else report.updated, "contract changes", _change_key(change)
+            )
             if not dry_run:
                 _save_change(ContractChange, change)
         return report

@@ -47,7 +47,7 @@ def retired_tool_validate(*, name: str, replaced_by: Sequence[str]) -> None:
         raise ValidationError(
             {"tool": f"{name} is not in the tool name ledger: only a name a release listed can be retired."}
         )
-    retired = set(RetiredTool.objects.exclude(tool_id=name).values_list("tool_id", flat=True))
+    retired = set(RetiredTool.objects.exclude(tool__name=name).values_list("tool__name", flat=True))
     problems = rules.replacement_problems(name, replaced_by, selectors.registered_tools(), retired)
     if problems:
         raise ValidationError({"replaced_by": [f"{problem}." for problem in problems]})
@@ -69,7 +69,7 @@ def retired_tool_create(
         )
         retired.full_clean()
         retired.save()
-        ContractChange.objects.filter(tool_id=name).delete()
+        ContractChange.objects.filter(tool__name=name).delete()
         return retired
 
 
@@ -99,7 +99,7 @@ def contract_change_validate(
 ) -> None:
     """Raise `ValidationError` unless `input_name` of `tool` really changed this way."""
     registry = selectors.registered_tools()
-    if RetiredTool.objects.filter(tool_id=tool).exists():
+    if RetiredTool.objects.filter(tool__name=tool).exists():
         raise ValidationError({"tool": f"{tool} is retired: the retired-tool answer covers every call to it."})
     if tool not in registry:
         raise ValidationError({"tool": f"{tool} is not a live tool."})
@@ -151,7 +151,7 @@ def contract_change_update(
     """Correct a recorded change; its tool and input never change."""
     with transaction.atomic():
         contract_change_validate(
-            tool=change.tool_id,  # type: ignore[attr-defined]
+            tool=change.tool_id,
             input_name=change.input,
             kind=kind,
             new_input=new_input,
