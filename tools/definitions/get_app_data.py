@@ -45,6 +45,7 @@ REFUSED_TOOL = (
 DataVizArguments = create_model(
     "DataVizArguments",
     __base__=ToolInput,
+    # create_model's field keywords, built from the names: no overload takes a ** of tuples.
     **{name: (Any, None) for name in data_viz.DataVizInput.model_fields},  # type: ignore[call-overload]
 )
 """tomtom-data-viz's input names, each value unchecked here: `run` checks them as that tool does."""

@@ -142,7 +142,7 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
 
 def seed_if_empty(*, ledger: type, retired: type, changes: type, path: Path | None = None) -> bool:
     """Load the committed history into an empty ledger (a new database); True when it did."""
-    if ledger.objects.exists():  # type: ignore[attr-defined]
+    if ledger.objects.exists():  # type: ignore[attr-defined]  # a model class, maybe a migration's
         return False
     surface = read_fixture(path)
     with transaction.atomic():
@@ -156,14 +156,14 @@ def seed_if_empty(*, ledger: type, retired: type, changes: type, path: Path | No
 
 
 def _save_ledger(model: type, entry: LedgerEntry) -> None:
-    model.objects.update_or_create(  # type: ignore[attr-defined]
+    model.objects.update_or_create(  # type: ignore[attr-defined]  # a model class, maybe a migration's
         name=entry.name,
         defaults={"first_seen": entry.first_seen, "first_release": entry.first_release, "note": entry.note},
     )
 
 
 def _save_retirement(model: type, retirement: Retirement) -> None:
-    model.objects.update_or_create(  # type: ignore[attr-defined]
+    model.objects.update_or_create(  # type: ignore[attr-defined]  # a model class, maybe a migration's
         tool_id=retirement.name,
         defaults={
             "replaced_by": list(retirement.replaced_by),
@@ -175,7 +175,7 @@ def _save_retirement(model: type, retirement: Retirement) -> None:
 
 
 def _save_change(model: type, change: InputChange) -> None:
-    model.objects.update_or_create(  # type: ignore[attr-defined]
+    model.objects.update_or_create(  # type: ignore[attr-defined]  # a model class, maybe a migration's
         tool_id=change.tool,
         input=change.input,
         defaults={
