@@ -111,15 +111,15 @@ class Report(Schema):
 
 
 class FailureReport(Report):
-    rows: list[FailureRow]  # type: ignore[valid-type]
+    rows: list[FailureRow]
 
 
 class HostFailureReport(Report):
-    rows: list[HostFailureRow]  # type: ignore[valid-type]
+    rows: list[HostFailureRow]
 
 
 class TotalFailureReport(Report):
-    rows: list[TotalFailureRow]  # type: ignore[valid-type]
+    rows: list[TotalFailureRow]
 
 
 class Event(Schema):

@@ -70,7 +70,8 @@ class DatabaseHandler(logging.Handler):
         except queue.Full:
             self.dropped += 1
 
-    def flush(self, timeout: float = 5.0) -> bool:
+    # Handler.flush returns None; this one also says whether the queue drained (logging ignores it).
+    def flush(self, timeout: float = 5.0) -> bool:  # type: ignore[override]
         """Wait until every line queued so far is written (or failed); False on timeout."""
         if self._worker is None:
             return True

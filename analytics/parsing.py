@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import math
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -151,13 +151,12 @@ def _is_utf8(data: bytes) -> bool:
 
 def _without_nul(row: EventRow) -> EventRow:
     """PostgreSQL text cannot hold NUL, which JSON can (as \\u0000): replace it in every field but `raw`."""
-    return row._replace(
-        **{
-            name: value.replace("\x00", "\ufffd")
-            for name, value in zip(EventRow._fields[:-1], row[:-1], strict=True)
-            if type(value) is str
-        }
-    )
+    replaced: dict[str, Any] = {  # str fields only: each keeps its type
+        name: value.replace("\x00", "\ufffd")
+        for name, value in zip(EventRow._fields[:-1], row[:-1], strict=True)
+        if type(value) is str
+    }
+    return row._replace(**replaced)
 
 
 def _whole(value: object) -> int | None:

@@ -75,7 +75,8 @@ def log_open(path: str) -> Iterator[BinaryIO]:
     Raises OSError when the file cannot be opened; stdin is left open."""
     raw = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115 - closed below
     try:
-        buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)
+        # BufferedReader wants a raw stream; typeshed's BinaryIO (stdin's buffer) declares no readinto.
+        buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[type-var]
         if buffered.peek(len(GZIP_MAGIC)).startswith(GZIP_MAGIC):
             # GzipFile's readline, not a BufferedReader over it: when the stream breaks (garbage or
             # a cut-off member after a complete one), a BufferedReader's read-ahead loses the
@@ -201,7 +202,7 @@ _EVENTS = AppStatusEvent._meta.db_table
 _HOURLY = AppStatusHourlyCount._meta.db_table
 _STAGE = "analytics_ingest_stage"
 _COLUMN_LIST = ", ".join(COLUMNS)
-_PG_TYPE_NAMES: dict[type[models.Field], str] = {
+_PG_TYPE_NAMES: dict[type, str] = {  # keyed by any type: get_field may also answer a relation
     models.BinaryField: "bytea",
     models.DateTimeField: "timestamptz",
     models.CharField: "text",

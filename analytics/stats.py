@@ -85,6 +85,6 @@ FAILURE_RATE = RateStat(
 
 RATE_STATS: tuple[RateStat, ...] = (FAILURE_RATE,)
 
-STAT_NAMES: tuple[str, ...] = tuple(stat.name for stat in (*COUNT_STATS, *RATE_STATS))
+STAT_NAMES: tuple[str, ...] = (*(stat.name for stat in COUNT_STATS), *(stat.name for stat in RATE_STATS))
 REPORT_KINDS: frozenset[str] = frozenset(stat.kind for stat in COUNT_STATS)
 """The kinds the widget-failure report counts."""

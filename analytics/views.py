@@ -26,7 +26,7 @@ from analytics.selectors import (
     hosts_and_tools,
     old_callers,
 )
-from analytics.stats import COUNT_STATS, RATE_STATS, STAT_NAMES
+from analytics.stats import COUNT_STATS, RATE_STATS, STAT_NAMES, CountStat, RateStat
 
 DEFAULT_SORT = "-failure_rate"
 SORT_KEYS = ("client", "tool", *STAT_NAMES)
@@ -114,7 +114,7 @@ def sort_rows(rows: list[FailureRow], sort: str) -> list[FailureRow]:
     keyed = [({"client": row.client, "tool": row.tool, **row.counts, **row.rates}[name], row) for row in rows]
     present = sorted(
         ((value, row) for value, row in keyed if value is not None),
-        key=lambda pair: pair[0],  # type: ignore[arg-type, return-value]
+        key=lambda pair: pair[0],
         reverse=sort.startswith("-"),
     )
     return [row for _, row in present] + [row for value, row in keyed if value is None]
@@ -122,7 +122,8 @@ def sort_rows(rows: list[FailureRow], sort: str) -> list[FailureRow]:
 
 def _columns(request: HttpRequest, sort: str) -> list[Column]:
     columns = [("client", "Host", "The client name."), ("tool", "Tool", "")]
-    columns += [(stat.name, stat.title, stat.description) for stat in (*COUNT_STATS, *RATE_STATS)]
+    stats: tuple[CountStat | RateStat, ...] = (*COUNT_STATS, *RATE_STATS)
+    columns += [(stat.name, stat.title, stat.description) for stat in stats]
     result = []
     for name, title, description in columns:
         sorted_as = "desc" if sort == f"-{name}" else "asc" if sort == name else ""

@@ -50,12 +50,14 @@ class ASGIHandler(DjangoASGIHandler):
 
         from tomtom_mcp.middleware import NON_BLOCKING
 
-        load = base.import_string
-        base.import_string = lambda path: load(NON_BLOCKING.get(path, path))
+        # The name `load_middleware` looks up in its module (absent from django-stubs' base).
+        namespace = vars(base)
+        load = namespace["import_string"]
+        namespace["import_string"] = lambda path: load(NON_BLOCKING.get(path, path))
         try:
             super().load_middleware(is_async)
         finally:
-            base.import_string = load
+            namespace["import_string"] = load
 
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         try:
@@ -67,6 +69,7 @@ class ASGIHandler(DjangoASGIHandler):
             signals.request_started.send(sender=self.__class__, scope=scope)
             request, error_response = self.create_request(scope, body_file)
             if request is None:
+                assert error_response is not None  # Django answers the request it cannot build
                 await self.send_response(error_response, send)
                 error_response.close()
                 return

@@ -60,7 +60,7 @@ class NonBlocking:
     get_response: Callable[[HttpRequest], Any]
 
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
-        super().__init__(get_response)  # type: ignore[call-arg]
+        super().__init__(get_response)  # type: ignore[call-arg]  # MiddlewareMixin's, next in the MRO
         if self.async_mode:
             for name in _HOOKS:
                 hook = getattr(self, name, None)
@@ -75,7 +75,7 @@ class NonBlocking:
         return response
 
     async def _respond(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
-        return self.process_response(request, response)  # type: ignore[attr-defined]
+        return self.process_response(request, response)  # type: ignore[attr-defined]  # checked by __acall__
 
 
 class SecurityMiddleware(NonBlocking, _SecurityMiddleware):

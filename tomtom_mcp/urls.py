@@ -1,6 +1,6 @@
 from django.conf import settings
 from django.contrib import admin
-from django.http import JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.urls import include, path, re_path
 
 from analytics.api import api as analytics_api
@@ -8,7 +8,7 @@ from tomtom_mcp import SERVER_NAME, version
 from tools.mcp.http import mcp_route, mcp_view
 
 
-def healthz(request):
+def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok", "name": SERVER_NAME, "version": version()})
 
 

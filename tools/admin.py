@@ -294,7 +294,8 @@ class ContractChangeForm(forms.ModelForm):
         fields = ("tool", "input", "kind", "new_input", "was", "now", "since", "instead")
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if self.instance.pk:
             tool, input_name = self.instance.tool_id, self.instance.input
         else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from enum import Enum
-from typing import Any
+from typing import Any, TypedDict
 
 from tomtom_mcp.logging import log_event
 
@@ -44,6 +44,15 @@ class AppStatus(Enum):
 
 
 _BY_MESSAGE = {status.message: status for status in AppStatus}
+
+
+class Caller(TypedDict):
+    """The fields every line carries about the call it reports on (`**` them into `emit`)."""
+
+    tool: str
+    client: str
+    user_agent: str | None
+    request_id: str | None
 
 
 def emit(

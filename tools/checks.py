@@ -109,6 +109,12 @@ def _issue(code: str, obj: str, offset: int, where: str, **values: str) -> Error
     return Error(message, hint=globals()[f"{code}_HINT"], obj=obj, id=f"tools.E{number:03d}")
 
 
+def _as_in_fixture(issue: CheckMessage) -> tuple[str, Any]:
+    """A tables issue (tools.E1NN) as the id and object the same rule reports on the fixture."""
+    number = int(str(issue.id)[-3:]) - TABLES_OFFSET  # every surface issue has an id (`_issue`)
+    return f"tools.E{number:03d}", issue.obj
+
+
 def surface_issues(surface: Surface, registry: Mapping[str, Tool], *, in_tables: bool = False) -> list[CheckMessage]:
     """The rules (tools.E001-E010, or E101-E110 for the tables) over one history and a registry."""
     offset, where = (TABLES_OFFSET, IN_TABLES) if in_tables else (0, IN_FIXTURE)
@@ -208,9 +214,7 @@ def _table_checks(app_configs: Any, databases: Any, *, deploy: bool) -> list[Che
     if committed is not None:
         reported = {(issue.id, issue.obj) for issue in surface_issues(committed, registry)}
     own = [
-        issue
-        for issue in surface_issues(surface, registry, in_tables=True)
-        if (f"tools.E{int(issue.id[-3:]) - TABLES_OFFSET:03d}", issue.obj) not in reported
+        issue for issue in surface_issues(surface, registry, in_tables=True) if _as_in_fixture(issue) not in reported
     ]
     return [*own, *fixture_issues(surface, fixtures.FIXTURE_PATH)]
 

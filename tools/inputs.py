@@ -176,8 +176,8 @@ def describe(
     if kind == "missing":
         message = "is required"
     elif kind == "literal_error":
-        allowed = ", ".join(str(v) for v in _literal_values(ctx))
-        message = f"{_value(arguments, loc)!r} is not one of the allowed values: {allowed}"
+        choices = ", ".join(str(v) for v in _literal_values(ctx))
+        message = f"{_value(arguments, loc)!r} is not one of the allowed values: {choices}"
     else:
         message = _LEAD.sub("", first["msg"], count=1)
     hint = hints.get(kind)

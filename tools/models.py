@@ -50,7 +50,9 @@ class ToolNameQuerySet(models.QuerySet["ToolName"]):
             raise AppendOnlyError(LEDGER_IS_APPEND_ONLY.format(name="a ledger row"))
         return super().bulk_update(objs, fields, batch_size=batch_size)
 
-    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[ToolName]:
+    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Any]:
+        # Not list[ToolName]: django-stubs makes a custom queryset generic in its model, and
+        # QuerySet.bulk_create returns a list of that type variable.
         if kwargs.get("update_conflicts"):  # an upsert may rewrite a row's name
             raise AppendOnlyError(LEDGER_IS_APPEND_ONLY.format(name="a ledger row"))
         return super().bulk_create(objs, *args, **kwargs)
@@ -106,7 +108,7 @@ class RetiredTool(models.Model):
 
     @property
     def name(self) -> str:
-        return self.tool_id  # type: ignore[attr-defined,no-any-return]
+        return self.tool_id
 
     def clean(self) -> None:
         if not isinstance(self.replaced_by, list) or not all(isinstance(n, str) for n in self.replaced_by):
@@ -130,7 +132,8 @@ class GovernanceEventQuerySet(models.QuerySet["GovernanceEvent"]):
     def bulk_update(self, objs: Any, fields: Any, batch_size: int | None = None) -> int:
         raise AppendOnlyError(HISTORY_IS_APPEND_ONLY)
 
-    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[GovernanceEvent]:
+    # The plugin makes custom querysets generic, so list[GovernanceEvent] cannot match the base.
+    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Any]:
         if kwargs.get("update_conflicts"):
             raise AppendOnlyError(HISTORY_IS_APPEND_ONLY)
         return super().bulk_create(objs, *args, **kwargs)
@@ -235,11 +238,11 @@ class ContractChange(models.Model):
         constraints = [models.UniqueConstraint(fields=["tool", "input"], name="tools_contract_change_unique")]
 
     def __str__(self) -> str:
-        return f"{self.tool_id}.{self.input} ({self.kind})"  # type: ignore[attr-defined]
+        return f"{self.tool_id}.{self.input} ({self.kind})"
 
     def as_change(self) -> InputChange:
         return InputChange(
-            tool=self.tool_id,  # type: ignore[attr-defined]
+            tool=self.tool_id,
             input=self.input,
             kind=ChangeKind(self.kind),
             since=self.since,

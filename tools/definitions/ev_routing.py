@@ -66,13 +66,12 @@ def _as_sent(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     return value if type(value) is int else checked
 
 
-def _number(**bounds: float) -> Any:
-    return Annotated[float, Field(**bounds), WrapValidator(_as_sent)]
-
-
-Kwh = _number(ge=0, le=MAX_CAPACITY_KWH)
-Capacity = _number(gt=0, le=MAX_CAPACITY_KWH)
-Power = _number(gt=0, le=MAX_POWER_KW)
+AS_SENT = WrapValidator(_as_sent)
+Kwh = Annotated[float, Field(ge=0, le=MAX_CAPACITY_KWH), AS_SENT]
+Capacity = Annotated[float, Field(gt=0, le=MAX_CAPACITY_KWH), AS_SENT]
+Power = Annotated[float, Field(gt=0, le=MAX_POWER_KW), AS_SENT]
+ConsumptionNumber = Annotated[float, Field(ge=0, le=MAX_CONSUMPTION_NUMBER), AS_SENT]
+CurveNumber = Annotated[float, Field(ge=0, le=max(MAX_CAPACITY_KWH, MAX_POWER_KW)), AS_SENT]
 
 
 def _increasing(what: str) -> Callable[[list[list[float]]], list[list[float]]]:
@@ -85,24 +84,25 @@ def _increasing(what: str) -> Callable[[list[list[float]]], list[list[float]]]:
     return check
 
 
-def _pairs(limit: float, what: str, description: str) -> Any:
-    pair = Annotated[list[_number(ge=0, le=limit)], Field(min_length=2, max_length=2)]
-    return Annotated[
-        list[pair], Field(min_length=1, max_length=25, description=description), AfterValidator(_increasing(what))
-    ]
-
-
-Consumption = _pairs(
-    MAX_CONSUMPTION_NUMBER,
-    "speeds",
-    "[[speed km/h, kWh per 100 km], ...], speeds increasing. Default: [[50,15],[90,18],[120,23]].",
-)
-BatteryCurve = _pairs(
-    max(MAX_CAPACITY_KWH, MAX_POWER_KW),
-    "charges",
-    "[[charge kWh, max charging power kW], ...], charges increasing. Default: the fastest connector's "
-    "power to 50 % charge, half to 80 %, a fifth at full.",
-)
+Consumption = Annotated[
+    list[Annotated[list[ConsumptionNumber], Field(min_length=2, max_length=2)]],
+    Field(
+        min_length=1,
+        max_length=25,
+        description="[[speed km/h, kWh per 100 km], ...], speeds increasing. Default: [[50,15],[90,18],[120,23]].",
+    ),
+    AfterValidator(_increasing("speeds")),
+]
+BatteryCurve = Annotated[
+    list[Annotated[list[CurveNumber], Field(min_length=2, max_length=2)]],
+    Field(
+        min_length=1,
+        max_length=25,
+        description="[[charge kWh, max charging power kW], ...], charges increasing. Default: the fastest "
+        "connector's power to 50 % charge, half to 80 %, a fifth at full.",
+    ),
+    AfterValidator(_increasing("charges")),
+]
 
 
 LISTED_PLUG_TYPE = WithJsonSchema(

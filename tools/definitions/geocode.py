@@ -55,6 +55,7 @@ class GeocodeInput(ToolInput):
 def build_request(input: GeocodeInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path and query parameters for this call on this backend."""
     query = quote(input.query, safe="")
+    params: dict[str, Any]
     if backend is Backend.ORBIS:
         path, params = f"/maps/orbis/places/geocode/{query}.json", {"apiVersion": 1}
     else:

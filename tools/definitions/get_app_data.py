@@ -22,13 +22,13 @@ from typing import Any, Literal
 
 from pydantic import Field, create_model, model_validator
 
-from tools.app_status import AppStatus, emit
+from tools.app_status import AppStatus, Caller, emit
 from tools.context import CallContext
 from tools.definition import define_tool
 from tools.definitions import data_viz
 from tools.definitions.report_app_status import scrubbed
 from tools.errors import ErrorCode, ToolError, conflicting
-from tools.inputs import ToolInput, problem
+from tools.inputs import ToolInput, parse, problem
 from tools.shaping.appdata import encode
 
 REASONS = {
@@ -45,6 +45,7 @@ REFUSED_TOOL = (
 DataVizArguments = create_model(
     "DataVizArguments",
     __base__=ToolInput,
+    # create_model's field keywords, built from the names: no overload takes a ** of tuples.
     **{name: (Any, None) for name in data_viz.DataVizInput.model_fields},  # type: ignore[call-overload]
 )
 """tomtom-data-viz's input names, each value unchecked here: `run` checks them as that tool does."""
@@ -52,7 +53,7 @@ DataVizArguments = create_model(
 
 class GetAppDataInput(ToolInput):
     tool: str = Field(max_length=128, description=f"Whose app data: only {data_viz.TOOL.name}.")
-    arguments: DataVizArguments = Field(  # type: ignore[valid-type]
+    arguments: DataVizArguments = Field(
         description=f"The {data_viz.TOOL.name} input the widget was shown (checked as that tool checks it)."
     )
     reason: Literal["too_large", "host_dropped", "decode_failed"] = Field(
@@ -73,12 +74,12 @@ class GetAppDataInput(ToolInput):
         return data
 
 
-def _who(tool: Any, context: CallContext) -> dict[str, Any]:
+def _who(tool: str, context: CallContext) -> Caller:
     return {"tool": tool, "client": context.client_name, "user_agent": context.user_agent,
             "request_id": context.request_id}  # fmt: skip
 
 
-def _failed(tool: Any, error: ToolError, context: CallContext) -> None:
+def _failed(tool: str, error: ToolError, context: CallContext) -> None:
     emit(AppStatus.FETCH_FAILED, **_who(tool, context), error_code=error.code.value, error=error.message)
 
 
@@ -105,7 +106,7 @@ async def run(input: GetAppDataInput, context: CallContext) -> dict[str, Any]:
         _failed(input.tool, refusal, context)
         raise refusal
     try:
-        viz_input = data_viz.TOOL.parse(input.arguments.model_dump(exclude_unset=True))
+        viz_input = parse(data_viz.DataVizInput, input.arguments.model_dump(exclude_unset=True))
         viz = await data_viz.visualise(viz_input, context)
     except ToolError as error:
         nested = _nested(error)
@@ -119,8 +120,8 @@ async def run(input: GetAppDataInput, context: CallContext) -> dict[str, Any]:
     elif status is AppStatus.HOST_DROPPED:
         emit(status, **who, source=viz.source)
     else:
-        error = input.error if input.error is not None else "unknown"
-        emit(status, **who, source=viz.source, error=scrubbed(error, context))
+        reported = input.error if input.error is not None else "unknown"
+        emit(status, **who, source=viz.source, error=scrubbed(reported, context))
     return {"tool": input.tool, "app_data": encoded}
 
 

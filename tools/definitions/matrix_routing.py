@@ -109,10 +109,14 @@ def compact_matrix(body: dict[str, Any], origins: int, destinations: int) -> dic
             matrix[i][j] = {"error": str(error.get("code") or "NO_ROUTE")[:100]}
     nearest = []
     for i, row in enumerate(matrix):
-        timed = [(c["time_s"], j) for j, c in enumerate(row) if c and isinstance(c.get("time_s"), (int, float))]
-        if timed:
-            time_s, j = min(timed)
-            nearest.append({"origin": i, "destination": j, "time_s": time_s, "distance_m": row[j]["distance_m"]})
+        timed = [
+            (c["time_s"], j, c["distance_m"])
+            for j, c in enumerate(row)
+            if c and isinstance(c.get("time_s"), (int, float))
+        ]
+        if timed:  # soonest first, then the lowest index (indexes are unique: distances are never compared)
+            time_s, j, distance_m = min(timed)
+            nearest.append({"origin": i, "destination": j, "time_s": time_s, "distance_m": distance_m})
         else:
             nearest.append({"origin": i, "destination": None})
     failed = sum(1 for row in matrix for c in row if c is None or "error" in c)

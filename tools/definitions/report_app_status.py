@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from tools.app_status import AppStatus, emit
+from tools.app_status import AppStatus, Caller, emit
 from tools.context import CallContext
 from tools.definition import TOOL_NAME, Annotations, define_tool
 from tools.inputs import ToolInput, problem, rule
@@ -63,7 +63,7 @@ def scrubbed(text: str, context: CallContext) -> str:
 
 
 async def run(input: ReportInput, context: CallContext) -> dict[str, Any]:
-    who = {"tool": input.tool, "client": context.client_name, "user_agent": context.user_agent,
+    who: Caller = {"tool": input.tool, "client": context.client_name, "user_agent": context.user_agent,
            "request_id": context.request_id}  # fmt: skip
     duration = round(input.duration_ms, 1)
     if input.outcome == "drawn":

@@ -8,6 +8,7 @@ Also the Routing API's shared vocabulary: the inputs other routing tools take as
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -163,7 +164,7 @@ def build_request(
     options: RouteOptions,
     backend: Backend,
     *,
-    avoid: list[str] | None = None,
+    avoid: Sequence[str] | None = None,
     departAt: str | None = None,
     arriveAt: str | None = None,
     maxAlternatives: int = 0,

@@ -191,7 +191,7 @@ def area_params(input: AreaInputs) -> dict[str, Any]:
 def poi_params(input: ToolInput) -> dict[str, Any]:
     """POI filters and optional fields given, as TomTom's comma-separated lists (a tool may
     take only some of them: `poiCategories` and `brandSet`, say)."""
-    values = {name: getattr(input, name, None) for name in (*POI_FILTERS, "openingHours", "timeZone")}
+    values: dict[str, Any] = {name: getattr(input, name, None) for name in (*POI_FILTERS, "openingHours", "timeZone")}
     params: dict[str, Any] = {}
     if values["poiCategories"] is not None:
         params["categorySet"] = ",".join(str(category) for category in values["poiCategories"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
@@ -20,7 +20,12 @@ MAX_AREA_KM2 = 10_000
 """TomTom's limit for one incident-details request."""
 DEFAULT_CAP = 100
 
-Category = Literal[tuple(sorted(CATEGORIES.values()))]  # type: ignore[valid-type]
+# The incident kinds by name (tools.shaping.traffic.CATEGORIES). A Literal built at import time is
+# opaque to a type checker, which sees the str each name is.
+if TYPE_CHECKING:
+    Category = str
+else:
+    Category = Literal[tuple(sorted(CATEGORIES.values()))]
 Validity = Literal["present", "future"]
 
 
@@ -57,6 +62,7 @@ class TrafficInput(ToolInput):
 
 def build_request(input: TrafficInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path and query parameters for this call on this backend."""
+    params: dict[str, Any]
     if backend is Backend.ORBIS:
         path, params = "/maps/orbis/traffic/incidentDetails", {"apiVersion": 1}
     else:

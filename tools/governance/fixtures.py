@@ -102,14 +102,14 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
         report = ApplyReport()
         ours_ledger = {entry.name: entry for entry in current.ledger}
         for entry in surface.ledger:
-            stored = ours_ledger.get(entry.name)
-            if stored == entry:
+            stored_entry = ours_ledger.get(entry.name)
+            if stored_entry == entry:
                 continue
-            report.note(report.added if stored is None else report.updated, "ledger", entry.name)
+            report.note(report.added if stored_entry is None else report.updated, "ledger", entry.name)
             if not dry_run:
                 _save_ledger(ToolName, entry)
-                verb = "Added to the ledger" if stored is None else "Corrected the ledger row"
-                record(entry.name, Subject.LEDGER, services.LEDGER_FIELDS, stored, entry, verb)
+                verb = "Added to the ledger" if stored_entry is None else "Corrected the ledger row"
+                record(entry.name, Subject.LEDGER, services.LEDGER_FIELDS, stored_entry, entry, verb)
 
         wanted_retired = {r.name: r for r in surface.retired}
         for retirement in current.retired:
@@ -117,7 +117,7 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
                 if prune:
                     report.note(report.deleted, "retired", retirement.name)
                     if not dry_run:
-                        RetiredTool.objects.filter(tool_id=retirement.name).delete()
+                        RetiredTool.objects.filter(tool__name=retirement.name).delete()
                         record(
                             retirement.name, Subject.RETIREMENT, services.RETIREMENT_FIELDS, retirement, None,
                             "Un-retired (pruned)",
@@ -133,7 +133,7 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
                 if prune or change.tool in wanted_retired:
                     report.note(report.deleted, "contract changes", key)
                     if not dry_run:
-                        ContractChange.objects.filter(tool_id=change.tool, input=change.input).delete()
+                        ContractChange.objects.filter(tool__name=change.tool, input=change.input).delete()
                         record(
                             change.tool, Subject.CONTRACT_CHANGE, services.CONTRACT_CHANGE_FIELDS, change, None,
                             f"Deleted the contract change of {change.input}",
@@ -143,36 +143,38 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
 
         stored_retired = current.retired_by_name
         for retirement in surface.retired:
-            stored = stored_retired.get(retirement.name)
-            if stored == retirement:
+            stored_retirement = stored_retired.get(retirement.name)
+            if stored_retirement == retirement:
                 continue
-            report.note(report.added if stored is None else report.updated, "retired", retirement.name)
+            report.note(report.added if stored_retirement is None else report.updated, "retired", retirement.name)
             if not dry_run:
                 _save_retirement(RetiredTool, retirement)
-                verb = "Retired" if stored is None else "Changed the retirement"
-                record(retirement.name, Subject.RETIREMENT, services.RETIREMENT_FIELDS, stored, retirement, verb)
+                verb = "Retired" if stored_retirement is None else "Changed the retirement"
+                record(retirement.name, Subject.RETIREMENT, services.RETIREMENT_FIELDS, stored_retirement, retirement, verb)
         stored_changes = {_change_key(c): c for c in current.changes}
         kept_retired = set(report.kept.get("retired", ()))
         for change in surface.changes:
-            stored = stored_changes.get(_change_key(change))
-            if stored == change:
+            stored_change = stored_changes.get(_change_key(change))
+            if stored_change == change:
                 continue
             if change.tool in kept_retired:  # retired in the database: that answer covers every call
                 report.note(report.kept, "contract changes of tools retired in the database", _change_key(change))
                 continue
-            report.note(report.added if stored is None else report.updated, "contract changes", _change_key(change))
+            report.note(
+                report.added if stored_change is None else report.updated, "contract changes", _change_key(change)
+            )
             if not dry_run:
                 _save_change(ContractChange, change)
                 record(
-                    change.tool, Subject.CONTRACT_CHANGE, services.CONTRACT_CHANGE_FIELDS, stored, change,
-                    f"{'Recorded' if stored is None else 'Changed'} the contract change of {change.input}",
+                    change.tool, Subject.CONTRACT_CHANGE, services.CONTRACT_CHANGE_FIELDS, stored_change, change,
+                    f"{'Recorded' if stored_change is None else 'Changed'} the contract change of {change.input}",
                 )  # fmt: skip
         return report
 
 
 def seed_if_empty(*, ledger: type, retired: type, changes: type, path: Path | None = None) -> bool:
     """Load the committed history into an empty ledger (a new database); True when it did."""
-    if ledger.objects.exists():  # type: ignore[attr-defined]
+    if ledger.objects.exists():  # type: ignore[attr-defined]  # a model class, maybe a migration's
         return False
     surface = read_fixture(path)
     with transaction.atomic():
@@ -186,14 +188,14 @@ def seed_if_empty(*, ledger: type, retired: type, changes: type, path: Path | No
 
 
 def _save_ledger(model: type, entry: LedgerEntry) -> None:
-    model.objects.update_or_create(  # type: ignore[attr-defined]
+    model.objects.update_or_create(  # type: ignore[attr-defined]  # a model class, maybe a migration's
         name=entry.name,
         defaults={"first_seen": entry.first_seen, "first_release": entry.first_release, "note": entry.note},
     )
 
 
 def _save_retirement(model: type, retirement: Retirement) -> None:
-    model.objects.update_or_create(  # type: ignore[attr-defined]
+    model.objects.update_or_create(  # type: ignore[attr-defined]  # a model class, maybe a migration's
         tool_id=retirement.name,
         defaults={
             "replaced_by": list(retirement.replaced_by),
@@ -205,7 +207,7 @@ def _save_retirement(model: type, retirement: Retirement) -> None:
 
 
 def _save_change(model: type, change: InputChange) -> None:
-    model.objects.update_or_create(  # type: ignore[attr-defined]
+    model.objects.update_or_create(  # type: ignore[attr-defined]  # a model class, maybe a migration's
         tool_id=change.tool,
         input=change.input,
         defaults={

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -101,11 +101,13 @@ def translate(change: InputChange, value: object) -> dict[str, object] | None:
     [minLon, minLat, maxLon, maxLat]. None when it takes the caller's judgement."""
     if change.kind is ChangeKind.RENAMED:
         return {change.new_input: value}
-    if change.kind is not ChangeKind.TYPE_CHANGED or not isinstance(change.now, Mapping):
+    now = change.now
+    if change.kind is not ChangeKind.TYPE_CHANGED or not isinstance(now, Mapping):
         return None
     target = change.current_input
-    now = change.now
-    items = now.get("items") if isinstance(now.get("items"), Mapping) else {}
+    items = now.get("items")
+    if not isinstance(items, Mapping):
+        items = {}
     if isinstance(value, str) and now.get("type") == "array":
         parts = [part.strip() for part in value.split(",") if part.strip()]
         if items.get("type") in {"number", "integer"}:
@@ -116,12 +118,12 @@ def translate(change: InputChange, value: object) -> dict[str, object] | None:
             return {target: [int(n) if items["type"] == "integer" and n.is_integer() else n for n in numbers]}
         return {target: parts}
     if _is_corner_pairs(value) and now.get("type") == "array" and items.get("type") == "number":
-        (a_lon, a_lat), (b_lon, b_lat) = value  # type: ignore[misc]
+        (a_lon, a_lat), (b_lon, b_lat) = value
         return {target: [min(a_lon, b_lon), min(a_lat, b_lat), max(a_lon, b_lon), max(a_lat, b_lat)]}
     return None
 
 
-def _is_corner_pairs(value: object) -> bool:
+def _is_corner_pairs(value: object) -> TypeGuard[list[list[float]]]:
     return (
         isinstance(value, list)
         and len(value) == 2

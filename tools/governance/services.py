@@ -160,7 +160,7 @@ def retired_tool_validate(*, name: str, replaced_by: Sequence[str]) -> None:
         raise ValidationError(
             {"tool": f"{name} is not in the tool name ledger: only a name a release listed can be retired."}
         )
-    retired = set(RetiredTool.objects.exclude(tool_id=name).values_list("tool_id", flat=True))
+    retired = set(RetiredTool.objects.exclude(tool__name=name).values_list("tool__name", flat=True))
     problems = rules.replacement_problems(name, replaced_by, selectors.registered_tools(), retired)
     if problems:
         raise ValidationError({"replaced_by": [f"{problem}." for problem in problems]})
@@ -200,7 +200,7 @@ def retired_tool_create(
             by=by,
             via=via,
         )
-        for change in ContractChange.objects.filter(tool_id=name):
+        for change in ContractChange.objects.filter(tool__name=name):
             _contract_change_remove(change, reason=f"{name} was retired", by=by, via=via)
         return retired
 
@@ -261,7 +261,7 @@ def contract_change_validate(
 ) -> None:
     """Raise `ValidationError` unless `input_name` of `tool` really changed this way."""
     registry = selectors.registered_tools()
-    if RetiredTool.objects.filter(tool_id=tool).exists():
+    if RetiredTool.objects.filter(tool__name=tool).exists():
         raise ValidationError({"tool": f"{tool} is retired: the retired-tool answer covers every call to it."})
     if tool not in registry:
         raise ValidationError({"tool": f"{tool} is not a live tool."})
@@ -327,7 +327,7 @@ def contract_change_update(
     """Correct a recorded change; its tool and input never change."""
     with transaction.atomic():
         contract_change_validate(
-            tool=change.tool_id,  # type: ignore[attr-defined]
+            tool=change.tool_id,
             input_name=change.input,
             kind=kind,
             new_input=new_input,
@@ -342,7 +342,7 @@ def contract_change_update(
         change.full_clean()
         change.save()
         governance_event_record(
-            tool=change.tool_id,  # type: ignore[attr-defined]
+            tool=change.tool_id,
             subject=Subject.CONTRACT_CHANGE,
             action=Action.UPDATED,
             before=before,
@@ -362,7 +362,7 @@ def contract_change_delete(*, change: ContractChange, by: Actor = None, via: str
 
 def _contract_change_remove(change: ContractChange, *, reason: str, by: Actor, via: str) -> None:
     before = snapshot(change, CONTRACT_CHANGE_FIELDS)
-    tool, input_name = change.tool_id, change.input  # type: ignore[attr-defined]
+    tool, input_name = change.tool_id, change.input
     change.delete()
     governance_event_record(
         tool=tool,

@@ -17,7 +17,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from tools.app_status import AppStatus, emit
+from tools.app_status import AppStatus, Caller, emit
 from tools.definition import Answer
 from tools.dispatch import Next, ToolCall, ToolOutcome, dumps
 from tools.shaping.appdata import Fitted, fit
@@ -96,7 +96,7 @@ async def deliver_app_data(call: ToolCall, next_: Next) -> ToolOutcome:
     fitted = delivery.fitted
     if fitted is not None:
         context = call.context
-        who = {"tool": call.name, "client": context.client_name, "user_agent": context.user_agent,
+        who: Caller = {"tool": call.name, "client": context.client_name, "user_agent": context.user_agent,
                "request_id": context.request_id}  # fmt: skip
         simplification = fitted.simplification.as_dict() if fitted.simplification else None
         emit(AppStatus.APP_DATA, **who, delivery=delivery.meta["delivery"], raw_bytes=fitted.raw_bytes,

@@ -21,7 +21,7 @@ import functools
 import json
 import re
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -292,7 +292,7 @@ class McpEndpoint:
         sdk_headers: list[tuple[bytes, bytes]] = []
         chunks: list[bytes] = []
 
-        async def collect(message: Message) -> None:
+        async def collect(message: MutableMapping[str, Any]) -> None:  # the SDK's ASGI send
             nonlocal status, sdk_headers
             if message["type"] == "http.response.start":
                 status, sdk_headers = message["status"], message.get("headers", [])
@@ -304,8 +304,8 @@ class McpEndpoint:
         response = HttpResponse(b"".join(chunks), status=status, content_type=None)
         for name, value in sdk_headers:
             response[name.decode("latin-1")] = value.decode("latin-1")
-        for name, value in extra:
-            response[name] = value
+        for header, text in extra:
+            response[header] = text
         return response
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
@@ -14,7 +15,9 @@ from tools.tomtom.backends import Backend
 from tools.tomtom.credentials import KeySources
 
 
-def stdio_context_factory(config: ServerConfig, *, api_key: str | None, backend: Backend | None):
+def stdio_context_factory(
+    config: ServerConfig, *, api_key: str | None, backend: Backend | None
+) -> Callable[[ServerRequestContext[Any]], CallContext]:
     def make_context(ctx: ServerRequestContext[Any]) -> CallContext:
         return CallContext(
             config=config,

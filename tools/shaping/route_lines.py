@@ -84,7 +84,9 @@ def _read_route(route: dict[str, Any], legs: list[dict[str, Any]]) -> RouteLine 
         lines = [_leg_xy(leg["points"]) for leg in legs]
     except (KeyError, TypeError, ValueError):
         return None
-    parts, spans, end = [], [], -1
+    parts: list[np.ndarray] = []
+    spans: list[tuple[int, int]] = []
+    end = -1
     for line in lines:
         shared = bool(parts) and len(line) > 0 and end >= 0 and np.array_equal(line[0], parts[-1][-1])
         start = end if shared else end + 1

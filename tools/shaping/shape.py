@@ -46,7 +46,7 @@ def _scalar(expected: str, test: Callable[[Any], bool]) -> Checker:
         if not test(value):
             raise _Mismatch(expected, value)
 
-    check.expected = expected  # type: ignore[attr-defined]
+    check.expected = expected  # type: ignore[attr-defined]  # the checker carries its wording
     return check
 
 
@@ -148,7 +148,7 @@ def expect(body: Any, checker: Checker, *, where: str = "") -> None:
         raise ToolError(ErrorCode.MALFORMED, f"TomTom answered with data we cannot read: {problem}.") from None
 
 
-_FINITE = NUMBER.expected  # type: ignore[attr-defined]
+_FINITE = NUMBER.expected  # type: ignore[attr-defined]  # set by _scalar
 
 
 def _point_list(value: Any) -> None:

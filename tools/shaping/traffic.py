@@ -53,6 +53,17 @@ TRAFFIC_ANSWER = compile_spec({"incidents": [INCIDENT]})
 """An Incident Details answer as shaping reads it (tools.shaping.shape)."""
 
 
+def _properties(incident: dict[str, Any]) -> dict[str, Any]:
+    """An incident's `properties` object; empty when TomTom sent none."""
+    properties: dict[str, Any] = incident.get("properties") or {}
+    return properties
+
+
+def _named(names: dict[int, str], code: object, default: str) -> str:
+    """The name of a TomTom code; `default` when the code is absent, not an integer or unknown."""
+    return names.get(code, default) if isinstance(code, int) else default
+
+
 def by_severity(incidents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     def severity(incident: dict[str, Any]) -> int:
         magnitude = (incident.get("properties") or {}).get("magnitudeOfDelay")
@@ -62,10 +73,10 @@ def by_severity(incidents: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def compact_incident(incident: dict[str, Any], *, with_validity: bool) -> dict[str, Any]:
-    props = incident.get("properties") or {}
+    props = _properties(incident)
     item: dict[str, Any] = {
-        "category": CATEGORIES.get(props.get("iconCategory"), "other"),
-        "magnitudeOfDelay": MAGNITUDES.get(props.get("magnitudeOfDelay"), "unknown"),
+        "category": _named(CATEGORIES, props.get("iconCategory"), "other"),
+        "magnitudeOfDelay": _named(MAGNITUDES, props.get("magnitudeOfDelay"), "unknown"),
     }
     for source, target in (("from", "from"), ("to", "to")):
         if props.get(source):
@@ -104,8 +115,7 @@ def compact_traffic(body: dict[str, Any], cap: int, *, with_validity: bool) -> d
     }
     if total > len(shown):
         counts = Counter(
-            CATEGORIES.get((i.get("properties") or {}).get("iconCategory"), "other")
-            for i in body.get("incidents") or []
+            _named(CATEGORIES, _properties(i).get("iconCategory"), "other") for i in body.get("incidents") or []
         )
         answer["incidentsByCategory"] = dict(counts.most_common())
     return answer

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
+from argparse import ArgumentParser
+from typing import Any
 
 import anyio
 from django.core.management.base import BaseCommand, CommandError
@@ -23,12 +25,12 @@ class Command(BaseCommand):
     help = "Run one TomTom MCP tool and print its JSON result."
     requires_system_checks: list[str] = []
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("tool", help="Tool name, e.g. tomtom-geocode.")
         parser.add_argument("arguments", nargs="?", default="{}", help="The arguments as a JSON object.")
         add_transport_options(parser)
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             arguments = json.loads(options["arguments"])
         except ValueError as exc:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
+from typing import Any
+
 import anyio
 from django.core.management.base import BaseCommand
 
@@ -15,9 +18,9 @@ class Command(BaseCommand):
     help = "Serve the TomTom MCP tools over stdio (stdout carries only JSON-RPC)."
     requires_system_checks: list[str] = []
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         add_transport_options(parser)
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         backend = parse_backend(options["backend"])
         anyio.run(lambda: serve_stdio(build_dispatcher(), server_config(), api_key=options["apikey"], backend=backend))
