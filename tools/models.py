@@ -261,6 +261,7 @@ class ContractChange(models.Model):
         if problem is not None:
             raise ValidationError({"kind": f"{problem}."})
 
+
 class ClientSurface(models.Model):
     """An operator rule shaping the tool surface for clients whose name matches `pattern`
     (tools.client_surface): whether widgets are offered, and which tools are not listed."""

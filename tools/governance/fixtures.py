@@ -150,7 +150,9 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
             if not dry_run:
                 _save_retirement(RetiredTool, retirement)
                 verb = "Retired" if stored_retirement is None else "Changed the retirement"
-                record(retirement.name, Subject.RETIREMENT, services.RETIREMENT_FIELDS, stored_retirement, retirement, verb)
+                record(
+                    retirement.name, Subject.RETIREMENT, services.RETIREMENT_FIELDS, stored_retirement, retirement, verb
+                )
         stored_changes = {_change_key(c): c for c in current.changes}
         kept_retired = set(report.kept.get("retired", ()))
         for change in surface.changes:
