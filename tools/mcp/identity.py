@@ -154,6 +154,13 @@ class Identity:
     """True for an `initialize` request: the response gets a fresh `Mcp-Session-Id`."""
     body_error: JsonRpcError | None = None
     """Set when the body is not a JSON-RPC message (`parse_body`); answer it instead of calling."""
+    tool_calls: int = 0
+    """How many `tools/call` requests the body holds (what a tenant's quota counts)."""
+
+
+def count_tool_calls(message: Any) -> int:
+    messages = message if isinstance(message, list) else [message]
+    return sum(1 for m in messages if isinstance(m, Mapping) and m.get("method") == "tools/call")
 
 
 def _client_info_name(message: Mapping[str, Any]) -> str | None:
@@ -175,14 +182,15 @@ def identify(headers: Mapping[str, str], body: bytes, session_ids: SessionIds) -
     parsed = parse_body(body)
     message = parsed.message if isinstance(parsed.message, Mapping) else {}
     from_body = _client_info_name(message)
+    calls = count_tool_calls(parsed.message)
     if message.get("method") == "initialize":
         return Identity(UNKNOWN if from_body is None else from_body, user_agent, mint_session=True)
     if from_body is not None:
-        return Identity(from_body, user_agent)
+        return Identity(from_body, user_agent, tool_calls=calls)
     session_id = headers.get("mcp-session-id")
     if session_id is not None:
-        return Identity(session_ids.read(session_id) or UNKNOWN, user_agent, body_error=parsed.error)
-    return Identity(user_agent or UNKNOWN, user_agent, body_error=parsed.error)
+        return Identity(session_ids.read(session_id) or UNKNOWN, user_agent, body_error=parsed.error, tool_calls=calls)
+    return Identity(user_agent or UNKNOWN, user_agent, body_error=parsed.error, tool_calls=calls)
 
 
 def upstream_metadata(identity: Identity, auth_method: str | None) -> str:
