@@ -94,7 +94,7 @@ async def test_metadata_names_this_resource_and_its_issuer(sign_in, issuer):
         assert response.status_code == 200
         assert response.json() == {
             "resource": RESOURCE,
-            "authorization_servers": [issuer.url + "/"],
+            "authorization_servers": [issuer.url],  # exactly as configured: issuers compare as strings
             "scopes_supported": ["maps"],
             "bearer_methods_supported": ["header"],
             "resource_name": "TomTom Maps MCP server",
@@ -277,3 +277,44 @@ async def test_both_modes_take_a_header_key_or_a_token(tenant, issuer, stub, set
     stub.requests.clear()
     _assert_refused(await post(GEOCODE), 401, None, stub)  # neither: challenged, never the server's key
     _assert_refused(await post(GEOCODE, issuer.token(aud=RESOURCE, exp=1)), 401, "invalid_token", stub)
+
+
+async def test_the_sdk_client_discovers_sign_in_from_the_401_and_calls_a_tool(tenant, issuer, stub):
+    """The SDK's own HTTP client with its OAuth provider (client credentials): 401 -> protected
+    resource metadata -> the issuer's metadata -> a token for this resource -> the tool call."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tomtom_mcp.asgi import application
+
+    class Memory:
+        tokens = client = None
+
+        async def get_tokens(self):
+            return self.tokens
+
+        async def set_tokens(self, tokens):
+            self.tokens = tokens
+
+        async def get_client_info(self):
+            return self.client
+
+        async def set_client_info(self, info):
+            self.client = info
+
+    issuer.clients["acme"] = "s3cret"
+    auth = ClientCredentialsOAuthProvider(
+        server_url=RESOURCE, storage=Memory(), client_id="acme", client_secret="s3cret", issuer=issuer.url, scope="maps"
+    )
+    mounts = {"http://testserver": httpx2.ASGITransport(app=application)}
+    async with (
+        httpx2.AsyncClient(auth=auth, mounts=mounts, timeout=30) as http_client,
+        Client(streamable_http_client(RESOURCE, http_client=http_client), mode="legacy") as client,
+    ):
+        result = await client.call_tool("tomtom-geocode", {"query": "Dam"})
+    assert result.is_error is False
+    assert json.loads(result.content[0].text)["results"]
+    assert issuer.token_requests[-1]["resource"] == RESOURCE  # RFC 8707: a token for this resource only
+    assert stub.requests[-1].param("key") == CANARY_KEY

@@ -167,12 +167,16 @@ class ResourceServer:
         self._audiences = [settings.resource.rstrip("/"), settings.resource.rstrip("/") + "/"]
 
     def metadata(self) -> ProtectedResourceMetadata:
-        return ProtectedResourceMetadata(
-            resource=AnyHttpUrl(self.settings.resource),
-            authorization_servers=[AnyHttpUrl(url) for url in self.settings.authorization_servers],
-            scopes_supported=list(self.settings.required_scopes) or None,
-            bearer_methods_supported=["header"],
-            resource_name="TomTom Maps MCP server",
+        """RFC 9728 metadata. URLs go in as text so the model keeps them exactly as configured: an
+        issuer is compared as a string (RFC 8414 §3.3), and `http://host` must not become `http://host/`."""
+        return ProtectedResourceMetadata.model_validate(
+            {
+                "resource": self.settings.resource,
+                "authorization_servers": list(self.settings.authorization_servers),
+                "scopes_supported": list(self.settings.required_scopes) or None,
+                "bearer_methods_supported": ["header"],
+                "resource_name": "TomTom Maps MCP server",
+            }
         )
 
     def metadata_json(self) -> str:
