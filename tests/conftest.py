@@ -103,9 +103,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def server_process(env: dict[str, str] | None = None, *, workers: int = 0) -> Iterator[str]:
+def server_process(env: dict[str, str] | None = None, *, workers: int = 0, port: int | None = None) -> Iterator[str]:
     """A real server on loopback (uvicorn, or gunicorn with `workers`); yields its base URL."""
-    port = free_port()
+    port = port or free_port()
     full_env = {
         **os.environ,
         "TOMTOM_API_KEY": CANARY_KEY,

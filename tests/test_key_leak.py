@@ -31,12 +31,13 @@ def echoing(name: str) -> dict:
 
 @pytest.mark.parametrize("backend", list(Backend))
 @pytest.mark.parametrize("detail", ["compact", "full"])
-@pytest.mark.parametrize("source", ["header", "bearer", "cli", "server"])
+@pytest.mark.parametrize("source", ["header", "bearer", "cli", "server", "tenant"])
 async def test_no_leak_on_success(stub, caplog, backend, detail, source):
     caplog.set_level(logging.DEBUG)
     dispatcher = build_dispatcher()
     keys = {"header": KeySources(header=CANARY_KEY), "bearer": KeySources(bearer=CANARY_KEY),
-            "cli": KeySources(cli=CANARY_KEY), "server": KeySources()}[source]  # fmt: skip
+            "cli": KeySources(cli=CANARY_KEY), "server": KeySources(),
+            "tenant": KeySources(tenant=CANARY_KEY, signed_in=True)}[source]  # fmt: skip
     config = make_config(stub, server_key=CANARY_KEY if source == "server" else "other")
     for name, (arguments, path, answer) in CALLS.items():
         stub.route("GET", path, json_body=echoing(answer))
@@ -119,3 +120,28 @@ async def test_no_leak_into_app_data(stub, caplog, source):
     assert CANARY_KEY not in caplog.text
     key_tool = dispatcher.get("tomtom-get-map-key")
     assert key_tool is not None and key_tool.app_only
+
+
+@pytest.mark.django_db
+def test_a_tenants_key_is_never_shown_again_nor_stored_in_the_clear(admin_client):
+    """Typed once into the admin, the key is stored encrypted; no admin page shows it afterwards."""
+    from tenants.models import Tenant, TenantKey
+
+    acme = Tenant.objects.create(name="Acme", claim="acme")
+    form = {
+        "name": "Acme", "claim": "acme", "enabled": "on", "default_backend": "", "allowed_tools": "",
+        "calls_per_minute": "", "calls_per_day": "",
+        "keys-TOTAL_FORMS": "1", "keys-INITIAL_FORMS": "0", "keys-MIN_NUM_FORMS": "0", "keys-MAX_NUM_FORMS": "1000",
+        "keys-0-label": "first", "keys-0-new_key": CANARY_KEY, "keys-0-active": "on",
+    }  # fmt: skip
+    saved = admin_client.post(f"/admin/tenants/tenant/{acme.pk}/change/", form)
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    key = TenantKey.objects.get(tenant=acme)
+    assert CANARY_KEY not in key.secret and CANARY_KEY not in repr(key) and CANARY_KEY not in str(key)
+    for page in (f"/admin/tenants/tenant/{acme.pk}/change/", "/admin/tenants/tenant/", "/admin/tenants/tenantusage/"):
+        assert CANARY_KEY not in admin_client.get(page).content.decode()
+    from tenants.store import admit_now
+
+    admission = admit_now("acme", 0)
+    assert admission is not None and admission.api_key == CANARY_KEY  # it opens again, for TomTom only
+    assert CANARY_KEY not in repr(admission)

@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "tomtom_mcp",
     "tools",
     "analytics",
+    "tenants",
 ]
 
 # Under ASGI, tomtom_mcp.asgi.ASGIHandler loads non-blocking subclasses of these (tomtom_mcp/middleware.py).
@@ -114,6 +115,25 @@ MCP_SESSION_SECRETS = env_list("MCP_SESSION_SECRETS", []) or [SECRET_KEY]
 """Secrets that sign `Mcp-Session-Id`s, newest first; every replica needs the same list."""
 MCP_HOSTED = env_bool("MCP_HOSTED", False)
 """Hosted mode: over HTTP a caller must send its own TomTom key; the server's key is never used."""
+
+# --- Sign-in for hosted connectors (docs/oauth.md) ------------------------------------------------
+MCP_AUTH = env_list("MCP_AUTH", ["api-key"])
+"""How HTTP callers authenticate: `api-key` (a TomTom key in a header), `oauth` (an access token
+from OAUTH_ISSUER, mapped to a tenant), or both."""
+OAUTH_ISSUER = env_str("OAUTH_ISSUER")
+"""The authorization server whose access tokens are accepted: their `iss`, exactly."""
+OAUTH_JWKS_URL = env_str("OAUTH_JWKS_URL")
+"""Where the issuer publishes its signing keys (the `jwks_uri` of its metadata)."""
+OAUTH_RESOURCE = env_str("OAUTH_RESOURCE")
+"""This server's canonical URL, e.g. `https://mcp.example.com/mcp`: the `aud` every token must carry."""
+OAUTH_AUTHORIZATION_SERVERS = env_list("OAUTH_AUTHORIZATION_SERVERS", []) or ([OAUTH_ISSUER] if OAUTH_ISSUER else [])
+OAUTH_REQUIRED_SCOPES = env_list("OAUTH_REQUIRED_SCOPES", [])
+OAUTH_TENANT_CLAIM = env_str("OAUTH_TENANT_CLAIM", "sub") or "sub"
+OAUTH_ALGORITHMS = env_list("OAUTH_ALGORITHMS", ["RS256", "ES256", "PS256", "EdDSA"])
+OAUTH_LEEWAY_SECONDS = env_int("OAUTH_LEEWAY_SECONDS", 30)
+OAUTH_JWKS_CACHE_SECONDS = env_int("OAUTH_JWKS_CACHE_SECONDS", 300)
+TENANT_KEY_ENCRYPTION_KEYS = env_list("TENANT_KEY_ENCRYPTION_KEYS", [])
+"""Fernet keys that encrypt tenants' TomTom keys at rest, newest first; unset: derived from DJANGO_SECRET_KEY."""
 
 # --- Tool-surface governance (docs/governance.md) ------------------------------------------------
 GOVERNANCE_REFRESH_SECONDS = env_int("GOVERNANCE_REFRESH_SECONDS", 5)

@@ -5,7 +5,7 @@ from django.urls import include, path, re_path
 
 from analytics.api import api as analytics_api
 from tomtom_mcp import SERVER_NAME, version
-from tools.mcp.http import mcp_route, mcp_view
+from tools.mcp.http import mcp_route, mcp_view, protected_resource_routes, protected_resource_view
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -14,6 +14,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 urlpatterns = [
     re_path(mcp_route(settings.MCP_PATH), mcp_view, name="mcp"),  # first: the hot path resolves at once
+    *(re_path(route, protected_resource_view) for route in protected_resource_routes(settings.MCP_PATH)),
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("analytics/", include("analytics.urls")),

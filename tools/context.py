@@ -31,6 +31,18 @@ class ServerConfig:
     """How tomtom-data-viz downloads a caller's `data_url` (tools.download)."""
 
 
+@dataclass(frozen=True, slots=True)
+class TenantTerms:
+    """What a signed-in tenant may do in this request (tenants/, docs/oauth.md)."""
+
+    allowed_tools: frozenset[str] | None = None
+    """The tools it may call; None: every tool."""
+    over_quota: str | None = None
+    """The quota this request's tool calls went over (e.g. `100 calls per day`), None when admitted."""
+    retry_after: int | None = None
+    """Seconds until that quota's window ends."""
+
+
 @dataclass(slots=True)
 class CallContext:
     config: ServerConfig
@@ -46,13 +58,16 @@ class CallContext:
     widgets: bool = True
     """Whether this client is offered widgets: with False, `show_ui` is accepted but the answer
     carries no app data (tools.mcp.appdata), and widget-only tools are not listed."""
+    tenant: str | None = None
+    """The signed-in tenant's name (OAuth), for cost attribution; None for key and stdio callers."""
+    terms: TenantTerms | None = None
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     stats: UpstreamStats = field(default_factory=UpstreamStats)
     _tomtom: TomTomSession | None = None
 
     def secrets(self) -> list[str]:
         """Every key this call could use, for scrubbing text that must not carry them."""
-        candidates = (self.keys.header, self.keys.bearer, self.keys.cli, self.config.server_key)
+        candidates = (self.keys.header, self.keys.bearer, self.keys.cli, self.keys.tenant, self.config.server_key)
         return [c.strip() for c in candidates if c and c.strip()]
 
     @property

@@ -181,6 +181,7 @@ async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
         client=context.client_name,
         user_agent=context.user_agent,
         transport=context.transport,
+        tenant=context.tenant,
         backend=context.effective_backend.value,
         outcome=outcome.code,
         upstream_calls=context.stats.calls,

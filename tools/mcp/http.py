@@ -9,6 +9,14 @@ question with a plain HTTP status:
     406 Accept without application/json               413 body over MCP_MAX_BODY_BYTES
     400 unknown `tomtom-maps-backend` header
 
+With sign-in on (`MCP_AUTH` includes `oauth`; tools/mcp/oauth.py), the guard then validates the
+access token and admits its tenant (one database round trip, which also counts the request's
+tool calls against the tenant's quotas):
+
+    401 no token or an invalid one (`WWW-Authenticate: Bearer resource_metadata=...`)
+    403 a scope missing (`insufficient_scope`), no such tenant, or the tenant is disabled
+    503 the tenants' table cannot be read
+
 Media types are compared case-insensitively. CORS preflights are answered here for allowed
 origins, and responses expose `Mcp-Session-Id` and `TomTom-Upstream-Metadata`. The server keeps
 nothing between requests: any worker or replica can answer any request.
@@ -34,9 +42,11 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 
-from tools.context import CallContext, ServerConfig
+from tenants.store import Admission
+from tools.context import CallContext, ServerConfig, TenantTerms
 from tools.dispatch import Dispatcher
 from tools.mcp.identity import UNKNOWN, Identity, SessionIds, identify, upstream_metadata
+from tools.mcp.oauth import METADATA_PATH, AuthFailure, ResourceServer, SignIn
 from tools.mcp.server import build_server
 from tools.tomtom.backends import Backend
 from tools.tomtom.credentials import KeySources, bearer_token
@@ -48,7 +58,7 @@ CORS_ALLOW_HEADERS = (
     "Content-Type, Accept, Authorization, tomtom-api-key, tomtom-maps-backend, Mcp-Protocol-Version, "
     "Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID"
 )
-CORS_EXPOSE_HEADERS = "Mcp-Session-Id, TomTom-Upstream-Metadata"
+CORS_EXPOSE_HEADERS = "Mcp-Session-Id, TomTom-Upstream-Metadata, WWW-Authenticate"
 JSON_ACCEPTED = ("application/json", "application/*", "*/*")
 """`Accept` media ranges that let us answer JSON."""
 
@@ -60,6 +70,8 @@ class HttpSettings:
     max_body_bytes: int
     session_ids: SessionIds
     path: str = "/mcp"
+    sign_in: SignIn | None = None
+    """None: API keys only (`MCP_AUTH=api-key`), no token is looked at."""
 
 
 def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
@@ -84,15 +96,34 @@ def media_types(header: str) -> list[str]:
 _REPLACED = (b"accept", b"content-type", b"content-length")
 IDENTITY = "tomtom_mcp.identity"
 """Where the guard leaves the caller's `Identity` in the ASGI scope's `state`."""
+ADMISSION = "tomtom_mcp.admission"
+"""Where the guard leaves a signed-in caller's `tenants.store.Admission`."""
 
 
 def key_sources(headers: Mapping[str, str]) -> KeySources:
     return KeySources(header=headers.get("tomtom-api-key"), bearer=bearer_token(headers.get("authorization")))
 
 
-def auth_method(headers: Mapping[str, str], config: ServerConfig) -> str | None:
+def auth_method(headers: Mapping[str, str], config: ServerConfig, admission: Admission | None = None) -> str | None:
+    if admission is not None:
+        return "oauth"
     context = CallContext(config=config, transport="http", keys=key_sources(headers))
     return context.auth_method
+
+
+def tenant_context(admission: Admission) -> dict[str, Any]:
+    """The `CallContext` fields of a signed-in caller: its tenant's key (and nothing else), name and terms."""
+    backend = Backend.parse(admission.default_backend, source="tenant") if admission.default_backend else None
+    return {
+        "keys": KeySources(tenant=admission.api_key, signed_in=True),
+        "tenant": admission.tenant,
+        "backend": backend,
+        "terms": TenantTerms(
+            allowed_tools=frozenset(admission.allowed_tools) if admission.allowed_tools is not None else None,
+            over_quota=admission.over_quota,
+            retry_after=admission.retry_after,
+        ),
+    }
 
 
 def http_context_factory(config: ServerConfig) -> Callable[[ServerRequestContext[Any]], CallContext]:
@@ -101,18 +132,24 @@ def http_context_factory(config: ServerConfig) -> Callable[[ServerRequestContext
     def make_context(ctx: ServerRequestContext[Any]) -> CallContext:
         request = ctx.request
         headers = request.headers if request is not None else Headers()
-        identity = request.scope.get("state", {}).get(IDENTITY) if request is not None else None
+        state = request.scope.get("state", {}) if request is not None else {}
+        identity = state.get(IDENTITY)
         if identity is None:  # not through McpEndpoint (cannot happen in production)
             identity = Identity(UNKNOWN, headers.get("user-agent"))
+        fields: dict[str, Any] = {"keys": key_sources(headers)}
+        admission = state.get(ADMISSION)
+        if admission is not None:  # signed in: the token is never a key, and never leaves this server
+            fields = tenant_context(admission)
         backend_header = headers.get("tomtom-maps-backend")
+        if backend_header:
+            fields["backend"] = Backend.parse(backend_header, source="tomtom-maps-backend")
         return CallContext(
             config=config,
             transport="http",
-            keys=key_sources(headers),
-            backend=Backend.parse(backend_header, source="tomtom-maps-backend") if backend_header else None,
             client_name=identity.client_name,
             user_agent=identity.user_agent,
             apps_declared=identity.apps_declared,
+            **fields,
         )
 
     return make_context
@@ -251,11 +288,34 @@ class McpEndpoint:
             limit = self.settings.max_body_bytes
             return _jsonrpc_error(413, -32600, f"Request body over {limit} bytes", cors)
         identity = identify(headers, body, self.settings.session_ids)
-        extra = [*cors, ("TomTom-Upstream-Metadata", upstream_metadata(identity, auth_method(headers, self.config)))]
+        admission = None
+        if self.settings.sign_in is not None:
+            try:
+                admission = await self.settings.sign_in.authenticate(headers, identity.tool_calls)
+            except AuthFailure as failure:
+                return self._refused(failure, cors)
+        metadata = upstream_metadata(identity, auth_method(headers, self.config, admission))
+        extra = [*cors, ("TomTom-Upstream-Metadata", metadata)]
         if identity.mint_session:
             session_id = self.settings.session_ids.mint(identity.client_name, identity.apps_declared is True)
             extra.append(("Mcp-Session-Id", session_id))
-        return await self._forward(request, identity, body, extra)
+        return await self._forward(request, identity, body, extra, admission)
+
+    def _refused(self, failure: AuthFailure, cors: list[tuple[str, str]]) -> HttpResponse:
+        """A sign-in refusal: the OAuth error body and, for 401/403, the RFC 6750 challenge."""
+        assert self.settings.sign_in is not None
+        body: dict[str, str] = {"error_description": failure.description}
+        if failure.error:
+            body = {"error": failure.error, **body}
+        response = HttpResponse(json.dumps(body), status=failure.status, content_type="application/json")
+        if failure.status in (401, 403):
+            response["WWW-Authenticate"] = self.settings.sign_in.resource_server.challenge(failure)
+        if failure.status == 503:
+            response["Retry-After"] = "5"
+        response["Cache-Control"] = "no-store"
+        for name, value in cors:
+            response[name] = value
+        return response
 
     def _read_body(self, request: HttpRequest) -> bytes | None:
         """The body, or None when it is over the limit (declared or actual)."""
@@ -267,7 +327,12 @@ class McpEndpoint:
         return None if len(body) > limit else body
 
     async def _forward(
-        self, request: HttpRequest, identity: Identity, body: bytes, extra: list[tuple[str, str]]
+        self,
+        request: HttpRequest,
+        identity: Identity,
+        body: bytes,
+        extra: list[tuple[str, str]],
+        admission: Admission | None = None,
     ) -> HttpResponse:
         scope = _asgi_scope(request)
         # The SDK insists on both media types, spelled in lower case; the guard above already
@@ -278,7 +343,8 @@ class McpEndpoint:
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
         ]
-        forwarded = {**scope, "headers": raw, "state": {**scope.get("state", {}), IDENTITY: identity}}
+        state = {**scope.get("state", {}), IDENTITY: identity, ADMISSION: admission}
+        forwarded = {**scope, "headers": raw, "state": state}
         delivered = False
 
         async def replay() -> Message:
@@ -353,8 +419,58 @@ def mcp_endpoint() -> McpEndpoint:
             max_body_bytes=settings.MCP_MAX_BODY_BYTES,
             session_ids=SessionIds(settings.MCP_SESSION_SECRETS),
             path=settings.MCP_PATH,
+            sign_in=configured_sign_in(),
         ),
     )
+
+
+def configured_sign_in() -> SignIn | None:
+    """The sign-in `MCP_AUTH` asks for (None for API keys only), from Django settings."""
+    from django.conf import settings
+
+    from tools.mcp.oauth import OAuthSettings
+
+    if "oauth" not in settings.MCP_AUTH:
+        return None
+    server = ResourceServer(
+        OAuthSettings(
+            issuer=settings.OAUTH_ISSUER or "",
+            jwks_url=settings.OAUTH_JWKS_URL or "",
+            resource=settings.OAUTH_RESOURCE or "",
+            authorization_servers=settings.OAUTH_AUTHORIZATION_SERVERS,
+            required_scopes=settings.OAUTH_REQUIRED_SCOPES,
+            tenant_claim=settings.OAUTH_TENANT_CLAIM,
+            algorithms=settings.OAUTH_ALGORITHMS,
+            leeway_seconds=settings.OAUTH_LEEWAY_SECONDS,
+            jwks_cache_seconds=settings.OAUTH_JWKS_CACHE_SECONDS,
+        )
+    )
+    return SignIn(server, api_keys="api-key" in settings.MCP_AUTH)
+
+
+def protected_resource_view(request: HttpRequest) -> HttpResponse:
+    """RFC 9728 metadata: this resource and its authorization servers; 404 when sign-in is off."""
+    sign_in = mcp_endpoint().settings.sign_in
+    if sign_in is None:
+        return HttpResponse(status=404)
+    if request.method == "OPTIONS":
+        response = HttpResponse(status=204)
+        response["Access-Control-Allow-Methods"] = "GET, OPTIONS"
+        response["Access-Control-Allow-Headers"] = "Mcp-Protocol-Version"
+    elif request.method in ("GET", "HEAD"):
+        response = HttpResponse(sign_in.resource_server.metadata_json(), content_type="application/json")
+        response["Cache-Control"] = "public, max-age=3600"
+    else:
+        response = HttpResponse(status=405)
+        response["Allow"] = "GET, HEAD, OPTIONS"
+    response["Access-Control-Allow-Origin"] = "*"  # public metadata: browser-based hosts read it too
+    return response
+
+
+def protected_resource_routes(path: str) -> list[str]:
+    """URLconf regexes for the metadata: the bare well-known path and the `MCP_PATH`-suffixed one."""
+    well_known = METADATA_PATH.strip("/")
+    return [rf"^{re.escape(well_known)}/?$", rf"^{re.escape(well_known + '/' + path.strip('/'))}/?$"]
 
 
 @csrf_exempt  # no cookies are read: Origin is checked instead

@@ -177,6 +177,13 @@ class Identity:
     apps_declared: bool | None = None
     """Whether the client declared MCP Apps: at `initialize`, its capabilities; later, the flag
     in its session id (None: not known)."""
+    tool_calls: int = 0
+    """How many `tools/call` requests the body holds (what a tenant's quota counts)."""
+
+
+def count_tool_calls(message: Any) -> int:
+    messages = message if isinstance(message, list) else [message]
+    return sum(1 for m in messages if isinstance(m, Mapping) and m.get("method") == "tools/call")
 
 
 def _client_info_name(message: Mapping[str, Any]) -> str | None:
@@ -198,20 +205,21 @@ def identify(headers: Mapping[str, str], body: bytes, session_ids: SessionIds) -
     parsed = parse_body(body)
     message = parsed.message if isinstance(parsed.message, Mapping) else {}
     from_body = _client_info_name(message)
+    calls = count_tool_calls(parsed.message)
     if message.get("method") == "initialize":
         name = UNKNOWN if from_body is None else from_body[:MAX_NAME_LENGTH]
         params = message.get("params")
         capabilities = params.get("capabilities") if isinstance(params, Mapping) else None
         return Identity(name, user_agent, mint_session=True, apps_declared=declares_apps(capabilities))
     if from_body is not None:
-        return Identity(from_body, user_agent)
+        return Identity(from_body, user_agent, tool_calls=calls)
     session_id = headers.get("mcp-session-id")
     if session_id is not None:
         session = session_ids.read_session(session_id)
         if session is None:
-            return Identity(UNKNOWN, user_agent, body_error=parsed.error)
-        return Identity(session[0], user_agent, apps_declared=session[1], body_error=parsed.error)
-    return Identity(user_agent or UNKNOWN, user_agent, body_error=parsed.error)
+            return Identity(UNKNOWN, user_agent, body_error=parsed.error, tool_calls=calls)
+        return Identity(session[0], user_agent, apps_declared=session[1], body_error=parsed.error, tool_calls=calls)
+    return Identity(user_agent or UNKNOWN, user_agent, body_error=parsed.error, tool_calls=calls)
 
 
 def upstream_metadata(identity: Identity, auth_method: str | None) -> str:

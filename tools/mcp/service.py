@@ -1,6 +1,6 @@
 """The process's dispatcher, as every transport serves it (the composition root).
 
-    log_calls -> result size cap -> governance (retired names, outdated inputs)
+    log_calls -> tenant terms (quota, allow-list) -> result size cap -> governance (retired names, outdated inputs)
               -> app-data delivery -> the tool
 
 Transports (HTTP, stdio, exec) build one with `build_dispatcher()` and hand it the call
@@ -14,13 +14,14 @@ from tools.governance.runtime import build_governance
 from tools.mcp.appdata import deliver_app_data
 from tools.mcp.limits import cap_result_size
 from tools.registry import default_registry
+from tools.tenancy import enforce_terms, filter_listing
 
 
 def build_dispatcher() -> Dispatcher:
     governance = build_governance()
     return Dispatcher(
         default_registry(),
-        interceptors=(log_calls, cap_result_size, governance.intercept, deliver_app_data),
-        listing_filters=(governance.filter_listing,),
+        interceptors=(log_calls, enforce_terms, cap_result_size, governance.intercept, deliver_app_data),
+        listing_filters=(governance.filter_listing, filter_listing),
         refreshers=(governance.refresh_if_due,),
     )

@@ -1,4 +1,7 @@
-"""Which TomTom key a call uses, highest first:
+"""Which TomTom key a call uses.
+
+A caller signed in with OAuth (docs/oauth.md) uses its tenant's key and nothing else: never a
+header, never the server's key; a tenant without a key is `unauthorized`. Otherwise, highest first:
 
 1. the `tomtom-api-key` HTTP header,
 2. `Authorization: Bearer <key>`,
@@ -19,9 +22,13 @@ class KeySources:
     header: str | None = None
     bearer: str | None = None
     cli: str | None = None
+    tenant: str | None = None
+    """The signed-in tenant's key (from the tenants' table, decrypted)."""
+    signed_in: bool = False
+    """True for a caller signed in with OAuth: only `tenant` counts."""
 
     def __repr__(self) -> str:  # never show a key
-        given = [name for name in ("header", "bearer", "cli") if getattr(self, name)]
+        given = [name for name in ("header", "bearer", "cli", "tenant") if getattr(self, name)]
         return f"KeySources(given={given})"
 
 
@@ -34,6 +41,14 @@ def bearer_token(authorization: str | None) -> str | None:
 
 def resolve_api_key(sources: KeySources, *, server_key: str | None, over_http: bool, hosted: bool) -> tuple[str, str]:
     """Return `(key, auth_method)`, or raise an `unauthorized` error that says how to give one."""
+    if sources.signed_in:
+        if sources.tenant and sources.tenant.strip():
+            return sources.tenant.strip(), "oauth"
+        raise ToolError(
+            ErrorCode.UNAUTHORIZED,
+            "No TomTom API key: your organisation has no active TomTom key on this server; "
+            "ask its operator to add one.",
+        )
     for method, value in (("tomtom-api-key", sources.header), ("bearer", sources.bearer), ("cli", sources.cli)):
         if value and value.strip():
             return value.strip(), method

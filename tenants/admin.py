@@ -1,0 +1,108 @@
+"""Tenants in the admin: staff add, disable and limit tenants and add or retire their TomTom keys.
+
+A key is typed once into a password field and saved encrypted; afterwards the admin shows only
+its label and fingerprint. Rotating a key: add the new one (the newest active key is used from
+the next request on, on every replica), then untick *active* on the old one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from tenants.models import Tenant, TenantKey, TenantUsage
+
+MAX_KEY_LENGTH = 200
+
+
+class TenantKeyForm(forms.ModelForm):
+    new_key = forms.CharField(
+        label="TomTom key",
+        required=False,
+        max_length=MAX_KEY_LENGTH,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Shown never again once saved. Leave empty to keep the stored key.",
+    )
+
+    class Meta:
+        model = TenantKey
+        fields = ("label", "new_key", "active")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.instance.pk is None and not data.get("new_key") and self.has_changed():
+            self.add_error("new_key", "Type the TomTom key to add.")
+        return data
+
+    def save(self, commit: bool = True) -> TenantKey:
+        key = self.cleaned_data.get("new_key")
+        if key:
+            self.instance.set_key(key)
+        return super().save(commit)
+
+
+class TenantKeyInline(admin.TabularInline):
+    model = TenantKey
+    form = TenantKeyForm
+    extra = 1
+    readonly_fields = ("fingerprint", "created_at")
+    fields = ("label", "new_key", "fingerprint", "active", "created_at")
+
+
+class ToolListField(forms.CharField):
+    def prepare_value(self, value: Any) -> Any:
+        return ", ".join(value) if isinstance(value, list) else value
+
+    def to_python(self, value: Any) -> list[str]:
+        text = super().to_python(value) or ""
+        return [name for name in text.replace(",", " ").split() if name]
+
+
+class TenantForm(forms.ModelForm):
+    allowed_tools = ToolListField(required=False, help_text="Tool names, comma- or space-separated; empty: every tool.")
+
+    class Meta:
+        model = Tenant
+        fields = ("name", "claim", "enabled", "default_backend", "allowed_tools", "calls_per_minute", "calls_per_day")
+
+
+@admin.register(Tenant)
+class TenantAdmin(admin.ModelAdmin):
+    form = TenantForm
+    inlines = [TenantKeyInline]
+    list_display = ("name", "claim", "enabled", "active_keys", "calls_per_minute", "calls_per_day", "updated_at")
+    list_filter = ("enabled",)
+    search_fields = ("name", "claim")
+    actions = ["disable", "enable"]
+
+    @admin.display(description="active keys")
+    def active_keys(self, tenant: Tenant) -> int:
+        return tenant.keys.filter(active=True).count()
+
+    @admin.action(description="Disable the selected tenants (refused from their next request)")
+    def disable(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
+        count = queryset.update(enabled=False)
+        self.message_user(request, f"Disabled {count} tenant(s).", messages.SUCCESS)
+
+    @admin.action(description="Enable the selected tenants")
+    def enable(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
+        count = queryset.update(enabled=True)
+        self.message_user(request, f"Enabled {count} tenant(s).", messages.SUCCESS)
+
+
+@admin.register(TenantUsage)
+class TenantUsageAdmin(admin.ModelAdmin):
+    """The quota counters, read-only (the server writes them)."""
+
+    list_display = ("tenant", "minute_calls", "day_calls")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

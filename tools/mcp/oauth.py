@@ -1,0 +1,325 @@
+"""The OAuth 2.1 resource server in front of `/mcp` (MCP authorization, revisions 2025-06-18 and
+2025-11-25; docs/oauth.md, docs/adr/0013-oauth-resource-server-and-tenants.md).
+
+- `/.well-known/oauth-protected-resource` and its path-suffixed form for `MCP_PATH` (RFC 9728)
+  publish `ResourceServer.metadata()`: this resource and the authorization server(s) to ask.
+- `ResourceServer.verify(token)` validates a bearer access token as a JWT from `OAUTH_ISSUER`:
+  the signature against the issuer's JWKS (cached `OAUTH_JWKS_CACHE_SECONDS`, fetched again on an
+  unknown `kid`, at most once per `JWKS_MIN_REFETCH_SECONDS`), an algorithm from the allowed
+  asymmetric set (`alg: none` and every HMAC algorithm are refused before any key is looked at),
+  `iss` exactly, `aud` naming this resource (RFC 8707), `exp` (required) and `nbf` with
+  `OAUTH_LEEWAY_SECONDS` of leeway, the required scopes (`scope` or `scp`), and the tenant claim.
+  It answers the SDK's `AccessToken`, or raises `AuthFailure`, which becomes the HTTP answer
+  with its RFC 6750 `WWW-Authenticate` challenge (`challenge()`): 401 `invalid_token` (or no
+  error at all when no token was sent), 403 `insufficient_scope` naming the scope to ask for.
+
+The token only says who is calling: it is never forwarded anywhere (TomTom gets the tenant's own
+key). The JWKS cache is a cache of the issuer's public keys, not request state: any replica
+answers any request, each fetching the keys itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import jwt
+from django.db import DatabaseError
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.routes import build_resource_metadata_url
+from mcp.shared.auth import ProtectedResourceMetadata
+from pydantic import AnyHttpUrl
+
+from tenants.store import Admission
+from tomtom_mcp.logging import log_event
+from tools.tomtom.credentials import bearer_token
+
+logger = logging.getLogger("tools.oauth")
+
+ASYMMETRIC_ALGORITHMS = frozenset(
+    {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+)
+JWKS_MIN_REFETCH_SECONDS = 10.0
+"""An unknown `kid` fetches the JWKS again at most this often (a flood of made-up kids costs one fetch)."""
+JWKS_TIMEOUT_SECONDS = 5.0
+JWKS_MAX_BYTES = 256 * 1024
+MAX_TOKEN_CHARS = 16 * 1024
+MAX_CLAIM_CHARS = 255
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+
+
+class AuthFailure(Exception):
+    """Why a request is not allowed in: `status` 401 or 403 and the RFC 6750 `error` code."""
+
+    def __init__(self, status: int, error: str | None, description: str, *, scope: str | None = None) -> None:
+        super().__init__(description)
+        self.status = status
+        self.error = error
+        self.description = description
+        self.scope = scope
+
+
+def _invalid(description: str) -> AuthFailure:
+    return AuthFailure(401, "invalid_token", description)
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthSettings:
+    issuer: str
+    jwks_url: str
+    resource: str
+    """This server's canonical URL (`OAUTH_RESOURCE`): the metadata's `resource`, the tokens' `aud`."""
+    authorization_servers: Sequence[str]
+    required_scopes: Sequence[str] = ()
+    tenant_claim: str = "sub"
+    algorithms: Sequence[str] = ("RS256", "ES256", "PS256", "EdDSA")
+    leeway_seconds: int = 30
+    jwks_cache_seconds: int = 300
+
+    def __post_init__(self) -> None:
+        weak = set(self.algorithms) - ASYMMETRIC_ALGORITHMS
+        if weak or not self.algorithms:
+            raise ValueError(f"only asymmetric JWT algorithms may be allowed, not {sorted(weak) or 'none'}")
+
+
+@dataclass(slots=True)
+class JwksCache:
+    """The issuer's signing keys by `kid`, fetched on first use, again when `max_age` old or when
+    a token names a `kid` we do not hold (at most once per `min_refetch`)."""
+
+    url: str
+    max_age: float
+    min_refetch: float = JWKS_MIN_REFETCH_SECONDS
+    _keys: dict[str | None, jwt.PyJWK] = field(default_factory=dict)
+    _fetched_at: float = float("-inf")
+    _fetching: asyncio.Task[None] | None = None
+
+    async def key(self, kid: str | None) -> jwt.PyJWK | None:
+        now = time.monotonic()
+        if now - self._fetched_at > self.max_age or (
+            kid not in self._keys and now - self._fetched_at > self.min_refetch
+        ):
+            await self._refresh()
+        if kid is None and len(self._keys) == 1:  # an issuer with one key may leave `kid` out
+            return next(iter(self._keys.values()))
+        return self._keys.get(kid)
+
+    async def _refresh(self) -> None:
+        """One fetch at a time per event loop; concurrent callers wait for it."""
+        task = self._fetching
+        if task is None or task.done() or task.get_loop() is not asyncio.get_running_loop():
+            task = self._fetching = asyncio.get_running_loop().create_task(self._fetch())
+        await asyncio.shield(task)
+
+    async def _fetch(self) -> None:
+        try:
+            async with (
+                httpx.AsyncClient(timeout=JWKS_TIMEOUT_SECONDS, follow_redirects=False) as client,
+                client.stream("GET", self.url, headers={"Accept": "application/json"}) as response,
+            ):
+                if response.status_code != 200:
+                    raise ValueError(f"HTTP {response.status_code}")
+                body = b""
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > JWKS_MAX_BYTES:
+                        raise ValueError(f"over {JWKS_MAX_BYTES} bytes")
+            document = json.loads(body)
+            keys: dict[str | None, jwt.PyJWK] = {}
+            for entry in document.get("keys", []) if isinstance(document, dict) else []:
+                if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
+                    continue
+                try:
+                    key = jwt.PyJWK(entry)
+                except jwt.PyJWKError:  # a key type or algorithm we do not handle: skip it
+                    continue
+                keys[entry.get("kid")] = key
+        except (httpx.HTTPError, ValueError) as exc:
+            # Keep the keys we had: an issuer hiccup must not sign everyone out. Try again soon.
+            self._fetched_at = time.monotonic() - self.max_age + self.min_refetch
+            raise AuthFailure(401, "invalid_token", "The issuer's signing keys cannot be fetched now") from exc
+        self._keys, self._fetched_at = keys, time.monotonic()
+
+
+def granted_scopes(claims: dict[str, Any]) -> list[str]:
+    """The scopes of a token: `scope` (RFC 9068, space-separated) or `scp` (a list or a string)."""
+    value = claims.get("scope", claims.get("scp", ""))
+    if isinstance(value, str):
+        return value.split()
+    if isinstance(value, list):
+        return [s for s in value if isinstance(s, str)]
+    return []
+
+
+class ResourceServer:
+    """Validates access tokens for this resource and says how to get one (see the module docstring)."""
+
+    def __init__(self, settings: OAuthSettings) -> None:
+        self.settings = settings
+        self.jwks = JwksCache(settings.jwks_url, max_age=settings.jwks_cache_seconds)
+        self.metadata_url = str(build_resource_metadata_url(AnyHttpUrl(settings.resource)))
+        self._audiences = [settings.resource.rstrip("/"), settings.resource.rstrip("/") + "/"]
+
+    def metadata(self) -> ProtectedResourceMetadata:
+        """RFC 9728 metadata. URLs go in as text so the model keeps them exactly as configured: an
+        issuer is compared as a string (RFC 8414 §3.3), and `http://host` must not become `http://host/`."""
+        return ProtectedResourceMetadata.model_validate(
+            {
+                "resource": self.settings.resource,
+                "authorization_servers": list(self.settings.authorization_servers),
+                "scopes_supported": list(self.settings.required_scopes) or None,
+                "bearer_methods_supported": ["header"],
+                "resource_name": "TomTom Maps MCP server",
+            }
+        )
+
+    def metadata_json(self) -> str:
+        return self.metadata().model_dump_json(exclude_none=True)
+
+    def challenge(self, failure: AuthFailure | None = None) -> str:
+        """The `WWW-Authenticate` value for a refused request (RFC 6750 §3, RFC 9728 §5.1)."""
+        parts = [f'resource_metadata="{self.metadata_url}"']
+        scope = failure.scope if failure is not None and failure.scope else " ".join(self.settings.required_scopes)
+        if scope:
+            parts.append(f'scope="{scope}"')
+        if failure is not None and failure.error:
+            parts.append(f'error="{failure.error}"')
+            parts.append(f'error_description="{failure.description}"')
+        return "Bearer " + ", ".join(parts)
+
+    async def verify(self, token: str) -> AccessToken:
+        """The validated token, or `AuthFailure` (see the module docstring for every rule)."""
+        if len(token) > MAX_TOKEN_CHARS:
+            raise _invalid("The access token is too long")
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.DecodeError:
+            raise _invalid("The access token is not a JWT") from None
+        algorithm = header.get("alg")
+        if algorithm not in self.settings.algorithms:
+            raise _invalid(f"Tokens signed with {str(algorithm)[:20]!r} are not accepted")
+        kid = header.get("kid")
+        if kid is not None and not isinstance(kid, str):
+            raise _invalid("The access token's kid is not a string")
+        key = await self.jwks.key(kid)
+        if key is None:
+            raise _invalid("The access token is signed with a key the issuer does not publish")
+        try:
+            claims = jwt.decode(
+                token,
+                key=key,
+                algorithms=[str(algorithm)],
+                issuer=self.settings.issuer,
+                audience=self._audiences,
+                leeway=self.settings.leeway_seconds,
+                options={"require": ["exp", "iss", "aud"], "verify_signature": True},
+            )
+        except jwt.ExpiredSignatureError:
+            raise _invalid("The access token has expired") from None
+        except jwt.ImmatureSignatureError:
+            raise _invalid("The access token is not valid yet") from None
+        except jwt.InvalidIssuerError:
+            raise _invalid("The access token is from another issuer") from None
+        except jwt.InvalidAudienceError:
+            raise _invalid("The access token is not for this resource") from None
+        except jwt.MissingRequiredClaimError as exc:
+            raise _invalid(f"The access token has no {exc.claim} claim") from None
+        except jwt.PyJWTError:  # bad signature, key/algorithm mismatch, unreadable claims
+            raise _invalid("The access token's signature or claims are invalid") from None
+        scopes = granted_scopes(claims)
+        missing = [s for s in self.settings.required_scopes if s not in scopes]
+        if missing:
+            raise AuthFailure(
+                403,
+                "insufficient_scope",
+                f"The access token lacks the scope {' '.join(missing)}",
+                scope=" ".join(self.settings.required_scopes),
+            )
+        tenant = claims.get(self.settings.tenant_claim)
+        if not isinstance(tenant, str) or not tenant or len(tenant) > MAX_CLAIM_CHARS:
+            raise _invalid(f"The access token has no usable {self.settings.tenant_claim} claim")
+        client_id = claims.get("client_id", claims.get("azp"))
+        return AccessToken(
+            token=token,
+            client_id=client_id if isinstance(client_id, str) else "",
+            scopes=scopes,
+            expires_at=int(claims["exp"]),
+            resource=self.settings.resource,
+            subject=claims.get("sub") if isinstance(claims.get("sub"), str) else None,
+            claims={"iss": claims["iss"], self.settings.tenant_claim: tenant},
+        )
+
+    def tenant_of(self, token: AccessToken) -> str:
+        """The tenant claim's value of a token `verify` accepted."""
+        assert token.claims is not None
+        return token.claims[self.settings.tenant_claim]
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The SDK's `TokenVerifier` protocol: the token, or None when it is refused."""
+        try:
+            return await self.verify(token)
+        except AuthFailure:
+            return None
+
+
+def looks_like_jwt(token: str) -> bool:
+    """A compact JWS has three base64url parts; a TomTom key has no dots."""
+    return token.count(".") == 2
+
+
+AdmitFn = Callable[[str, int], Awaitable[Admission | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class SignIn:
+    """Which ways in `/mcp` accepts (`MCP_AUTH`) and how a signed-in caller becomes a tenant.
+
+    - `api-key` alone (the default): no token is looked at; today's key rules apply.
+    - `oauth` alone: every request needs a valid access token; a TomTom key in a header is not
+      a way in, and the server's own key is never spent.
+    - both: a bearer that looks like a JWT is an access token; otherwise a `tomtom-api-key`
+      header or a bearer TomTom key works as before. A request with neither is answered 401 with
+      the challenge, so an OAuth host starts its sign-in; the server's key is not a way in.
+    """
+
+    resource_server: ResourceServer
+    api_keys: bool = False
+    admit: AdmitFn | None = None
+    """`tenants.store.admit` unless a test gives another."""
+
+    async def authenticate(self, headers: Mapping[str, str], tool_calls: int) -> Admission | None:
+        """The admitted tenant, None for a caller that brings its own TomTom key (the old way), or
+        `AuthFailure` (401/403; 503 when the tenants' table cannot be read)."""
+        bearer = bearer_token(headers.get("authorization"))
+        if bearer is not None and (not self.api_keys or looks_like_jwt(bearer)):
+            token = await self.resource_server.verify(bearer)
+            return await self._admit(self.resource_server.tenant_of(token), tool_calls)
+        authorization = headers.get("authorization")
+        if authorization is not None and bearer is None and not self.api_keys:
+            raise _invalid("The Authorization header is not a bearer token")
+        if self.api_keys and (bearer is not None or (headers.get("tomtom-api-key") or "").strip()):
+            return None
+        raise AuthFailure(401, None, "Sign in: this server needs an access token")
+
+    async def _admit(self, claim: str, tool_calls: int) -> Admission:
+        admit = self.admit
+        if admit is None:
+            from tenants.store import admit as admit_from_tables
+
+            admit = admit_from_tables
+        try:
+            admission = await admit(claim, tool_calls)
+        except DatabaseError as exc:
+            log_event(logger, logging.ERROR, "Tenants unreadable", error=f"{type(exc).__name__}: {exc}")
+            raise AuthFailure(503, None, "Sign-in is unavailable for a moment; try again") from None
+        if admission is None:
+            raise AuthFailure(403, "access_denied", "Your account is not a tenant of this server")
+        if not admission.enabled:
+            raise AuthFailure(403, "access_denied", "Your organisation's access to this server is disabled")
+        return admission
