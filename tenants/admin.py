@@ -34,7 +34,8 @@ class TenantKeyForm(forms.ModelForm):
         fields = ("label", "new_key", "active")
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if self.instance.pk is None and not data.get("new_key") and self.has_changed():
             self.add_error("new_key", "Type the TomTom key to add.")
         return data
@@ -58,7 +59,8 @@ class ToolListField(forms.CharField):
     def prepare_value(self, value: Any) -> Any:
         return ", ".join(value) if isinstance(value, list) else value
 
-    def to_python(self, value: Any) -> list[str]:
+    # A CharField (its parsing and null-character check) whose value is the list the text names.
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
         text = super().to_python(value) or ""
         return [name for name in text.replace(",", " ").split() if name]
 
