@@ -46,7 +46,7 @@ from analytics.models import (
 from analytics.parsing import COLUMNS, EventRow, Malformed
 from analytics.tool_call_parsing import TOOL_CALL_COLUMNS, ToolCallRow, parse_log_line
 
-BATCH_SIZE = 20_000
+BATCH_SIZE = 10_000
 MAX_LINE_BYTES = 1024 * 1024
 """Longer lines are malformed; no app-status line comes near it."""
 MAX_REPORTED_MALFORMED = 1000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 import io
 import sys
 from datetime import UTC, datetime
@@ -211,3 +212,21 @@ def test_the_command_reads_files_and_stdin_and_reports_malformed_lines(tmp_path,
 def test_the_command_refuses_a_missing_file(tmp_path):
     with pytest.raises(CommandError, match=r"missing\.log: cannot open"):
         call_command("ingest_app_status", str(tmp_path / "missing.log"))
+
+
+def test_the_command_reports_progress_on_stderr_unless_quiet(tmp_path, monkeypatch, capsys):
+    from analytics.management.commands import ingest_app_status
+
+    path = tmp_path / "app.log"
+    path.write_bytes(log(*EVENTS, "{oops", TOOL_CALL))
+    monkeypatch.setattr(ingest_app_status, "PROGRESS_EVERY", 0.0)  # after every batch
+
+    call_command("ingest_app_status", str(path), "--batch-size", "2")
+    progress = [text for text in capsys.readouterr().err.splitlines() if "so far" in text]
+    call_command("ingest_app_status", str(path), "--batch-size", "2", "--quiet")
+    quiet = [text for text in capsys.readouterr().err.splitlines() if "so far" in text]
+
+    assert progress, "a progress line per batch"
+    assert re.fullmatch(rf"{re.escape(str(path))}: [\d,]+ lines so far, [\d,]+ events/s, [01] malformed", progress[0])
+    assert progress[-1].endswith("1 malformed")
+    assert quiet == []
