@@ -129,3 +129,16 @@ def test_an_impossible_query_is_refused():
         ReportQuery(start=date(2026, 11, 3), end=date(2026, 11, 2))
     with pytest.raises(ValueError, match="at most 400 days"):
         ReportQuery(start=date(2025, 1, 1), end=date(2026, 11, 2))
+
+
+def test_totals_by_host_family(known_data):
+    query = ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3), group="family")
+
+    assert table(failure_counts(query, by=("client",))) == [
+        (None, "ChatGPT", None, 1, 2, 0, 0, 1, 1, 0, 2 / 3),
+        (None, "Claude (desktop, web)", None, 4, 1, 0, 0, 0, 0, 1, 0.2),
+        (None, "Cursor", None, 0, 3, 0, 2, 0, 0, 0, 1.0),
+        (None, "Goose", None, 0, 0, 1, 0, 0, 0, 0, None),
+    ]
+    assert [(c.client, c.kind, c.calls) for c in old_callers(query)] == [
+        ("ChatGPT", "outdated_call", 1), ("Goose", "retired_tool", 2)]  # fmt: skip
