@@ -132,7 +132,8 @@ def test_tool_call_totals_by_family_and_backend_are_the_selectors_numbers(staff_
     ).json()
 
     assert (body["group"], body["by"]) == ("family", ["client", "backend"])
-    assert [(r["client"], r["backend"], r["tool"], r["calls"], r["errors"], r["p50_total_ms"]) for r in body["rows"]] == [
+    rows = [(r["client"], r["backend"], r["tool"], r["calls"], r["errors"], r["p50_total_ms"]) for r in body["rows"]]
+    assert rows == [
         ("ChatGPT", "tomtom-orbis-maps", None, 2, 1, 75.0),
         ("Claude (desktop, web)", "tomtom-maps", None, 1, 1, 1500.0),
         ("Claude (desktop, web)", "tomtom-orbis-maps", None, 3, 1, 75.0),

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import gzip
-import re
 import io
+import re
 import sys
 from datetime import UTC, datetime
 
