@@ -28,7 +28,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
 
 from django.db import IntegrityError, connection, models, transaction
@@ -44,6 +44,7 @@ from analytics.models import (
     latency_column,
 )
 from analytics.parsing import COLUMNS, EventRow, Malformed
+from analytics.partitions import ensure_partitions, is_partitioned, retention_cutoff
 from analytics.tool_call_parsing import TOOL_CALL_COLUMNS, ToolCallRow, parse_log_line
 
 BATCH_SIZE = 10_000
@@ -73,6 +74,9 @@ class IngestReport:
     tool_calls_new: int = 0
     unknown_fields: int = 0
     """Tool-call lines with fields this version does not know (kept with the fields it knows)."""
+    expired: int = 0
+    """App-status events older than the retention horizon: not stored (analytics/partitions.py)."""
+    tool_calls_expired: int = 0
     skipped: int = 0
     malformed: int = 0
     malformed_lines: list[tuple[int, str]] = field(default_factory=list)
@@ -80,11 +84,12 @@ class IngestReport:
 
     @property
     def duplicates(self) -> int:
-        return self.events - self.new
+        """App-status events already stored."""
+        return self.events - self.new - self.expired
 
     @property
     def tool_call_duplicates(self) -> int:
-        return self.tool_calls - self.tool_calls_new
+        return self.tool_calls - self.tool_calls_new - self.tool_calls_expired
 
     def add_malformed(self, line_number: int, reason: str) -> None:
         self.malformed += 1
@@ -143,11 +148,18 @@ def events_ingest(
     )
     parser.start()
     next_progress = time.monotonic() + progress_every
+    horizon = retention_cutoff()
     try:
         while (batch := batches.get()) is not None:
             if isinstance(batch, BaseException):
                 raise batch
-            new, calls_new = _write(*batch)
+            rows, calls = batch
+            if horizon is not None:
+                kept, kept_calls = [r for r in rows if r.time >= horizon], [c for c in calls if c.time >= horizon]
+                report.expired += len(rows) - len(kept)
+                report.tool_calls_expired += len(calls) - len(kept_calls)
+                rows, calls = kept, kept_calls
+            new, calls_new = _write(rows, calls)
             report.new += new
             report.tool_calls_new += calls_new
             if progress is not None and time.monotonic() >= next_progress:
@@ -330,7 +342,10 @@ def _insert_postgresql(events: _Events, rows: list) -> int:
     """Copy straight into the table when nothing is stored in the batch's time range yet (new
     logs); otherwise, or when a concurrent writer gets in between and the unique constraint
     refuses the copy, copy into a session-private table and insert what is not stored yet."""
-    if _nothing_stored_between(min(row.time for row in rows), max(row.time for row in rows), model=events.model):
+    first, last = min(row.time for row in rows), max(row.time for row in rows)
+    if is_partitioned(events.table):
+        ensure_partitions(events.table, _months_between(first, last))
+    if _nothing_stored_between(first, last, model=events.model):
         try:
             with transaction.atomic(), connection.cursor() as cursor:
                 _copy(cursor, events, events.table, rows)
@@ -350,6 +365,15 @@ def _insert_postgresql(events: _Events, rows: list) -> int:
             "ON CONFLICT (time, event_id) DO NOTHING"
         )
         return cursor.rowcount
+
+
+def _months_between(first: datetime, last: datetime) -> list[datetime]:
+    """A moment in every UTC month from `first`'s to `last`'s."""
+    months, moment = [], first.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    while moment <= last:
+        months.append(moment)
+        moment = (moment + timedelta(days=32)).replace(day=1)
+    return months
 
 
 def _nothing_stored_between(first: datetime, last: datetime, *, model: type[models.Model] = AppStatusEvent) -> bool:

@@ -60,6 +60,11 @@ class Command(BaseCommand):
             f"{report.tool_calls:,} tool calls ({report.tool_calls_new:,} new, {report.tool_call_duplicates:,} "
             f"already stored, {report.unknown_fields:,} with unknown fields), "
             f"{report.skipped:,} other lines skipped, {report.malformed:,} malformed"
+            + (
+                f", {expired:,} events before the retention horizon not stored"
+                if (expired := report.expired + report.tool_calls_expired)
+                else ""
+            )
         )
         for number, reason in report.malformed_lines:
             self.stderr.write(f"{name}:{number}: {reason}")
