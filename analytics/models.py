@@ -135,8 +135,10 @@ class ToolCallEvent(models.Model):
     outcome, times and size. Identity as for `AppStatusEvent`: 128 bits of the SHA-256 of the line.
 
     Numbers a line does not carry (or carries with an unexpected type) are NULL; the raw line
-    keeps them. `tenant` is empty until the server logs one."""
+    keeps them. `tenant` is empty until the server logs one. The primary key is the identity,
+    `(time, event_id)`."""
 
+    pk = models.CompositePrimaryKey("time", "event_id")
     time = models.DateTimeField()
     event_id = models.BinaryField(max_length=16, editable=False)
     tool = models.TextField()
@@ -155,8 +157,7 @@ class ToolCallEvent(models.Model):
     total_ms = models.FloatField(null=True)
     raw = models.TextField()
 
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["time", "event_id"], name="analytics_toolcall_identity")]
+    # The identity is the primary key: no surrogate id, one index less to maintain per event.
 
     def __str__(self) -> str:
         return f"{self.time:%Y-%m-%d %H:%M:%S} {self.tool} {self.client} {self.outcome}"

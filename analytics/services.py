@@ -297,11 +297,11 @@ _CALL_SUMS: dict[str, str] = {
     "bytes": "coalesce(sum(bytes), 0)",
     "total_timed": "count(total_ms)",
     "total_ms_sum": "coalesce(sum(total_ms), 0)",
-    "upstream_timed": f"sum(CASE WHEN {_UPSTREAM_TIMED} THEN 1 ELSE 0 END)",
-    "upstream_ms_sum": f"coalesce(sum(CASE WHEN {_UPSTREAM_TIMED} THEN upstream_ms END), 0)",
-    **{latency_column("total", ms): f"sum(CASE WHEN total_ms <= {ms} THEN 1 ELSE 0 END)" for ms in LATENCY_BOUNDS_MS},
+    "upstream_timed": f"count(*) FILTER (WHERE {_UPSTREAM_TIMED})",
+    "upstream_ms_sum": f"coalesce(sum(upstream_ms) FILTER (WHERE {_UPSTREAM_TIMED}), 0)",
+    **{latency_column("total", ms): f"count(*) FILTER (WHERE total_ms <= {ms})" for ms in LATENCY_BOUNDS_MS},
     **{
-        latency_column("upstream", ms): f"sum(CASE WHEN {_UPSTREAM_TIMED} AND upstream_ms <= {ms} THEN 1 ELSE 0 END)"
+        latency_column("upstream", ms): f"count(*) FILTER (WHERE {_UPSTREAM_TIMED} AND upstream_ms <= {ms})"
         for ms in LATENCY_BOUNDS_MS
     },
 }
