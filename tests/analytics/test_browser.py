@@ -89,3 +89,38 @@ def test_a_user_who_is_not_staff_gets_the_login_page(live_server, other_cookies,
     assert page.url.startswith(live_server.url + "/admin/login/")
     assert page.locator("#failure-rate-chart").count() == 0
     assert page.locator("#failure-table").count() == 0
+
+
+@pytest.fixture
+def staff_cookies_with_calls(live_server: Any, client: Any, django_user_model: Any) -> list[dict[str, str]]:
+    from tests.analytics.conftest import KNOWN_CALLS
+
+    ingest(*KNOWN_DATA, *KNOWN_CALLS)
+    return signed_in(client, django_user_model.objects.create_user("ops", is_staff=True), live_server)
+
+
+def test_the_tool_call_page_by_family_with_hollow_points_and_a_host_select(
+    live_server, staff_cookies_with_calls, browser
+):
+    context = browser.new_context()
+    context.add_cookies(staff_cookies_with_calls)
+    page = context.new_page()
+
+    page.goto(live_server.url + "/analytics/tool-calls/?start=2026-11-02&end=2026-11-03&group=family&zoom=on")
+
+    assert page.locator("#error-rate-chart").is_visible()
+    assert page.locator("#error-rate-chart g.series").evaluate_all("gs => gs.map(g => g.dataset.host)") == [
+        "ChatGPT", "Claude (desktop, web)", "Claude Code", "fleet-agent"]  # fmt: skip
+    assert page.locator("#error-rate-chart circle.hollow").count() == 5  # every point is below 20 calls
+    assert "n = 4" in page.locator("#error-rate-chart circle title").all_inner_texts()[2]
+    assert page.locator("#calls-by-host tbody tr th").all_inner_texts() == [
+        "ChatGPT", "Claude (desktop, web)", "Claude Code", "fleet-agent"]  # fmt: skip
+    assert page.locator("select[name=client] optgroup").evaluate_all("gs => gs.map(g => g.label)") == [
+        "Host families", "Hosts"]  # fmt: skip
+    assert page.locator("input[name=start]").input_value() == "2026-11-02"
+    if os.environ.get("ANALYTICS_SCREENSHOT"):
+        page.screenshot(path=os.environ["ANALYTICS_SCREENSHOT"].replace(".png", "-calls.png"), full_page=True)
+
+    with page.expect_download() as download:
+        page.locator(".csv-link").first.click()
+    assert download.value.suggested_filename == "calls-by-host_2026-11-02_2026-11-03.csv"
