@@ -163,16 +163,14 @@ class ToolCallEvent(models.Model):
         return f"{self.time:%Y-%m-%d %H:%M:%S} {self.tool} {self.client} {self.outcome}"
 
 
-class ToolCallHourly(models.Model):
-    """Tool calls in the UTC hour starting at `hour`, per client, tool, backend, tenant and outcome.
+class ToolCallRollup(models.Model):
+    """The figures of the tool calls of one period, per client, tool, backend, tenant and outcome.
 
     Sums (`upstream_calls`, `bytes`, the latency sums) and cumulative latency histograms: a
     `total_le_<ms>` column counts the calls whose total time was at most that many ms, of the
     `total_timed` calls that logged one; `upstream_le_<ms>` the same for the upstream time of the
-    `upstream_timed` calls that made at least one upstream request.
-    Recounted from the events like `AppStatusHourlyCount`; only rows with calls exist."""
+    `upstream_timed` calls that made at least one upstream request. Only rows with calls exist."""
 
-    hour = models.DateTimeField()
     client = models.TextField()
     tool = models.TextField()
     backend = models.TextField()
@@ -187,6 +185,16 @@ class ToolCallHourly(models.Model):
     upstream_ms_sum = models.FloatField()
 
     class Meta:
+        abstract = True
+
+
+class ToolCallHourly(ToolCallRollup):
+    """Tool calls in the UTC hour starting at `hour`: recounted from the events like
+    `AppStatusHourlyCount`. Reports with hourly buckets read it."""
+
+    hour = models.DateTimeField()
+
+    class Meta:
         constraints = [
             models.UniqueConstraint(
                 fields=["hour", "client", "tool", "backend", "tenant", "outcome"],
@@ -198,9 +206,28 @@ class ToolCallHourly(models.Model):
         return f"{self.hour:%Y-%m-%d %H:00} {self.client} {self.tool} {self.outcome}: {self.calls}"
 
 
-for _metric, _columns in LATENCY_COLUMNS.items():
-    for _column in _columns:
-        ToolCallHourly.add_to_class(_column, models.BigIntegerField(default=0))
+class ToolCallDaily(ToolCallRollup):
+    """Tool calls on the UTC day starting at `day`: the sums of its 24 `ToolCallHourly` rows,
+    recounted from them in the same transaction. Daily and whole-range reports read it: a 30-day
+    report reads 30 days of rows, not 720 hours of them."""
+
+    day = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["day", "client", "tool", "backend", "tenant", "outcome"], name="analytics_toolcall_daily_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day:%Y-%m-%d} {self.client} {self.tool} {self.outcome}: {self.calls}"
+
+
+for _rollup in (ToolCallHourly, ToolCallDaily):
+    for _columns in LATENCY_COLUMNS.values():
+        for _column in _columns:
+            _rollup.add_to_class(_column, models.BigIntegerField(default=0))
 
 
 MAX_PATTERN_LENGTH = 500

@@ -18,7 +18,7 @@ from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum
 from django.db.models.functions import TruncDay
 
 from analytics.families import Families
-from analytics.models import FAILING_KINDS, OLD_CALLER_KINDS, AppStatusEvent, AppStatusHourlyCount, ToolCallHourly
+from analytics.models import FAILING_KINDS, OLD_CALLER_KINDS, AppStatusEvent, AppStatusHourlyCount, ToolCallDaily
 from analytics.stats import COUNT_STATS, RATE_STATS, REPORT_KINDS
 
 Bucket = Literal["hour", "day"]
@@ -144,9 +144,9 @@ def hosts_and_tools(query: ReportQuery) -> tuple[list[str], list[str]]:
     """Every host (client) and every tool with an app-status or tool-call event in the query's
     range, whatever its tool and host filters: the filters' choices."""
     clients, tools = set(), set()
-    for model in (AppStatusHourlyCount, ToolCallHourly):
+    for model, moment in ((AppStatusHourlyCount, "hour"), (ToolCallDaily, "day")):
         pairs = (
-            model.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time)
+            model.objects.filter(**{f"{moment}__gte": query.start_time, f"{moment}__lt": query.end_time})
             .values_list("client", "tool")
             .distinct()
             .order_by()

@@ -39,6 +39,7 @@ from analytics.models import (
     UNKNOWN_KIND,
     AppStatusEvent,
     AppStatusHourlyCount,
+    ToolCallDaily,
     ToolCallEvent,
     ToolCallHourly,
     latency_column,
@@ -244,6 +245,7 @@ def _write(rows: list[EventRow], calls: list[ToolCallRow]) -> tuple[int, int]:
         if calls:
             calls_new = _insert(TOOL_CALLS, calls)
             _recount_hours(TOOL_CALLS, calls)
+            _recount_days(calls)
     return new, calls_new
 
 
@@ -289,6 +291,7 @@ class _Events:
 
 _APP_HOURLY = AppStatusHourlyCount._meta.db_table
 _CALL_HOURLY = ToolCallHourly._meta.db_table
+_CALL_DAILY = ToolCallDaily._meta.db_table
 _CALL_KEY = "hour, client, tool, backend, tenant, outcome"
 _UPSTREAM_TIMED = "upstream_calls > 0 AND upstream_ms IS NOT NULL"
 _CALL_SUMS: dict[str, str] = {
@@ -332,6 +335,20 @@ WHERE {_CALL_HOURLY}.calls <> excluded.calls
 """,
 )
 """Events are only ever added, so a group whose figures changed has more calls."""
+_CALL_DAY_KEY = "day, client, tool, backend, tenant, outcome"
+_RECOUNT_DAYS = f"""
+INSERT INTO {_CALL_DAILY} ({_CALL_DAY_KEY}, {", ".join(_CALL_SUMS)})
+SELECT {{day}}, client, tool, backend, tenant, outcome, {", ".join(f"sum({name})" for name in _CALL_SUMS)}
+FROM {_CALL_HOURLY}
+WHERE {{ranges}}
+GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
+ON CONFLICT ({_CALL_DAY_KEY}) DO UPDATE SET {", ".join(f"{name} = excluded.{name}" for name in _CALL_SUMS)}
+WHERE {_CALL_DAILY}.calls <> excluded.calls
+"""
+_DAY_OF_HOUR = {
+    "postgresql": "date_trunc('day', hour, 'UTC')",
+    "sqlite": "strftime('%%Y-%%m-%%d 00:00:00', hour)",
+}
 
 
 def _insert(events: _Events, rows: list) -> int:
@@ -433,6 +450,18 @@ def _recount_hours(events: _Events, rows: list) -> None:
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [adapt(moment) for start_end in ranges for moment in start_end])
+
+
+def _recount_days(rows: list[ToolCallRow]) -> None:
+    """Sum again, from the hourly tool-call rollup, every UTC day in which a row falls (after
+    its hours were recounted): the daily rollup is always the sum of its hours."""
+    days = sorted({row.time.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0) for row in rows})
+    adapt = connection.ops.adapt_datetimefield_value
+    sql = _RECOUNT_DAYS.format(
+        day=_DAY_OF_HOUR[connection.vendor], ranges=" OR ".join(["(hour >= %s AND hour < %s)"] * len(days))
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [adapt(moment) for day in days for moment in (day, day + timedelta(days=1))])
 
 
 def _hour_ranges(hours: set[datetime]) -> list[tuple[datetime, datetime]]:

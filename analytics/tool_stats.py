@@ -1,7 +1,8 @@
 """Tool-call reports: calls, errors by code, latency percentiles, upstream calls and answer bytes.
 
-Read from the hourly rollup (`ToolCallHourly`) only, so a 30-day report costs the same however
-many calls it covers. A report covers whole UTC days (a `ReportQuery`, shared with the widget
+Read from the rollups only: the daily one (`ToolCallDaily`) for daily buckets and whole-range
+tables, the hourly one for hourly buckets; so a 30-day report costs the same however many calls
+it covers. A report covers whole UTC days (a `ReportQuery`, shared with the widget
 reports) and groups by any of bucket, host (client name or family), tool, backend and tenant.
 
 Percentiles are estimated from the rollup's cumulative histograms (`LATENCY_BOUNDS_MS`), the way
@@ -15,13 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Literal
 
 from django.db.models import F, Sum
-from django.db.models.functions import TruncDay
 
-from analytics.models import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, ToolCallHourly
+from analytics.models import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, ToolCallDaily, ToolCallHourly
 from analytics.selectors import ReportQuery, _filtered, _host_of
 from tools.errors import ErrorCode
 
@@ -119,9 +119,15 @@ def histogram_quantile(quantile: float, count: int, cumulative: Sequence[int]) -
 
 def tool_call_stats(query: ReportQuery, *, by: Sequence[CallDimension]) -> list[CallRow]:
     """Tool-call figures per group of `by`, sorted by its dimensions; groups without calls are absent."""
-    rows = _filtered(ToolCallHourly.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time), query)
-    if "bucket" in by:
-        rows = rows.annotate(bucket=TruncDay("hour", tzinfo=UTC) if query.bucket == "day" else F("hour"))
+    if query.bucket == "hour" and "bucket" in by:
+        rows = ToolCallHourly.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time).annotate(
+            bucket=F("hour")
+        )
+    else:
+        rows = ToolCallDaily.objects.filter(day__gte=query.start_time, day__lt=query.end_time)
+        if "bucket" in by:
+            rows = rows.annotate(bucket=F("day"))
+    rows = _filtered(rows, query)
     grouped = rows.values(*by, "outcome").annotate(**{f"s_{name}": Sum(name) for name in _SUMS}).order_by()
     host = _host_of(query) if "client" in by else None
     sums: dict[tuple, dict[str, float]] = {}

@@ -116,3 +116,17 @@ def test_percentiles_interpolate_inside_the_bucket():
 def test_a_range_without_calls_is_empty(known_calls):
     assert tool_call_stats(ReportQuery(start=date(2026, 12, 1), end=date(2026, 12, 2)), by=("client",)) == []
     assert D2  # the known calls cover D1 and D2 only
+
+
+def test_the_daily_rollup_is_the_sum_of_the_hourly_one(known_calls):
+    hourly = ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3), bucket="hour")
+
+    by_hour = tool_call_stats(hourly, by=("bucket", "client"))
+    by_day = tool_call_stats(BOTH_DAYS, by=("client",))
+
+    totals: dict[str, int] = {}
+    for row in by_hour:
+        totals[row.client] = totals.get(row.client, 0) + row.stats()["calls"]
+    assert totals == {row.client: row.stats()["calls"] for row in by_day}
+    assert [(r.bucket.hour, r.client, r.stats()["calls"]) for r in by_hour][:3] == [
+        (10, "ChatGPT/1.2026.1", 1), (10, "claude-ai", 3), (10, "claude-code", 1)]  # fmt: skip
