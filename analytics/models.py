@@ -115,6 +115,24 @@ class AppStatusHourlyCount(models.Model):
         return f"{self.hour:%Y-%m-%d %H:00} {self.client} {self.tool} {self.kind}: {self.count}"
 
 
+class AppStatusDailyCount(models.Model):
+    """Events of one kind, by one client, with one tool, on the UTC day starting at `day`: the sum
+    of its hours' `AppStatusHourlyCount`s, recounted from them in the same transaction. Daily and
+    whole-range reports read it."""
+
+    day = models.DateTimeField()
+    client = models.TextField()
+    tool = models.TextField()
+    kind = models.CharField(max_length=16, choices=KIND_CHOICES)
+    count = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["day", "client", "tool", "kind"], name="analytics_daily_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.day:%Y-%m-%d} {self.client} {self.tool} {self.kind}: {self.count}"
+
+
 LATENCY_BOUNDS_MS: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 60000)
 """Upper bounds (inclusive, milliseconds) of the latency histograms in `ToolCallHourly`: a 1-2-5
 series from 1 ms to a minute. Percentiles are estimated from these buckets (analytics/tool_stats.py)."""

@@ -37,6 +37,7 @@ from django.db.backends.utils import CursorWrapper
 from analytics.models import (
     LATENCY_BOUNDS_MS,
     UNKNOWN_KIND,
+    AppStatusDailyCount,
     AppStatusEvent,
     AppStatusHourlyCount,
     ToolCallDaily,
@@ -242,10 +243,11 @@ def _write(rows: list[EventRow], calls: list[ToolCallRow]) -> tuple[int, int]:
         if rows:
             new = _insert(APP_STATUS, rows)
             _recount_hours(APP_STATUS, rows)
+            _recount_days(_RECOUNT_APP_DAYS, rows)
         if calls:
             calls_new = _insert(TOOL_CALLS, calls)
             _recount_hours(TOOL_CALLS, calls)
-            _recount_days(calls)
+            _recount_days(_RECOUNT_DAYS, calls)
     return new, calls_new
 
 
@@ -344,6 +346,15 @@ WHERE {{ranges}}
 GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
 ON CONFLICT ({_CALL_DAY_KEY}) DO UPDATE SET {", ".join(f"{name} = excluded.{name}" for name in _CALL_SUMS)}
 WHERE {_CALL_DAILY}.calls <> excluded.calls
+"""
+_APP_DAILY = AppStatusDailyCount._meta.db_table
+_RECOUNT_APP_DAYS = f"""
+INSERT INTO {_APP_DAILY} (day, client, tool, kind, count)
+SELECT {{day}}, client, tool, kind, sum(count) FROM {_APP_HOURLY}
+WHERE {{ranges}}
+GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+ON CONFLICT (day, client, tool, kind) DO UPDATE SET count = excluded.count
+WHERE {_APP_DAILY}.count <> excluded.count
 """
 _DAY_OF_HOUR = {
     "postgresql": "date_trunc('day', hour, 'UTC')",
@@ -452,12 +463,12 @@ def _recount_hours(events: _Events, rows: list) -> None:
         cursor.execute(sql, [adapt(moment) for start_end in ranges for moment in start_end])
 
 
-def _recount_days(rows: list[ToolCallRow]) -> None:
-    """Sum again, from the hourly tool-call rollup, every UTC day in which a row falls (after
-    its hours were recounted): the daily rollup is always the sum of its hours."""
+def _recount_days(recount: str, rows: list) -> None:
+    """Sum again, from an hourly rollup, every UTC day in which a row falls (after its hours were
+    recounted): a daily rollup is always the sum of its hours."""
     days = sorted({row.time.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0) for row in rows})
     adapt = connection.ops.adapt_datetimefield_value
-    sql = _RECOUNT_DAYS.format(
+    sql = recount.format(
         day=_DAY_OF_HOUR[connection.vendor], ranges=" OR ".join(["(hour >= %s AND hour < %s)"] * len(days))
     )
     with connection.cursor() as cursor:

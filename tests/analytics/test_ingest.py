@@ -15,7 +15,7 @@ from django.db import connection
 from django.db.models import Sum
 
 from analytics import services
-from analytics.models import AppStatusEvent, AppStatusHourlyCount
+from analytics.models import AppStatusDailyCount, AppStatusEvent, AppStatusHourlyCount
 from analytics.services import events_ingest, log_lines, log_open
 from tests.analytics.conftest import call_line, ingest, line, log
 from tools.app_status import AppStatus
@@ -171,10 +171,13 @@ def test_no_event_is_lost_across_batches_duplicates_and_reruns():
 def test_a_rerun_repairs_hourly_counts_left_behind():
     ingest(*EVENTS)
     AppStatusHourlyCount.objects.all().delete()  # as if an earlier run stopped between the two
+    AppStatusDailyCount.objects.all().delete()
 
     ingest(*EVENTS)
 
     assert hourly_matches_events()
+    assert list(AppStatusDailyCount.objects.values_list("kind", "count").order_by("kind")) == [
+        ("app_data", 1), ("drawn", 1), ("failed", 1), ("host_dropped", 1), ("retired_tool", 1)]  # fmt: skip
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the direct COPY path is PostgreSQL's")
