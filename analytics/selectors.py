@@ -4,7 +4,8 @@ A report covers whole UTC days, `start` to `end` inclusive, optionally one tool 
 (client name) or host family (analytics/families.py). Counts are summed in SQL from the daily
 counts (the hourly ones for hourly buckets), grouped by any of bucket (the UTC hour or day),
 client and tool; rates are computed from the summed counts when read. With `group="family"`
-the client of every row is its host family and rows of one family are summed. Drill-down and old-caller reports read the raw events.
+the client of every row is its host family and rows of one family are summed. Drill-down and
+old-caller reports read the raw events.
 """
 
 from __future__ import annotations
