@@ -36,7 +36,9 @@ from analytics.selectors import (
     old_callers,
 )
 from analytics.stats import COUNT_STATS, RATE_STATS, STAT_NAMES
-from analytics.tool_stats import TOOL_CALL_STATS, CallRow, tool_call_stats
+from analytics.tool_stats import ERROR_CODES, OTHER_ERRORS, TOOL_CALL_STATS, CallRow, CallStat, tool_call_stats
+
+ERROR_CODE_COLUMNS = frozenset({*ERROR_CODES, OTHER_ERRORS})
 
 DEFAULT_SORT = "-failure_rate"
 SORT_KEYS = ("client", "tool", *STAT_NAMES)
@@ -154,10 +156,15 @@ def tool_calls_page(request: HttpRequest) -> HttpResponse:
             min_events=settings.ANALYTICS_MIN_EVENTS,
             zoom=bool(form.cleaned_data.get("zoom")),
         ),
-        "stats": TOOL_CALL_STATS,
         "tables": [
-            (table, [_call_cells(row, table) for row in table.rows], _csv_links(request, (table.id,))[0][1])
+            (
+                table,
+                stats,
+                [_call_cells(row, table, stats) for row in table.rows],
+                _csv_links(request, (table.id,))[0][1],
+            )
             for table in tables
+            for stats in [_shown_stats(table.rows)]
         ],
         "api_link": f"{reverse('analytics_api:tool_call_totals')}?{_filters(query)}",
         "dashboard_link": f"{reverse('analytics:dashboard')}?{_filters(query)}",
@@ -165,10 +172,20 @@ def tool_calls_page(request: HttpRequest) -> HttpResponse:
     return render(request, "analytics/tool_calls.html", context)
 
 
-def _call_cells(row: CallRow, table: CallTable) -> list[str]:
+def _shown_stats(rows: list[CallRow]) -> list[CallStat]:
+    """Every stat, less the error-code columns that are zero in every row (the CSV keeps them all)."""
+    stats = [row.stats() for row in rows]
+    return [
+        stat
+        for stat in TOOL_CALL_STATS
+        if stat.name not in ERROR_CODE_COLUMNS or any(values[stat.name] for values in stats)
+    ]
+
+
+def _call_cells(row: CallRow, table: CallTable, stats: list[CallStat]) -> list[str]:
     values = row.as_dict()
     cells = [str(values[name]) for name, _ in table.dimensions]
-    for stat in TOOL_CALL_STATS:
+    for stat in stats:
         value = values[stat.name]
         if value is None:
             cells.append("—")

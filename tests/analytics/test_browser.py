@@ -93,8 +93,14 @@ def test_a_user_who_is_not_staff_gets_the_login_page(live_server, other_cookies,
 
 @pytest.fixture
 def staff_cookies_with_calls(live_server: Any, client: Any, django_user_model: Any) -> list[dict[str, str]]:
+    import importlib
+
+    from django.apps import apps
+
     from tests.analytics.conftest import KNOWN_CALLS
 
+    # A live server's database is flushed between tests, seeded families included: seed them again.
+    importlib.import_module("analytics.migrations.0003_seed_host_families").seed(apps, None)
     ingest(*KNOWN_DATA, *KNOWN_CALLS)
     return signed_in(client, django_user_model.objects.create_user("ops", is_staff=True), live_server)
 
@@ -112,7 +118,8 @@ def test_the_tool_call_page_by_family_with_hollow_points_and_a_host_select(
     assert page.locator("#error-rate-chart g.series").evaluate_all("gs => gs.map(g => g.dataset.host)") == [
         "ChatGPT", "Claude (desktop, web)", "Claude Code", "fleet-agent"]  # fmt: skip
     assert page.locator("#error-rate-chart circle.hollow").count() == 5  # every point is below 20 calls
-    assert "n = 4" in page.locator("#error-rate-chart circle title").all_inner_texts()[2]
+    titles = page.locator("#error-rate-chart circle title").evaluate_all("ts => ts.map(t => t.textContent)")
+    assert titles[2] == "Claude (desktop, web), 2026-11-02: 50.0% (2 of 4 calls failed; n = 4)"
     assert page.locator("#calls-by-host tbody tr th").all_inner_texts() == [
         "ChatGPT", "Claude (desktop, web)", "Claude Code", "fleet-agent"]  # fmt: skip
     assert page.locator("select[name=client] optgroup").evaluate_all("gs => gs.map(g => g.label)") == [
