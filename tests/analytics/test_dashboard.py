@@ -117,7 +117,8 @@ def test_the_tool_call_page_shows_every_table_by_family(staff_client, known_call
 
     header = re.search(r'<table id="calls-by-host".*?</thead>', html, re.S).group(0)
     assert re.findall(r"<th[^>]*>([^<]*)</th>", header)[:9] == [
-        "Host", "Tool", "Calls", "Errors", "Error rate", "invalid_arguments", "unavailable", "retry_later", "p50 ms"]  # fmt: skip
+        "Host", "Tool", "Calls", "Errors", "Error rate", "invalid_arguments", "unavailable", "retry_later",
+        "p50 ms"]  # fmt: skip
     assert [row[:9] for row in table_rows(html, "calls-by-host")] == [
         # only the error codes some call ended with are columns
         ["ChatGPT", "tomtom-geocode", "2", "1", "50.0%", "0", "0", "1", "75.0"],
