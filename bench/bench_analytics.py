@@ -48,6 +48,9 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--tool-calls", type=int, default=None, help="Tool-call lines (default: --events).")
     parser.add_argument(
+        "--quick", action="store_true", help="Skip the tenth-size run and the idempotent re-run (for large --events)."
+    )
+    parser.add_argument(
         "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
     )
     parser.add_argument("--ingest-child", metavar="FILE", help=argparse.SUPPRESS)
@@ -66,14 +69,15 @@ def main() -> None:
         calls, call_count = Path(tmp) / "tool-calls.jsonl.gz", args.tool_calls or args.events
         print(f"writing {args.events:,} app-status and {call_count:,} tool-call lines ...", file=sys.stderr)
         write_log(full, args.events)
-        write_log(tenth, args.events // 10)
+        if not args.quick:
+            write_log(tenth, args.events // 10)
         write_log(calls, call_count, tool_calls=True)
         print(f"{full.stat().st_size / 1e6:.1f} MB gzip; creating database {scratch}", file=sys.stderr)
         with psycopg.connect(admin_url, autocommit=True) as admin:
             admin.execute(f"CREATE DATABASE {scratch}")
         try:
             os.environ["DATABASE_URL"] = bench_url
-            rows = run(full, tenth, args.events, calls, call_count)
+            rows = run(full, None if args.quick else tenth, args.events, calls, call_count)
         finally:
             close_django()
             with psycopg.connect(admin_url, autocommit=True) as admin:
@@ -91,7 +95,8 @@ def write_log(path: Path, count: int, *, tool_calls: bool = False) -> None:
             out.write(line + "\n")
 
 
-def run(full: Path, tenth: Path, events: int, calls: Path, call_count: int) -> list[tuple[str, str]]:
+def run(full: Path, tenth: Path | None, events: int, calls: Path, call_count: int) -> list[tuple[str, str]]:
+    """Every measurement as (name, result); without `tenth`, no small run and no re-run."""
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tomtom_mcp.settings")
@@ -104,18 +109,20 @@ def run(full: Path, tenth: Path, events: int, calls: Path, call_count: int) -> l
         cursor.execute("SHOW server_version")
         (version,) = cursor.fetchone()
     rows = [("machine", f"PostgreSQL {version}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")]
-    small = ingest(tenth)
-    rows.append((f"ingest {events // 10:,} events (gzip), fresh process", describe(small)))
-    truncate()
+    if tenth is not None:
+        small = ingest(tenth)
+        rows.append((f"ingest {events // 10:,} app-status events (gzip), fresh process", describe(small)))
+        truncate()
     first = ingest(full)
     assert first["new"] == events, first
     rows.append((f"ingest {events:,} app-status events (gzip), fresh process", describe(first)))
     with_calls = ingest(calls)
     assert with_calls["new"] == call_count, with_calls
     rows.append((f"ingest {call_count:,} tool-call events (gzip), fresh process", describe(with_calls)))
-    again = ingest(full)
-    assert again["new"] == 0, again
-    rows.append(("ingest the same file again (idempotent: 0 new)", describe(again)))
+    if tenth is not None:
+        again = ingest(full)
+        assert again["new"] == 0, again
+        rows.append(("ingest the app-status file again (idempotent: 0 new)", describe(again)))
     rows.extend(report_latencies())
     rows.append(("load average (1, 5, 15 min) at the end", ", ".join(f"{load:.1f}" for load in os.getloadavg())))
     return rows
