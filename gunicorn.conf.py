@@ -21,3 +21,20 @@ loglevel = os.environ.get("LOG_LEVEL", "INFO").lower()
 logconfig_dict = server_log_config(loglevel.upper())  # gunicorn's and uvicorn's lines as JSON too
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "0"))
 max_requests_jitter = max_requests // 10
+
+
+def on_starting(server):
+    """Prometheus multiprocess mode (docs/analytics.md): start from an empty metrics directory."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+        for name in os.listdir(directory):
+            if name.endswith(".db"):
+                os.remove(os.path.join(directory, name))
+
+
+def child_exit(server, worker):
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)

@@ -23,12 +23,14 @@ from analytics.models import FAILING_KINDS, OLD_CALLER_KINDS
 from analytics.selectors import (
     Bucket,
     Dimension,
+    Group,
     ReportQuery,
     failing_events,
     failure_counts,
     old_callers,
 )
 from analytics.stats import COUNT_STATS, RATE_STATS
+from analytics.tool_stats import ERROR_CODES, OTHER_ERRORS, TOOL_CALL_STATS, CallDimension, tool_call_stats
 
 MAX_EVENTS = 500
 
@@ -46,10 +48,11 @@ class ApiToken(HttpBearer):
 
 
 api = NinjaAPI(
-    title="TomTom MCP app-status analytics",
+    title="TomTom MCP analytics",
     version="1",
     description="Widget failure rates by host and tool, failing events, and callers of retired tools "
-    "or outdated inputs, from the server's app-status events. Dates are whole UTC days.",
+    "or outdated inputs, from the server's app-status events; tool calls, errors, latency and answer "
+    "bytes from its tool-call lines. Dates are whole UTC days.",
     urls_namespace="analytics_api",
     auth=[SessionAuthIsStaff(), ApiToken()],
     docs_url=None,  # the Swagger page would load its script from a CDN; the schema is served
@@ -62,11 +65,19 @@ class Filters(Schema):
     bucket: Bucket = Field("day", description="Bucket size of time series.")
     tool: str = Field("", description="Only this tool.")
     client: str = Field("", description="Only this host (client name).")
+    family: str = Field("", description="Only the hosts of this host family.")
+    group: Group = Field("client", description="Report hosts by exact client name or by host family.")
 
     def query(self) -> ReportQuery:
         try:
             return ReportQuery.from_filters(
-                start=self.start, end=self.end, bucket=self.bucket, tool=self.tool, client=self.client
+                start=self.start,
+                end=self.end,
+                bucket=self.bucket,
+                tool=self.tool,
+                client=self.client,
+                family=self.family,
+                group=self.group,
             )
         except ValueError as error:
             raise HttpError(422, str(error)) from None
@@ -108,6 +119,8 @@ class Report(Schema):
     bucket: str
     tool: str
     client: str
+    family: str
+    group: str
 
 
 class FailureReport(Report):
@@ -157,14 +170,7 @@ class OldCaller(Schema):
 
 def _report(query: ReportQuery, by: tuple[Dimension, ...]) -> dict[str, object]:
     """The query and its rows; each response schema keeps the dimensions it groups by."""
-    return {
-        "start": query.start,
-        "end": query.end,
-        "bucket": query.bucket,
-        "tool": query.tool,
-        "client": query.client,
-        "rows": [row.as_dict() for row in failure_counts(query, by=by)],
-    }
+    return {**_report_head(query), "rows": [row.as_dict() for row in failure_counts(query, by=by)]}
 
 
 @api.get("/failures", response=FailureReport, url_name="failures")
@@ -202,3 +208,64 @@ def failing_events_list(
 def old_callers_list(request: HttpRequest, filters: Query[Filters]) -> list[object]:
     """Who still calls retired tool names or outdated inputs, with counts, first and last seen."""
     return list(old_callers(filters.query()))
+
+
+ERROR_CODE_STATS = frozenset({*ERROR_CODES, OTHER_ERRORS})
+_CALL_TYPES = {"calls": int, "errors": int, "upstream_calls": int, "bytes": int}
+ToolCallRow = create_model(
+    "ToolCallRow",
+    __base__=Schema,
+    bucket=(datetime | None, Field(description="Start of the UTC hour or day; null when not grouped by it.")),
+    client=(str | None, Field(description="The host (client name or family); null when not grouped by it.")),
+    tool=(str | None, Field(description="Null when not grouped by it.")),
+    backend=(str | None, Field(description="The TomTom backend; null when not grouped by it.")),
+    tenant=(str | None, Field(description="Empty until the server logs tenants; null when not grouped by it.")),
+    **{
+        stat.name: (
+            _CALL_TYPES.get(stat.name, int if stat.name in ERROR_CODE_STATS else float | None),
+            Field(description=stat.description),
+        )
+        for stat in TOOL_CALL_STATS
+    },
+)
+
+
+class ToolCallReport(Report):
+    by: list[str]
+    rows: list[ToolCallRow]  # type: ignore[valid-type]
+
+
+def _call_report(query: ReportQuery, by: tuple[CallDimension, ...]) -> dict[str, object]:
+    rows = [row.as_dict() for row in tool_call_stats(query, by=by)]
+    return {**_report_head(query), "by": list(by), "rows": rows}
+
+
+def _report_head(query: ReportQuery) -> dict[str, object]:
+    return {"start": query.start, "end": query.end, "bucket": query.bucket, "tool": query.tool,
+            "client": query.client, "family": query.family, "group": query.group}  # fmt: skip
+
+
+@api.get("/tool-calls", response=ToolCallReport, url_name="tool_calls")
+def tool_calls(request: HttpRequest, filters: Query[Filters]) -> dict[str, object]:
+    """Tool calls per bucket, host and tool."""
+    return _call_report(filters.query(), ("bucket", "client", "tool"))
+
+
+@api.get("/tool-calls/by-host", response=ToolCallReport, url_name="tool_calls_by_host")
+def tool_calls_by_host(request: HttpRequest, filters: Query[Filters]) -> dict[str, object]:
+    """Tool calls per bucket and host, all tools together: the tool-call page's chart."""
+    return _call_report(filters.query(), ("bucket", "client"))
+
+
+@api.get("/tool-calls/totals", response=ToolCallReport, url_name="tool_call_totals")
+def tool_call_totals(
+    request: HttpRequest,
+    filters: Query[Filters],
+    by: Annotated[
+        list[Literal["client", "tool", "backend", "tenant"]] | None,
+        Query(description="Dimensions to group by; default host and tool."),
+    ] = None,
+) -> dict[str, object]:
+    """Tool calls over the whole range, per host and tool (or the dimensions in `by`): the tool-call page's tables."""
+    dimensions = tuple(dict.fromkeys(by or ("client", "tool")))
+    return _call_report(filters.query(), dimensions)  # type: ignore[arg-type]

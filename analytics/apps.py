@@ -4,7 +4,7 @@ from django.conf import settings
 
 class AnalyticsConfig(AppConfig):
     name = "analytics"
-    verbose_name = "App-status analytics"
+    verbose_name = "Analytics"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -1,7 +1,7 @@
-"""The live path: the server writes its app-status events to the database as it logs them.
+"""The live path: the server writes its app-status and tool-call events to the database as it logs them.
 
-`DatabaseHandler` is a logging handler on the `tools.app_status` logger (installed by
-`AnalyticsConfig.ready()` when `ANALYTICS_LIVE_INGEST` is on). `emit` formats the record
+`DatabaseHandler` is one logging handler on the `tools.app_status` and `tools.calls` loggers
+(installed by `AnalyticsConfig.ready()` when `ANALYTICS_LIVE_INGEST` is on). `emit` formats the record
 exactly as the stderr log line and puts it on a bounded queue without waiting: a tool call
 never waits for the database. When the queue is full the line is dropped and counted; the
 stderr log still has it, and ingesting that log later fills the gap.
@@ -24,8 +24,11 @@ from collections.abc import Callable
 from django.db import connection
 
 from analytics.services import events_ingest
+from analytics.tool_call_parsing import TOOL_CALL_LOGGER
 from tomtom_mcp.logging import JsonLinesFormatter
 from tools.app_status import logger as app_status_logger
+
+calls_logger = logging.getLogger(TOOL_CALL_LOGGER)
 
 logger = logging.getLogger("analytics.live")
 
@@ -142,11 +145,18 @@ class DatabaseHandler(logging.Handler):
             connection.close()  # a broken connection is opened anew for the next batch
 
 
-def install(target: logging.Logger = app_status_logger) -> DatabaseHandler:
-    """Attach one DatabaseHandler to the app-status logger (again: the one already there)."""
-    for handler in target.handlers:
-        if isinstance(handler, DatabaseHandler):
-            return handler
-    handler = DatabaseHandler()
-    target.addHandler(handler)
+def install(*targets: logging.Logger) -> DatabaseHandler:
+    """Attach one DatabaseHandler to the app-status and tool-call loggers (or `targets`); again:
+    the one already there."""
+    targets = targets or (app_status_logger, calls_logger)
+    handler = (
+        next(
+            (found for target in targets for found in target.handlers if isinstance(found, DatabaseHandler)),
+            None,
+        )
+        or DatabaseHandler()
+    )
+    for target in targets:
+        if handler not in target.handlers:
+            target.addHandler(handler)
     return handler

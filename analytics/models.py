@@ -3,11 +3,17 @@
 `AppStatusEvent` is one row per app-status line (docs/app-status.md), never changed after it is
 written: the raw events. `AppStatusHourlyCount` is the rollup the reports read: how many events
 of each kind a client caused with a tool in one UTC hour. The two are kept in step by the
-ingestion service (analytics/ingest.py), in the same transaction that inserts the events.
+ingestion service (analytics/services.py), in the same transaction that inserts the events.
+
+`ToolCallEvent` and `ToolCallHourly` are the same pair for the per-call `Tool call` line, and
+`HostFamily` groups client names into families for every report.
 """
 
 from __future__ import annotations
 
+import re
+
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from tools.app_status import AppStatus
@@ -107,3 +113,169 @@ class AppStatusHourlyCount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hour:%Y-%m-%d %H:00} {self.client} {self.tool} {self.kind}: {self.count}"
+
+
+class AppStatusDailyCount(models.Model):
+    """Events of one kind, by one client, with one tool, on the UTC day starting at `day`: the sum
+    of its hours' `AppStatusHourlyCount`s, recounted from them in the same transaction. Daily and
+    whole-range reports read it."""
+
+    day = models.DateTimeField()
+    client = models.TextField()
+    tool = models.TextField()
+    kind = models.CharField(max_length=16, choices=KIND_CHOICES)
+    count = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["day", "client", "tool", "kind"], name="analytics_daily_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.day:%Y-%m-%d} {self.client} {self.tool} {self.kind}: {self.count}"
+
+
+LATENCY_BOUNDS_MS: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 60000)
+"""Upper bounds (inclusive, milliseconds) of the latency histograms in `ToolCallHourly`: a 1-2-5
+series from 1 ms to a minute. Percentiles are estimated from these buckets (analytics/tool_stats.py)."""
+
+
+def latency_column(metric: str, bound: int) -> str:
+    """The `ToolCallHourly` column counting calls whose `metric` (`total` or `upstream`) took at most `bound` ms."""
+    return f"{metric}_le_{bound}"
+
+
+LATENCY_COLUMNS: dict[str, tuple[str, ...]] = {
+    metric: tuple(latency_column(metric, bound) for bound in LATENCY_BOUNDS_MS) for metric in ("total", "upstream")
+}
+
+
+class ToolCallEvent(models.Model):
+    """One `Tool call` line (tools/catalog.py, `log_calls`): a tool call with its identity,
+    outcome, times and size. Identity as for `AppStatusEvent`: 128 bits of the SHA-256 of the line.
+
+    Numbers a line does not carry (or carries with an unexpected type) are NULL; the raw line
+    keeps them. `tenant` is empty until the server logs one. The primary key is the identity,
+    `(time, event_id)`."""
+
+    pk = models.CompositePrimaryKey("time", "event_id")
+    time = models.DateTimeField()
+    event_id = models.BinaryField(max_length=16, editable=False)
+    tool = models.TextField()
+    client = models.TextField()
+    outcome = models.TextField(help_text="`ok` or the error code the call ended with.")
+    backend = models.TextField(blank=True, default="")
+    transport = models.TextField(blank=True, default="")
+    tenant = models.TextField(blank=True, default="")
+    user_agent = models.TextField(blank=True, default="")
+    request_id = models.TextField(blank=True, default="")
+    replica = models.TextField(blank=True, default="")
+    pid = models.BigIntegerField(null=True)
+    upstream_calls = models.BigIntegerField(null=True)
+    bytes = models.BigIntegerField(null=True, help_text="Size of the answer text sent to the model, in bytes.")
+    upstream_ms = models.FloatField(null=True)
+    total_ms = models.FloatField(null=True)
+    raw = models.TextField()
+
+    # The identity is the primary key: no surrogate id, one index less to maintain per event.
+
+    def __str__(self) -> str:
+        return f"{self.time:%Y-%m-%d %H:%M:%S} {self.tool} {self.client} {self.outcome}"
+
+
+class ToolCallRollup(models.Model):
+    """The figures of the tool calls of one period, per client, tool, backend, tenant and outcome.
+
+    Sums (`upstream_calls`, `bytes`, the latency sums) and cumulative latency histograms: a
+    `total_le_<ms>` column counts the calls whose total time was at most that many ms, of the
+    `total_timed` calls that logged one; `upstream_le_<ms>` the same for the upstream time of the
+    `upstream_timed` calls that made at least one upstream request. Only rows with calls exist."""
+
+    client = models.TextField()
+    tool = models.TextField()
+    backend = models.TextField()
+    tenant = models.TextField()
+    outcome = models.TextField()
+    calls = models.BigIntegerField()
+    upstream_calls = models.BigIntegerField()
+    bytes = models.BigIntegerField()
+    total_timed = models.BigIntegerField()
+    total_ms_sum = models.FloatField()
+    upstream_timed = models.BigIntegerField()
+    upstream_ms_sum = models.FloatField()
+
+    class Meta:
+        abstract = True
+
+
+class ToolCallHourly(ToolCallRollup):
+    """Tool calls in the UTC hour starting at `hour`: recounted from the events like
+    `AppStatusHourlyCount`. Reports with hourly buckets read it."""
+
+    hour = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["hour", "client", "tool", "backend", "tenant", "outcome"],
+                name="analytics_toolcall_hourly_unique",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H:00} {self.client} {self.tool} {self.outcome}: {self.calls}"
+
+
+class ToolCallDaily(ToolCallRollup):
+    """Tool calls on the UTC day starting at `day`: the sums of its 24 `ToolCallHourly` rows,
+    recounted from them in the same transaction. Daily and whole-range reports read it: a 30-day
+    report reads 30 days of rows, not 720 hours of them."""
+
+    day = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["day", "client", "tool", "backend", "tenant", "outcome"], name="analytics_toolcall_daily_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day:%Y-%m-%d} {self.client} {self.tool} {self.outcome}: {self.calls}"
+
+
+for _rollup in (ToolCallHourly, ToolCallDaily):
+    for _columns in LATENCY_COLUMNS.values():
+        for _column in _columns:
+            _rollup.add_to_class(_column, models.BigIntegerField(default=0))
+
+
+MAX_PATTERN_LENGTH = 500
+
+
+class HostFamily(models.Model):
+    """A family of hosts: the client names `pattern` matches, reported together as `name`.
+
+    `pattern` is a regular expression (Python syntax) matched case-insensitively against the
+    whole client name. Families are tried in `position` order (then name); the first match wins,
+    and a client name no family matches is reported as itself (analytics/families.py)."""
+
+    name = models.CharField(max_length=100, unique=True)
+    pattern = models.CharField(
+        max_length=MAX_PATTERN_LENGTH,
+        help_text="A regular expression matched, ignoring case, against the whole client name, e.g. "
+        "<code>cursor(-vscode)?</code>.",
+    )
+    position = models.PositiveIntegerField(default=100, help_text="Families are tried in this order, lowest first.")
+    description = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        ordering = ["position", "name"]
+        verbose_name_plural = "host families"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        try:
+            re.compile(self.pattern, re.IGNORECASE)
+        except re.error as error:
+            raise ValidationError({"pattern": f"Not a valid regular expression: {error}."}) from None

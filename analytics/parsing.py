@@ -101,9 +101,14 @@ def parse_line(line: bytes) -> EventRow | Skipped | Malformed:
         return Malformed("not JSON (a partial line?)" if _is_utf8(stripped) else "not UTF-8")
     if type(data) is not dict:
         return Malformed("not a JSON object")
-    get = data.get
-    if get("event") != "app_status":
+    if data.get("event") != "app_status":
         return SKIPPED
+    return app_status_row(data, stripped)
+
+
+def app_status_row(data: dict, stripped: bytes) -> EventRow | Malformed:
+    """The event row of a decoded line marked `"event": "app_status"` (`stripped`: its bytes)."""
+    get = data.get
     message, time, tool, client = get("message"), get("time"), get("tool"), get("client")
     if not (type(message) is str and type(time) is str and type(tool) is str and type(client) is str):
         missing = [name for name in ("message", "time", "tool", "client") if type(get(name)) is not str]

@@ -1,27 +1,38 @@
 """Reports on app-status events, shared by the dashboard and the JSON API.
 
 A report covers whole UTC days, `start` to `end` inclusive, optionally one tool and one host
-(client name). Counts are summed in SQL from the hourly counts, grouped by any of bucket (the
-UTC hour or day), client and tool; rates are computed from the summed counts when read.
-Drill-down and old-caller reports read the raw events.
+(client name) or host family (analytics/families.py). Counts are summed in SQL from the daily
+counts (the hourly ones for hourly buckets), grouped by any of bucket (the UTC hour or day),
+client and tool; rates are computed from the summed counts when read. With `group="family"`
+the client of every row is its host family and rows of one family are summed. Drill-down and
+old-caller reports read the raw events.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Literal, get_args
 
 from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum
-from django.db.models.functions import TruncDay
 
-from analytics.models import FAILING_KINDS, OLD_CALLER_KINDS, AppStatusEvent, AppStatusHourlyCount
+from analytics.families import Families
+from analytics.models import (
+    FAILING_KINDS,
+    OLD_CALLER_KINDS,
+    AppStatusDailyCount,
+    AppStatusEvent,
+    AppStatusHourlyCount,
+    ToolCallDaily,
+)
 from analytics.stats import COUNT_STATS, RATE_STATS, REPORT_KINDS
 
 Bucket = Literal["hour", "day"]
 Dimension = Literal["bucket", "client", "tool"]
+Group = Literal["client", "family"]
 BUCKETS: tuple[str, ...] = get_args(Bucket)
+GROUPS: tuple[str, ...] = get_args(Group)
 MAX_DAYS = 400
 """The longest range a report may cover."""
 DEFAULT_DAYS = 30
@@ -30,13 +41,16 @@ DEFAULT_DAYS = 30
 
 @dataclass(frozen=True, slots=True)
 class ReportQuery:
-    """Whole UTC days `start`..`end` (inclusive); empty `tool`/`client` means all of them."""
+    """Whole UTC days `start`..`end` (inclusive); empty `tool`/`client`/`family` means all of
+    them. `group`: report hosts by exact client name or by host family."""
 
     start: date
     end: date
     bucket: Bucket = "day"
     tool: str = ""
     client: str = ""
+    family: str = ""
+    group: Group = "client"
 
     def __post_init__(self) -> None:
         if self.start > self.end:
@@ -45,10 +59,20 @@ class ReportQuery:
             raise ValueError(f"a report covers at most {MAX_DAYS} days")
         if self.bucket not in BUCKETS:
             raise ValueError(f"bucket must be one of {', '.join(BUCKETS)}")
+        if self.group not in GROUPS:
+            raise ValueError(f"group must be one of {', '.join(GROUPS)}")
 
     @classmethod
     def from_filters(
-        cls, *, start: date | None, end: date | None, bucket: str | None, tool: str | None, client: str | None
+        cls,
+        *,
+        start: date | None,
+        end: date | None,
+        bucket: str | None,
+        tool: str | None,
+        client: str | None,
+        family: str | None = None,
+        group: str | None = None,
     ) -> ReportQuery:
         """The query a user's filters describe: `end` defaults to today (UTC), `start` to
         DEFAULT_DAYS days before `end`. Raises ValueError for an impossible query."""
@@ -59,6 +83,8 @@ class ReportQuery:
             bucket=bucket or "day",  # type: ignore[arg-type]  # checked in __post_init__
             tool=(tool or "").strip(),
             client=(client or "").strip(),
+            family=(family or "").strip(),
+            group=group or "client",  # type: ignore[arg-type]  # checked in __post_init__
         )
 
     @property
@@ -99,42 +125,52 @@ def failure_counts(query: ReportQuery, *, by: Sequence[Dimension]) -> list[Failu
     """The widget-failure stats per group of `by`, sorted by bucket, client, tool.
 
     Groups without any counted event are absent (no zero rows)."""
-    rows = AppStatusHourlyCount.objects.filter(
-        hour__gte=query.start_time, hour__lt=query.end_time, kind__in=REPORT_KINDS
-    )
-    rows = _filtered(rows, query)
-    if "bucket" in by:
-        rows = rows.annotate(bucket=TruncDay("hour", tzinfo=UTC) if query.bucket == "day" else F("hour"))
+    if query.bucket == "hour" and "bucket" in by:
+        rows = AppStatusHourlyCount.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time)
+        rows = rows.annotate(bucket=F("hour"))
+    else:  # daily buckets and whole-range tables: 24 times fewer rows
+        rows = AppStatusDailyCount.objects.filter(day__gte=query.start_time, day__lt=query.end_time)
+        if "bucket" in by:
+            rows = rows.annotate(bucket=F("day"))
+    rows = _filtered(rows.filter(kind__in=REPORT_KINDS), query)
     grouped = rows.values(*by).annotate(
         **{stat.name: Sum("count", filter=Q(kind=stat.kind), default=0) for stat in COUNT_STATS}
     )
-    result = [
-        FailureRow(
-            bucket=row.get("bucket"),
-            client=row.get("client"),
-            tool=row.get("tool"),
-            counts={stat.name: int(row[stat.name]) for stat in COUNT_STATS},
-        )
-        for row in grouped.order_by()
-    ]
+    host = _host_of(query) if "client" in by else None
+    merged: dict[tuple, dict[str, int]] = {}
+    for row in grouped.order_by():
+        client = row.get("client")
+        key = (row.get("bucket"), host(client) if host and client is not None else client, row.get("tool"))
+        counts = merged.setdefault(key, dict.fromkeys((stat.name for stat in COUNT_STATS), 0))
+        for stat in COUNT_STATS:
+            counts[stat.name] += int(row[stat.name])
+    result = [FailureRow(bucket, client, tool, counts) for (bucket, client, tool), counts in merged.items()]
     # Sorted here, not in SQL: collations differ between databases, and the rows are few.
     return sorted(result, key=lambda row: (row.bucket or query.start_time, row.client or "", row.tool or ""))
 
 
 def hosts_and_tools(query: ReportQuery) -> tuple[list[str], list[str]]:
-    """Every host (client) and every tool with an event in the query's range, whatever its
-    tool and host filters: the filters' suggestions."""
-    pairs = (
-        AppStatusHourlyCount.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time)
-        .values_list("client", "tool")
-        .distinct()
-        .order_by()
-    )
+    """Every host (client) and every tool with an app-status or tool-call event in the query's
+    range, whatever its tool and host filters: the filters' choices."""
     clients, tools = set(), set()
-    for client, tool in pairs:
-        clients.add(client)
-        tools.add(tool)
+    for model, moment in ((AppStatusDailyCount, "day"), (ToolCallDaily, "day")):
+        pairs = (
+            model.objects.filter(**{f"{moment}__gte": query.start_time, f"{moment}__lt": query.end_time})
+            .values_list("client", "tool")
+            .distinct()
+            .order_by()
+        )
+        for client, tool in pairs:
+            clients.add(client)
+            tools.add(tool)
     return sorted(clients), sorted(tools)
+
+
+def families_present(clients: Iterable[str], families: Families | None = None) -> list[str]:
+    """The host families (in their order) that at least one of `clients` belongs to."""
+    families = families or Families.load()
+    present = {families.family_of(client) for client in clients}
+    return [name for name in families.names if name in present]
 
 
 def failing_events(query: ReportQuery, *, kinds: Iterable[str] = FAILING_KINDS) -> QuerySet[AppStatusEvent]:
@@ -170,8 +206,25 @@ def old_callers(query: ReportQuery) -> list[OldCaller]:
         .annotate(calls=Count("id"), first_seen=Min("time"), last_seen=Max("time"))
         .order_by()
     )
-    callers = [OldCaller(**row) for row in grouped]
-    return sorted(callers, key=lambda c: (c.kind, -c.calls, c.client, c.tool, c.input, c.change))
+    host = _host_of(query)
+    merged: dict[tuple, OldCaller] = {}
+    for row in grouped:
+        caller = OldCaller(**{**row, "client": host(row["client"]) if host else row["client"]})
+        key = (caller.kind, caller.client, caller.tool, caller.replaced_by, caller.input, caller.change)
+        if (seen := merged.get(key)) is not None:
+            caller = OldCaller(
+                *key,
+                calls=seen.calls + caller.calls,
+                first_seen=min(seen.first_seen, caller.first_seen),
+                last_seen=max(seen.last_seen, caller.last_seen),
+            )
+        merged[key] = caller
+    return sorted(merged.values(), key=lambda c: (c.kind, -c.calls, c.client, c.tool, c.input, c.change))
+
+
+def _host_of(query: ReportQuery) -> Callable[[str], str] | None:
+    """How a row's client is reported: None for the exact name, else its family."""
+    return Families.load().family_of if query.group == "family" else None
 
 
 def _filtered[Q_: QuerySet](rows: Q_, query: ReportQuery) -> Q_:
@@ -179,4 +232,7 @@ def _filtered[Q_: QuerySet](rows: Q_, query: ReportQuery) -> Q_:
         rows = rows.filter(tool=query.tool)
     if query.client:
         rows = rows.filter(client=query.client)
+    if query.family:
+        clients, _ = hosts_and_tools(query)
+        rows = rows.filter(client__in=Families.load().members(query.family, clients))
     return rows

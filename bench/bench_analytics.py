@@ -1,20 +1,22 @@
-"""Benchmark app-status analytics on PostgreSQL: ingestion speed and memory, report latency.
+"""Benchmark analytics on PostgreSQL: ingestion speed and memory, report latency.
 
-    .venv/bin/python bench/bench_analytics.py [--events 1000000] [--database-url URL]
+    .venv/bin/python bench/bench_analytics.py [--events 1000000] [--tool-calls N] [--database-url URL]
 
-Writes `--events` realistic lines (bench/app_status_lines.py, fixed seed) over 30 days into a
-temporary gzip file, creates a scratch database beside DATABASE_URL's (default
+Writes `--events` realistic app-status lines (bench/app_status_lines.py) and `--tool-calls`
+(default: as many) `Tool call` lines (bench/tool_call_lines.py), fixed seeds, over 30 days into
+temporary gzip files, creates a scratch database beside DATABASE_URL's (default
 postgres://postgres@127.0.0.1:5432/test), migrates it, and measures:
 
 - ingestion (`events_ingest`, as `manage.py ingest_app_status` runs it) in a fresh process
-  each time: events/s and peak RSS, for a tenth of the file and for all of it (bounded memory:
-  the two peaks match);
-- the same file again (idempotent: nothing new);
-- the 30-day by-host reports (median of 7): the dashboard's table and chart from the hourly
-  counts, the whole dashboard page, the API's hourly rows, and the table computed from the raw
-  events instead, which is why the hourly counts exist.
+  each time: events/s and peak RSS, for a tenth of the app-status file and for all of it
+  (bounded memory: the two peaks match), and for the tool-call file;
+- the app-status file again (idempotent: nothing new);
+- the 30-day reports (median of 7): the widget dashboard's table and chart from the hourly
+  counts, the whole page, the API's hourly rows, the table from the raw events instead (why
+  the rollups exist); the tool-call totals by family and tool, by backend, the chart's series,
+  and the whole tool-call page, all from the tool-call rollup.
 
-Prints a markdown table, then drops the scratch database and the file. Not a test.
+Prints a markdown table, then drops the scratch database and the files. Not a test.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ DAYS = 30
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--tool-calls", type=int, default=None, help="Tool-call lines (default: --events).")
+    parser.add_argument(
+        "--quick", action="store_true", help="Skip the tenth-size run and the idempotent re-run (for large --events)."
+    )
     parser.add_argument(
         "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
     )
@@ -60,15 +66,18 @@ def main() -> None:
     bench_url = admin_url.rsplit("/", 1)[0] + "/" + scratch
     with tempfile.TemporaryDirectory() as tmp:
         full, tenth = Path(tmp) / "app-status.jsonl.gz", Path(tmp) / "app-status-tenth.jsonl.gz"
-        print(f"writing {args.events:,} lines ...", file=sys.stderr)
+        calls, call_count = Path(tmp) / "tool-calls.jsonl.gz", args.tool_calls or args.events
+        print(f"writing {args.events:,} app-status and {call_count:,} tool-call lines ...", file=sys.stderr)
         write_log(full, args.events)
-        write_log(tenth, args.events // 10)
+        if not args.quick:
+            write_log(tenth, args.events // 10)
+        write_log(calls, call_count, tool_calls=True)
         print(f"{full.stat().st_size / 1e6:.1f} MB gzip; creating database {scratch}", file=sys.stderr)
         with psycopg.connect(admin_url, autocommit=True) as admin:
             admin.execute(f"CREATE DATABASE {scratch}")
         try:
             os.environ["DATABASE_URL"] = bench_url
-            rows = run(full, tenth, args.events)
+            rows = run(full, None if args.quick else tenth, args.events, calls, call_count)
         finally:
             close_django()
             with psycopg.connect(admin_url, autocommit=True) as admin:
@@ -76,15 +85,18 @@ def main() -> None:
     print_table(rows)
 
 
-def write_log(path: Path, count: int) -> None:
+def write_log(path: Path, count: int, *, tool_calls: bool = False) -> None:
     from app_status_lines import app_status_lines  # beside this file
+    from tool_call_lines import tool_call_lines
 
+    lines = (tool_call_lines if tool_calls else app_status_lines)(count, end=END, days=DAYS)
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as out:
-        for line in app_status_lines(count, end=END, days=DAYS):
+        for line in lines:
             out.write(line + "\n")
 
 
-def run(full: Path, tenth: Path, events: int) -> list[tuple[str, str]]:
+def run(full: Path, tenth: Path | None, events: int, calls: Path, call_count: int) -> list[tuple[str, str]]:
+    """Every measurement as (name, result); without `tenth`, no small run and no re-run."""
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tomtom_mcp.settings")
@@ -97,15 +109,20 @@ def run(full: Path, tenth: Path, events: int) -> list[tuple[str, str]]:
         cursor.execute("SHOW server_version")
         (version,) = cursor.fetchone()
     rows = [("machine", f"PostgreSQL {version}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")]
-    small = ingest(tenth)
-    rows.append((f"ingest {events // 10:,} events (gzip), fresh process", describe(small)))
-    truncate()
+    if tenth is not None:
+        small = ingest(tenth)
+        rows.append((f"ingest {events // 10:,} app-status events (gzip), fresh process", describe(small)))
+        truncate()
     first = ingest(full)
     assert first["new"] == events, first
-    rows.append((f"ingest {events:,} events (gzip), fresh process", describe(first)))
-    again = ingest(full)
-    assert again["new"] == 0, again
-    rows.append(("ingest the same file again (idempotent: 0 new)", describe(again)))
+    rows.append((f"ingest {events:,} app-status events (gzip), fresh process", describe(first)))
+    with_calls = ingest(calls)
+    assert with_calls["new"] == call_count, with_calls
+    rows.append((f"ingest {call_count:,} tool-call events (gzip), fresh process", describe(with_calls)))
+    if tenth is not None:
+        again = ingest(full)
+        assert again["new"] == 0, again
+        rows.append(("ingest the app-status file again (idempotent: 0 new)", describe(again)))
     rows.extend(report_latencies())
     rows.append(("load average (1, 5, 15 min) at the end", ", ".join(f"{load:.1f}" for load in os.getloadavg())))
     return rows
@@ -136,11 +153,8 @@ def ingest_child(path: str) -> None:
         report = events_ingest(log_lines(stream))
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(
-        json.dumps(
-            {"events": report.events, "new": report.new, "seconds": seconds, "peak_kb": peak, "baseline_kb": baseline}
-        )
-    )
+    events, new = report.events + report.tool_calls, report.new + report.tool_calls_new
+    print(json.dumps({"events": events, "new": new, "seconds": seconds, "peak_kb": peak, "baseline_kb": baseline}))
 
 
 def describe(result: dict[str, float]) -> str:
@@ -154,10 +168,11 @@ def describe(result: dict[str, float]) -> str:
 def truncate() -> None:
     from django.db import connection
 
-    from analytics.models import AppStatusEvent, AppStatusHourlyCount
+    from analytics.models import AppStatusEvent, AppStatusHourlyCount, ToolCallEvent, ToolCallHourly
 
+    tables = [model._meta.db_table for model in (AppStatusEvent, AppStatusHourlyCount, ToolCallEvent, ToolCallHourly)]
     with connection.cursor() as cursor:
-        cursor.execute(f"TRUNCATE {AppStatusEvent._meta.db_table}, {AppStatusHourlyCount._meta.db_table}")
+        cursor.execute(f"TRUNCATE {', '.join(tables)}")
 
 
 def report_latencies() -> list[tuple[str, str]]:
@@ -169,15 +184,19 @@ def report_latencies() -> list[tuple[str, str]]:
     from analytics.models import AppStatusEvent
     from analytics.selectors import ReportQuery, failure_counts
     from analytics.stats import COUNT_STATS
-    from analytics.views import dashboard
+    from analytics.tool_stats import tool_call_stats
+    from analytics.views import dashboard, tool_calls_page
 
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     end = (END - timedelta(days=1)).date()
     days = ReportQuery(start=end - timedelta(days=DAYS - 1), end=end)
     hours = ReportQuery(start=days.start, end=end, bucket="hour")
-    request = RequestFactory().get("/analytics/", {"start": days.start.isoformat(), "end": end.isoformat()})
-    request.user = User(username="bench", is_staff=True, is_superuser=True, is_active=True)
+    by_family = ReportQuery(start=days.start, end=end, group="family")
+    filters = {"start": days.start.isoformat(), "end": end.isoformat()}
+    request = RequestFactory().get("/analytics/", filters)
+    calls_request = RequestFactory().get("/analytics/tool-calls/", {**filters, "group": "family"})
+    request.user = calls_request.user = User(username="bench", is_staff=True, is_superuser=True, is_active=True)
 
     def raw_totals() -> list[object]:
         counts = {stat.name: Count("id", filter=Q(kind=stat.kind)) for stat in COUNT_STATS}
@@ -202,7 +221,13 @@ def report_latencies() -> list[tuple[str, str]]:
         ("whole 30-day dashboard page (every query and the HTML)", median_ms(lambda: dashboard(request))),
         (f"30-day hourly rows by host and tool (API, {len(hourly()):,} rows)", median_ms(hourly)),
         ("30-day totals by host and tool from the raw events (no rollup)", median_ms(raw_totals)),
-    ]
+        ("30-day tool-call totals by host family and tool",
+         median_ms(lambda: tool_call_stats(by_family, by=("client", "tool")))),
+        ("30-day tool-call totals by backend", median_ms(lambda: tool_call_stats(by_family, by=("backend",)))),
+        ("30-day daily tool-call error rate by host family (chart)",
+         median_ms(lambda: tool_call_stats(by_family, by=("bucket", "client")))),
+        ("whole 30-day tool-call page (every query and the HTML)", median_ms(lambda: tool_calls_page(calls_request))),
+    ]  # fmt: skip
 
 
 def median_ms(report: Callable[[], object]) -> str:

@@ -150,6 +150,12 @@ ANALYTICS_LIVE_INGEST = env_bool("ANALYTICS_LIVE_INGEST", False)
 """Also write app-status events to the database as they are logged, batched off the request path."""
 ANALYTICS_API_TOKENS = env_list("ANALYTICS_API_TOKENS", [])
 """Bearer tokens /api/analytics/ accepts besides a staff session; none by default."""
+ANALYTICS_METRICS_TOKEN = env_str("ANALYTICS_METRICS_TOKEN", "") or ""
+"""Bearer token of the Prometheus endpoint /analytics/metrics; empty: no metrics, the endpoint is off."""
+ANALYTICS_MIN_EVENTS = env_int("ANALYTICS_MIN_EVENTS", 20)
+"""Dashboard points from fewer events than this are drawn hollow: a rate from a small sample."""
+ANALYTICS_RETENTION_DAYS = env_int("ANALYTICS_RETENTION_DAYS", 0)
+"""`manage.py analytics_retention` drops raw events older than this many days (rollups stay); 0 keeps them."""
 
 # --- TomTom --------------------------------------------------------------------------------------
 TOMTOM_API_KEY = env_str("TOMTOM_API_KEY")
@@ -187,3 +193,7 @@ LOGGING = {
         "django.request": {"level": "ERROR"},
     },
 }
+if ANALYTICS_METRICS_TOKEN:  # Prometheus metrics from the tool-call and app-status events (analytics/metrics.py)
+    LOGGING["handlers"]["metrics"] = {"()": "analytics.metrics.MetricsHandler"}  # type: ignore[index]
+    for _name in ("tools.calls", "tools.app_status"):
+        LOGGING["loggers"][_name] = {"handlers": ["metrics"]}  # type: ignore[index]

@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from analytics.services import IngestReport, events_ingest
-from tomtom_mcp.logging import JsonLinesFormatter
+from tomtom_mcp.logging import JsonLinesFormatter, log_event
 from tools.app_status import AppStatus, emit, logger
+
+calls_logger = logging.getLogger("tools.calls")
 
 
 class _Capture(logging.Handler):
@@ -28,7 +30,7 @@ class _Capture(logging.Handler):
 
 
 @contextlib.contextmanager
-def _captured(at: datetime) -> Iterator[_Capture]:
+def _captured(at: datetime, logger: logging.Logger = logger) -> Iterator[_Capture]:
     handler = _Capture(at)
     level, propagate = logger.level, logger.propagate
     logger.setLevel(logging.DEBUG)
@@ -54,6 +56,42 @@ def line(
     """One app-status line from `tools.app_status.emit`, logged at `at` (ISO 8601, UTC)."""
     with _captured(datetime.fromisoformat(at).replace(tzinfo=UTC)) as capture:
         emit(status, tool=tool, client=client, user_agent=user_agent, request_id="req-1", **fields)
+    (text,) = capture.lines
+    return text
+
+
+def call_line(
+    at: str,
+    *,
+    tool: str = "tomtom-routing",
+    client: str = "claude-ai",
+    outcome: str = "ok",
+    backend: str = "tomtom-orbis-maps",
+    upstream_calls: int = 1,
+    upstream_ms: float = 80.0,
+    total_ms: float = 100.0,
+    bytes: int = 2_000,
+    **fields: Any,
+) -> str:
+    """One `Tool call` line with the fields `tools.catalog.log_calls` logs, logged at `at` (UTC)."""
+    with _captured(datetime.fromisoformat(at).replace(tzinfo=UTC), calls_logger) as capture:
+        log_event(
+            calls_logger,
+            logging.INFO,
+            "Tool call",
+            tool=tool,
+            client=client,
+            user_agent=f"{client}/1.0",
+            transport="http",
+            backend=backend,
+            outcome=outcome,
+            upstream_calls=upstream_calls,
+            upstream_ms=upstream_ms,
+            total_ms=total_ms,
+            bytes=bytes,
+            request_id="req-1",
+            **fields,
+        )
     (text,) = capture.lines
     return text
 
@@ -99,3 +137,28 @@ KNOWN_DATA = [
 @pytest.fixture
 def known_data() -> None:
     ingest(*KNOWN_DATA)
+
+
+KNOWN_CALLS = [
+    # claude-ai, routing: four calls, one unavailable
+    call_line(f"{D1}T10:00:00", total_ms=100, upstream_ms=80),
+    call_line(f"{D1}T10:10:00", total_ms=300, upstream_ms=250, upstream_calls=2, bytes=4_000),
+    call_line(f"{D1}T10:20:00", total_ms=15, upstream_ms=0, upstream_calls=0, outcome="invalid_arguments", bytes=200),
+    call_line(f"{D1}T11:00:00", total_ms=1_500, upstream_ms=1_450, outcome="unavailable", bytes=300,
+              backend="tomtom-maps"),
+    # claude-code (family Claude Code), geocode
+    call_line(f"{D1}T10:30:00", client="claude-code", tool="tomtom-geocode", total_ms=40, upstream_ms=30,
+              bytes=1_000),
+    # Two ChatGPT versions, one family
+    call_line(f"{D1}T10:00:00", client="ChatGPT/1.2026.1", tool="tomtom-geocode", total_ms=60, upstream_ms=45),
+    call_line(f"{D2}T09:00:00", client="ChatGPT/1.2026.2", tool="tomtom-geocode", total_ms=70, upstream_ms=55,
+              outcome="retry_later", bytes=250),
+    # An unknown host stays as it is
+    call_line(f"{D2}T09:30:00", client="fleet-agent", tool="tomtom-routing", total_ms=900, upstream_ms=850),
+]  # fmt: skip
+"""Tool calls on the two days of KNOWN_DATA (tests assert their reports whole)."""
+
+
+@pytest.fixture
+def known_calls() -> None:
+    ingest(*KNOWN_CALLS)

@@ -8,6 +8,7 @@ import pytest
 
 from analytics.selectors import ReportQuery, failure_counts
 from analytics.stats import STAT_NAMES
+from analytics.tool_stats import CALL_STAT_NAMES
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +50,7 @@ def test_the_totals_are_the_dashboard_tables_numbers(staff_client, known_data):
         for row in failure_counts(query, by=("client", "tool"))
     ]
     assert body == {"start": "2026-11-02", "end": "2026-11-03", "bucket": "day", "tool": "", "client": "",
-                    "rows": expected}  # fmt: skip
+                    "family": "", "group": "client", "rows": expected}  # fmt: skip
     assert body["rows"][3] == {
         "client": "cursor-vscode", "tool": "tomtom-routing", "widgets_drawn": 0, "widgets_failed": 3,
         "too_large": 0, "host_dropped": 2, "decode_failed": 0, "fetch_failed": 0, "unknown_events": 0,
@@ -115,6 +116,32 @@ def test_the_openapi_schema_describes_every_endpoint_and_stat(client):
         "/api/analytics/failures/by-host",
         "/api/analytics/failures/totals",
         "/api/analytics/old-callers",
+        "/api/analytics/tool-calls",
+        "/api/analytics/tool-calls/by-host",
+        "/api/analytics/tool-calls/totals",
     ]
     row = schema["components"]["schemas"]["FailureRow"]["properties"]
     assert [name for name in STAT_NAMES if not row[name].get("description")] == []
+    call_row = schema["components"]["schemas"]["ToolCallRow"]["properties"]
+    assert [name for name in CALL_STAT_NAMES if not call_row[name].get("description")] == []
+
+
+def test_tool_call_totals_by_family_and_backend_are_the_selectors_numbers(staff_client, known_calls):
+    body = staff_client.get(
+        "/api/analytics/tool-calls/totals?start=2026-11-02&end=2026-11-03&group=family&by=client&by=backend"
+    ).json()
+
+    assert (body["group"], body["by"]) == ("family", ["client", "backend"])
+    rows = [(r["client"], r["backend"], r["tool"], r["calls"], r["errors"], r["p50_total_ms"]) for r in body["rows"]]
+    assert rows == [
+        ("ChatGPT", "tomtom-orbis-maps", None, 2, 1, 75.0),
+        ("Claude (desktop, web)", "tomtom-maps", None, 1, 1, 1500.0),
+        ("Claude (desktop, web)", "tomtom-orbis-maps", None, 3, 1, 75.0),
+        ("Claude Code", "tomtom-orbis-maps", None, 1, 0, 35.0),
+        ("fleet-agent", "tomtom-orbis-maps", None, 1, 0, 750.0),
+    ]  # fmt: skip
+    assert body["rows"][1]["unavailable"] == 1
+
+
+def test_tool_call_reports_need_the_same_authentication(client):
+    assert client.get("/api/analytics/tool-calls/totals").status_code == 401

@@ -41,12 +41,14 @@ def test_the_table_shows_counts_and_rates_highest_failure_rate_first(staff_clien
     html = staff_client.get(DASHBOARD).content.decode()
 
     assert table_rows(html, "failure-table") == [
-        ["cursor-vscode", "tomtom-routing", "0", "3", "0", "2", "0", "0", "0", "100.0%"],
-        ["ChatGPT", "tomtom-data-viz", "1", "2", "0", "0", "1", "1", "0", "66.7%"],
-        ["claude-ai", "tomtom-routing", "3", "1", "0", "0", "0", "0", "1", "25.0%"],
-        ["claude-ai", "tomtom-geocode", "1", "0", "0", "0", "0", "0", "0", "0.0%"],
-        ["goose", "tomtom-routing", "0", "0", "1", "0", "0", "0", "0", "—"],
+        # host, tool, drawn, failed, too large, dropped, decode, fetch, unknown, rate, n (the rate's sample)
+        ["cursor-vscode", "tomtom-routing", "0", "3", "0", "2", "0", "0", "0", "100.0%", "3"],
+        ["ChatGPT", "tomtom-data-viz", "1", "2", "0", "0", "1", "1", "0", "66.7%", "3"],
+        ["claude-ai", "tomtom-routing", "3", "1", "0", "0", "0", "0", "1", "25.0%", "4"],
+        ["claude-ai", "tomtom-geocode", "1", "0", "0", "0", "0", "0", "0", "0.0%", "1"],
+        ["goose", "tomtom-routing", "0", "0", "1", "0", "0", "0", "0", "—", "0"],
     ]
+    assert 'class="number small-sample" title="2 of 3 widgets failed">66.7%</td>' in html  # below 20 reports
 
 
 def test_the_table_sorts_by_any_column(staff_client, known_data):
@@ -57,7 +59,7 @@ def test_the_table_sorts_by_any_column(staff_client, known_data):
         ["claude-ai", "tomtom-routing"], ["ChatGPT", "tomtom-data-viz"], ["claude-ai", "tomtom-geocode"],
         ["cursor-vscode", "tomtom-routing"], ["goose", "tomtom-routing"],
     ]  # fmt: skip
-    assert [row[-1] for row in table_rows(by_rate_ascending, "failure-table")] == [
+    assert [row[-2] for row in table_rows(by_rate_ascending, "failure-table")] == [
         "0.0%", "25.0%", "66.7%", "100.0%", "—"]  # fmt: skip
 
 
@@ -105,3 +107,66 @@ def test_the_admin_index_links_to_the_dashboard(staff_client):
     html = staff_client.get("/admin/").content.decode()
 
     assert '<a href="/analytics/">Widget failures by host</a>' in html
+
+
+CALLS = "/analytics/tool-calls/?start=2026-11-02&end=2026-11-03"
+
+
+def test_the_tool_call_page_shows_every_table_by_family(staff_client, known_calls):
+    html = staff_client.get(f"{CALLS}&group=family").content.decode()
+
+    header = re.search(r'<table id="calls-by-host".*?</thead>', html, re.S).group(0)
+    assert re.findall(r"<th[^>]*>([^<]*)</th>", header)[:9] == [
+        "Host", "Tool", "Calls", "Errors", "Error rate", "invalid_arguments", "unavailable", "retry_later",
+        "p50 ms"]  # fmt: skip
+    assert [row[:9] for row in table_rows(html, "calls-by-host")] == [
+        # only the error codes some call ended with are columns
+        ["ChatGPT", "tomtom-geocode", "2", "1", "50.0%", "0", "0", "1", "75.0"],
+        ["Claude (desktop, web)", "tomtom-routing", "4", "2", "50.0%", "1", "1", "0", "100.0"],
+        ["Claude Code", "tomtom-geocode", "1", "0", "0.0%", "0", "0", "0", "35.0"],
+        ["fleet-agent", "tomtom-routing", "1", "0", "0.0%", "0", "0", "0", "750.0"],
+    ]
+    # tool, calls, ..., p50, p95, upstream p50, p95, upstream calls, bytes, bytes per call
+    assert [[row[0], row[1], *row[-7:]] for row in table_rows(html, "calls-by-tool")] == [
+        ["tomtom-geocode", "3", "62.5", "96.2", "42.5", "92.5", "3", "3,250", "1,083"],
+        ["tomtom-routing", "5", "350.0", "1,750.0", "500.0", "1,800.0", "5", "8,500", "1,700"],
+    ]
+    assert [row[:3] for row in table_rows(html, "calls-by-backend")] == [
+        ["tomtom-maps", "1", "1"], ["tomtom-orbis-maps", "7", "2"]]  # fmt: skip
+    assert 'id="error-rate-chart"' in html
+    assert "calls-by-tenant" not in html  # no tenant logged yet
+
+
+def test_every_table_downloads_as_csv(staff_client, known_data, known_calls):
+    failures = staff_client.get(f"{DASHBOARD}&csv=failure-table")
+    calls = staff_client.get(f"{CALLS}&group=family&csv=calls-by-backend")
+
+    assert failures["Content-Type"] == "text/csv; charset=utf-8"
+    assert failures["Content-Disposition"] == 'attachment; filename="failure-table_2026-11-02_2026-11-03.csv"'
+    lines = failures.content.decode().splitlines()
+    assert lines[0] == ("host,tool,widgets_drawn,widgets_failed,too_large,host_dropped,decode_failed,fetch_failed,"
+                        "unknown_events,failure_rate")  # fmt: skip
+    assert lines[1:] == [
+        "cursor-vscode,tomtom-routing,0,3,0,2,0,0,0,1.0",
+        "ChatGPT,tomtom-data-viz,1,2,0,0,1,1,0,0.6666666666666666",
+        "claude-ai,tomtom-routing,3,1,0,0,0,0,1,0.25",
+        "claude-ai,tomtom-geocode,1,0,0,0,0,0,0,0.0",
+        "goose,tomtom-routing,0,0,1,0,0,0,0,",
+    ]
+    assert staff_client.get(f"{DASHBOARD}&csv=old-callers").content.decode().splitlines()[1] == (
+        "ChatGPT,outdated_call,tomtom-traffic,,language,string_now_list,1,2026-11-03T09:45:00+00:00,"
+        "2026-11-03T09:45:00+00:00")  # fmt: skip
+    assert calls.content.decode().splitlines()[1].startswith("tomtom-maps,1,1,1.0,0,0,0,0,0,1,0,0,0,0,1500.0,")
+    assert staff_client.get(f"{DASHBOARD}&csv=nope").status_code == 404
+
+
+def test_the_host_filter_offers_the_families_and_hosts_present(staff_client, known_data):
+    html = staff_client.get(f"{DASHBOARD}&client=family:Cursor").content.decode()
+
+    select = re.search(r'<select name="client".*?</select>', html, re.S).group(0)
+    assert re.findall(r'<option value="([^"]*)"', select) == [
+        "", "family:Claude (desktop, web)", "family:ChatGPT", "family:Cursor", "family:Goose",
+        "ChatGPT", "claude-ai", "cursor-vscode", "goose"]  # fmt: skip
+    assert 'value="family:Cursor" selected' in select
+    assert [row[0] for row in table_rows(html, "failure-table")] == ["cursor-vscode"]
+    assert 'name="start" value="2026-11-02"' in html and 'placeholder="YYYY-MM-DD"' in html

@@ -34,3 +34,14 @@ def test_every_counted_message_and_the_unknown_kind_are_named():
 
     assert [status.message for status in counted if f"`{status.message}`" not in DOCS] == []
     assert f"kind **`{UNKNOWN_KIND}`**" in DOCS
+
+
+def test_every_tool_call_stat_and_metric_is_described():
+    from analytics.metrics import REGISTRY
+    from analytics.tool_stats import CALL_STAT_NAMES
+
+    section = DOCS[DOCS.index("Tool-call stats") : DOCS.index("**Old callers**")]
+    metrics = [metric.name for metric in REGISTRY.collect()]
+
+    assert [name for name in CALL_STAT_NAMES if f"`{name}`" not in section] == []
+    assert metrics and [name for name in metrics if f"`{name}" not in DOCS] == []

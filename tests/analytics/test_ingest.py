@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import random
+import re
 import sys
 import zlib
 from datetime import UTC, datetime
@@ -16,9 +17,9 @@ from django.db import connection
 from django.db.models import Sum
 
 from analytics import services
-from analytics.models import AppStatusEvent, AppStatusHourlyCount
+from analytics.models import AppStatusDailyCount, AppStatusEvent, AppStatusHourlyCount
 from analytics.services import events_ingest, log_lines, log_open
-from tests.analytics.conftest import ingest, line, log
+from tests.analytics.conftest import call_line, ingest, line, log
 from tools.app_status import AppStatus
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +34,7 @@ EVENTS = [
     line(AppStatus.RETIRED_TOOL, "2026-11-02T11:05:00", tool="tomtom-fuzzy-search", client="goose",
          replaced_by=["tomtom-geocode", "tomtom-poi-search"]),
 ]  # fmt: skip
-TOOL_CALL = '{"time":"2026-11-02T10:00:00.000+00:00","level":"info","logger":"tools.calls","message":"Tool call"}'
+TOOL_CALL = call_line("2026-11-02T10:00:00", total_ms=120.5, upstream_ms=98.25, upstream_calls=2, bytes=1_234)
 
 
 def stored() -> int:
@@ -95,10 +96,10 @@ def test_gzip_and_plain_copies_of_a_log_are_the_same_events(tmp_path):
     assert stored() == 5
 
 
-def test_lines_that_are_not_app_status_events_are_skipped():
+def test_lines_that_are_neither_app_status_nor_tool_call_events_are_skipped():
     report = ingest(TOOL_CALL, EVENTS[1], "", '{"level":"warning","message":"Not Found: /favicon.ico"}')
 
-    assert (report.lines, report.events, report.skipped, report.malformed) == (4, 1, 3, 0)
+    assert (report.lines, report.events, report.tool_calls, report.skipped, report.malformed) == (4, 1, 1, 2, 0)
     assert stored() == 1
 
 
@@ -214,10 +215,13 @@ def test_no_event_is_lost_across_batches_duplicates_and_reruns():
 def test_a_rerun_repairs_hourly_counts_left_behind():
     ingest(*EVENTS)
     AppStatusHourlyCount.objects.all().delete()  # as if an earlier run stopped between the two
+    AppStatusDailyCount.objects.all().delete()
 
     ingest(*EVENTS)
 
     assert hourly_matches_events()
+    assert list(AppStatusDailyCount.objects.values_list("kind", "count").order_by("kind")) == [
+        ("app_data", 1), ("drawn", 1), ("failed", 1), ("host_dropped", 1), ("retired_tool", 1)]  # fmt: skip
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the direct COPY path is PostgreSQL's")
@@ -225,7 +229,7 @@ def test_a_concurrent_writer_that_stored_some_events_first_costs_nothing(monkeyp
     ingest(*EVENTS[:3])
     # The fast path sees nothing stored (another writer committed after the check): the COPY
     # meets the unique constraint and the batch goes through ON CONFLICT DO NOTHING instead.
-    monkeypatch.setattr(services, "_nothing_stored_between", lambda first, last: True)
+    monkeypatch.setattr(services, "_nothing_stored_between", lambda first, last, model: True)
 
     report = ingest(*EVENTS)
 
@@ -244,9 +248,9 @@ def test_the_command_reads_files_and_stdin_and_reports_malformed_lines(tmp_path,
     out, err = capsys.readouterr()
     assert out.splitlines() == [
         f"{path}: 3 lines: 1 app-status events (1 new, 0 already stored, 0 of unknown kind), "
-        "1 other lines skipped, 1 malformed",
+        "1 tool calls (1 new, 0 already stored, 0 with unknown fields), 0 other lines skipped, 1 malformed",
         "stdin: 5 lines: 5 app-status events (4 new, 1 already stored, 0 of unknown kind), "
-        "0 other lines skipped, 0 malformed",
+        "0 tool calls (0 new, 0 already stored, 0 with unknown fields), 0 other lines skipped, 0 malformed",
     ]
     assert err.splitlines() == [f"{path}:2: not JSON (a partial line?)"]
     assert stored() == 5
@@ -255,3 +259,21 @@ def test_the_command_reads_files_and_stdin_and_reports_malformed_lines(tmp_path,
 def test_the_command_refuses_a_missing_file(tmp_path):
     with pytest.raises(CommandError, match=r"missing\.log: cannot open"):
         call_command("ingest_app_status", str(tmp_path / "missing.log"))
+
+
+def test_the_command_reports_progress_on_stderr_unless_quiet(tmp_path, monkeypatch, capsys):
+    from analytics.management.commands import ingest_app_status
+
+    path = tmp_path / "app.log"
+    path.write_bytes(log(*EVENTS, "{oops", TOOL_CALL))
+    monkeypatch.setattr(ingest_app_status, "PROGRESS_EVERY", 0.0)  # after every batch
+
+    call_command("ingest_app_status", str(path), "--batch-size", "2")
+    progress = [text for text in capsys.readouterr().err.splitlines() if "so far" in text]
+    call_command("ingest_app_status", str(path), "--batch-size", "2", "--quiet")
+    quiet = [text for text in capsys.readouterr().err.splitlines() if "so far" in text]
+
+    assert progress, "a progress line per batch"
+    assert re.fullmatch(rf"{re.escape(str(path))}: [\d,]+ lines so far, [\d,]+ events/s, [01] malformed", progress[0])
+    assert progress[-1].endswith("1 malformed")
+    assert quiet == []

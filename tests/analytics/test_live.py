@@ -9,11 +9,11 @@ from collections.abc import Iterator
 import pytest
 from django.apps import apps
 
-from analytics.live import DatabaseHandler, install
-from analytics.models import AppStatusEvent
+from analytics.live import DatabaseHandler, calls_logger, install
+from analytics.models import AppStatusEvent, ToolCallEvent
 from analytics.services import events_ingest
 from tests.analytics.conftest import ingest
-from tomtom_mcp.logging import JsonLinesFormatter
+from tomtom_mcp.logging import JsonLinesFormatter, log_event
 from tools.app_status import AppStatus, emit, logger
 
 
@@ -36,12 +36,18 @@ def attached() -> Iterator[list[logging.Handler]]:
     level, propagate = logger.level, logger.propagate
     logger.setLevel(logging.INFO)
     logger.propagate = False
+    calls_level, calls_propagate = calls_logger.level, calls_logger.propagate
+    calls_logger.setLevel(logging.INFO)
+    calls_logger.propagate = False
     yield handlers
     for handler in handlers:
         logger.removeHandler(handler)
+        calls_logger.removeHandler(handler)
         handler.close()
     logger.setLevel(level)
     logger.propagate = propagate
+    calls_logger.setLevel(calls_level)
+    calls_logger.propagate = calls_propagate
 
 
 def record(message: str = "App drawn") -> logging.LogRecord:
@@ -68,6 +74,21 @@ def test_logged_events_reach_the_database_in_one_batch_and_a_log_ingested_later_
     assert batches == [3]
     assert sorted(AppStatusEvent.objects.values_list("client", flat=True)) == ["ChatGPT", "claude-ai", "goose"]
     assert ingest(*stderr.lines).new == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_tool_call_lines_take_the_live_path_too(attached):
+    live, stderr = DatabaseHandler(linger=60), Lines()
+    attached += [live, stderr]
+    for handler in attached:
+        calls_logger.addHandler(handler)
+
+    log_event(calls_logger, logging.INFO, "Tool call", tool="tomtom-geocode", client="goose", outcome="ok",
+              backend="tomtom-maps", upstream_calls=1, upstream_ms=40.0, total_ms=52.5, bytes=900)  # fmt: skip
+    assert live.flush()
+
+    assert list(ToolCallEvent.objects.values_list("client", "tool", "total_ms")) == [("goose", "tomtom-geocode", 52.5)]
+    assert ingest(*stderr.lines).tool_calls_new == 0
 
 
 def test_a_full_queue_drops_lines_instead_of_making_the_caller_wait():
@@ -105,7 +126,7 @@ def test_a_batch_that_cannot_be_written_is_counted_as_lost_and_the_writer_goes_o
     assert handler.lost == 2
 
 
-def test_the_setting_installs_one_handler_on_the_app_status_logger(settings, attached):
+def test_the_setting_installs_one_handler_on_the_app_status_and_tool_call_loggers(settings, attached):
     settings.ANALYTICS_LIVE_INGEST = True
 
     apps.get_app_config("analytics").ready()
@@ -113,4 +134,5 @@ def test_the_setting_installs_one_handler_on_the_app_status_logger(settings, att
     attached += [h for h in logger.handlers if isinstance(h, DatabaseHandler)]
 
     assert len(attached) == 1
+    assert [h for h in calls_logger.handlers if isinstance(h, DatabaseHandler)] == attached
     assert install() is attached[0]

@@ -120,8 +120,22 @@ def test_the_chart_draws_one_line_per_host_with_a_rate(known_data):
         ("claude-ai", "M48.0,198.0 L860.0,260.0"),
         ("cursor-vscode", "M48.0,12.0 L860.0,12.0"),
     ]
-    assert [tick.label for tick in chart.x_ticks] == ["Nov 02", "Nov 03"]
-    assert chart.lines[1].points[1].title == "claude-ai, Nov 03: 0.0% (0 of 1 widgets failed)"
+    assert [tick.label for tick in chart.x_ticks] == ["2026-11-02", "2026-11-03"]
+    assert chart.lines[1].points[1].title == "claude-ai, 2026-11-03: 0.0% (0 of 1 widgets failed; n = 1)"
+    assert [point.hollow for point in chart.lines[1].points] == [False, False]  # min_events 1: none
+
+
+def test_points_from_few_events_are_hollow_and_zoom_keeps_low_rates_apart(known_data):
+    rows = failure_counts(BOTH_DAYS, by=("bucket", "client"))
+
+    chart = failure_rate_chart(BOTH_DAYS.buckets(), rows, "day", min_events=4)
+    zoomed = failure_rate_chart(BOTH_DAYS.buckets(), [r for r in rows if r.client == "claude-ai"], "day", zoom=True)
+
+    assert {line.host: [p.hollow for p in line.points] for line in chart.lines} == {
+        "ChatGPT": [True], "claude-ai": [False, True], "cursor-vscode": [True, True]}  # fmt: skip
+    # claude-ai's highest rate is 25 %: the axis ends there, so 25 % is the top (y 12) and 0 % the bottom
+    assert [tick.label for tick in zoomed.y_ticks] == ["0%", "6%", "12%", "19%", "25%"]
+    assert zoomed.lines[0].path == "M48.0,12.0 L860.0,260.0"
 
 
 def test_an_impossible_query_is_refused():
@@ -129,3 +143,16 @@ def test_an_impossible_query_is_refused():
         ReportQuery(start=date(2026, 11, 3), end=date(2026, 11, 2))
     with pytest.raises(ValueError, match="at most 400 days"):
         ReportQuery(start=date(2025, 1, 1), end=date(2026, 11, 2))
+
+
+def test_totals_by_host_family(known_data):
+    query = ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3), group="family")
+
+    assert table(failure_counts(query, by=("client",))) == [
+        (None, "ChatGPT", None, 1, 2, 0, 0, 1, 1, 0, 2 / 3),
+        (None, "Claude (desktop, web)", None, 4, 1, 0, 0, 0, 0, 1, 0.2),
+        (None, "Cursor", None, 0, 3, 0, 2, 0, 0, 0, 1.0),
+        (None, "Goose", None, 0, 0, 1, 0, 0, 0, 0, None),
+    ]
+    assert [(c.client, c.kind, c.calls) for c in old_callers(query)] == [
+        ("ChatGPT", "outdated_call", 1), ("Goose", "retired_tool", 2)]  # fmt: skip

@@ -1,33 +1,54 @@
-"""`manage.py ingest_app_status [FILE ...|-]`: store the app-status events of JSON-lines server logs.
+"""`manage.py ingest_app_status [FILE ...|-]`: store the app-status and tool-call events of JSON-lines server logs.
 
 Files may be plain or gzip (recognised by their first bytes); `-`, or no FILE, reads stdin.
 Running it again on the same lines adds nothing. One summary line per input goes to stdout,
-and each malformed line to stderr as `NAME:LINE: reason`. Exit status 0 when every input was
-read (malformed lines included), 1 when a file cannot be opened.
+and each malformed line to stderr as `NAME:LINE: reason`. While an input is read, a progress
+line goes to stderr every few seconds (lines so far, events per second, malformed so far),
+TTY or not; `--quiet` leaves it out. Exit status 0 when every input was read (malformed lines
+included), 1 when a file cannot be opened.
 """
 
 from __future__ import annotations
+
+import time
 
 from django.core.management.base import BaseCommand, CommandError
 
 from analytics.services import BATCH_SIZE, IngestReport, events_ingest, log_lines, log_open
 
+PROGRESS_EVERY = 5.0
+"""Seconds between progress lines."""
+
 
 class Command(BaseCommand):
-    help = "Ingest app-status events from JSON-lines server logs (plain or gzip; '-' for stdin)."
+    help = "Ingest app-status and tool-call events from JSON-lines server logs (plain or gzip; '-' for stdin)."
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="*", default=["-"], metavar="FILE", help="Log files; '-' is stdin.")
         parser.add_argument(
             "--batch-size", type=int, default=BATCH_SIZE, help=f"Events per transaction (default {BATCH_SIZE})."
         )
+        parser.add_argument("--quiet", action="store_true", help="No progress lines on stderr.")
 
     def handle(self, *args, **options):
         for path in options["files"]:
             name = "stdin" if path == "-" else path
+            started = time.monotonic()
+
+            def progress(report: IngestReport, name: str = name, started: float = started) -> None:
+                rate = (report.events + report.tool_calls) / max(time.monotonic() - started, 1e-9)
+                self.stderr.write(
+                    f"{name}: {report.lines:,} lines so far, {rate:,.0f} events/s, {report.malformed:,} malformed"
+                )
+
             try:
                 with log_open(path) as stream:
-                    report = events_ingest(log_lines(stream), batch_size=options["batch_size"])
+                    report = events_ingest(
+                        log_lines(stream),
+                        batch_size=options["batch_size"],
+                        progress=None if options["quiet"] else progress,
+                        progress_every=PROGRESS_EVERY,
+                    )
             except OSError as error:  # reading errors are reported per line; this is opening
                 raise CommandError(f"{name}: cannot open: {error.strerror or error}") from None
             self._print(name, report)
@@ -36,7 +57,14 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{name}: {report.lines:,} lines: {report.events:,} app-status events ({report.new:,} new, "
             f"{report.duplicates:,} already stored, {report.unknown:,} of unknown kind), "
+            f"{report.tool_calls:,} tool calls ({report.tool_calls_new:,} new, {report.tool_call_duplicates:,} "
+            f"already stored, {report.unknown_fields:,} with unknown fields), "
             f"{report.skipped:,} other lines skipped, {report.malformed:,} malformed"
+            + (
+                f", {expired:,} events before the retention horizon not stored"
+                if (expired := report.expired + report.tool_calls_expired)
+                else ""
+            )
         )
         for number, reason in report.malformed_lines:
             self.stderr.write(f"{name}:{number}: {reason}")

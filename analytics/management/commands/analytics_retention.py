@@ -1,0 +1,31 @@
+"""`manage.py analytics_retention [--days N]`: drop raw events older than N days; rollups stay.
+
+N defaults to ANALYTICS_RETENTION_DAYS (0: keep everything, and the command does nothing). The
+cutoff is midnight UTC N days before today, so no hour is cut in two. On PostgreSQL whole monthly
+partitions are dropped and the rest deleted (analytics/partitions.py). Schedule it daily.
+"""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from analytics.models import AppStatusEvent, ToolCallEvent
+from analytics.partitions import drop_before, retention_cutoff
+
+
+class Command(BaseCommand):
+    help = "Drop raw app-status and tool-call events older than the retention (ANALYTICS_RETENTION_DAYS); rollups stay."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--days", type=int, default=None, help="Keep this many days (default: the setting).")
+
+    def handle(self, *args, **options):
+        if options["days"] is not None and options["days"] < 1:
+            raise CommandError("--days must be at least 1")
+        cutoff = retention_cutoff(options["days"])
+        if cutoff is None:
+            self.stdout.write("retention is off (ANALYTICS_RETENTION_DAYS is 0): nothing dropped")
+            return
+        for model in (AppStatusEvent, ToolCallEvent):
+            removed = drop_before(model, cutoff)
+            self.stdout.write(f"{model._meta.verbose_name_plural}: {removed:,} events before {cutoff:%Y-%m-%d} dropped")

@@ -1,0 +1,179 @@
+"""Prometheus metrics from the server's own log events, at /analytics/metrics.
+
+`MetricsHandler` is a logging handler (wired in settings LOGGING on the `tools.calls` and
+`tools.app_status` loggers when `ANALYTICS_METRICS_TOKEN` is set): every `Tool call` line and
+every `App drawn` / `App failed` event updates prometheus-client counters and histograms, so
+nothing in tools/ knows about Prometheus. Under gunicorn set `PROMETHEUS_MULTIPROC_DIR` (an
+empty directory, the same for every worker): each worker writes its values there and a scrape
+of any worker adds them all up (prometheus-client's multiprocess mode; gunicorn.conf.py marks a
+worker dead when it exits).
+
+Metrics are recorded per exact client name and reported per host family: the scrape maps each
+`client` label to its family (analytics/families.py) and sums, so the family table applies
+without a restart. Labels are bounded: names are cut at MAX_LABEL_LENGTH, and past
+MAX_LABEL_VALUES distinct clients (or tools) in one process the rest are recorded as `other`.
+
+The endpoint answers only `Authorization: Bearer <ANALYTICS_METRICS_TOKEN>` (401 otherwise) and
+is off (404) while the setting is empty.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import os
+import threading
+from collections.abc import Iterable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
+from prometheus_client.core import Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+TOOL_CALL_MESSAGE = "Tool call"
+WIDGET_KINDS = {"drawn": "drawn", "failed": "failed"}
+"""App-status kinds counted as widget outcomes."""
+MAX_LABEL_LENGTH = 100
+MAX_LABEL_VALUES = 200
+OTHER = "other"
+LATENCY_BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 60.0)
+FAMILY_LABEL = "host_family"
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+"""Our metrics only (not the process collectors): the in-process values, when not in multiprocess mode."""
+TOOL_CALLS = Counter(
+    "tomtom_mcp_tool_calls", "Tool calls, by tool, outcome (ok or the error code) and host.",
+    ["tool", "outcome", "client"], registry=REGISTRY,
+)  # fmt: skip
+TOOL_CALL_SECONDS = Histogram(
+    "tomtom_mcp_tool_call_seconds", "Total time of a tool call.", ["tool", "client"],
+    buckets=LATENCY_BUCKETS_S, registry=REGISTRY,
+)  # fmt: skip
+UPSTREAM_SECONDS = Histogram(
+    "tomtom_mcp_upstream_seconds", "Time a tool call spent in TomTom requests (calls that made one).",
+    ["tool", "client"], buckets=LATENCY_BUCKETS_S, registry=REGISTRY,
+)  # fmt: skip
+WIDGETS = Counter(
+    "tomtom_mcp_widgets", "Widget outcomes reported by widgets: drawn or failed, by host.",
+    ["outcome", "client"], registry=REGISTRY,
+)  # fmt: skip
+
+
+class _Bounded:
+    """Label values as recorded: cut to MAX_LABEL_LENGTH, at most MAX_LABEL_VALUES per process."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, value: object) -> str:
+        text = value[:MAX_LABEL_LENGTH] if isinstance(value, str) and value else "unknown"
+        if text in self._seen:
+            return text
+        with self._lock:
+            if len(self._seen) >= MAX_LABEL_VALUES:
+                return OTHER
+            self._seen.add(text)
+        return text
+
+
+_client_label, _tool_label = _Bounded(), _Bounded()
+
+
+class MetricsHandler(logging.Handler):
+    """Update the metrics from `Tool call` records and widget outcome app-status records."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        fields = getattr(record, "fields", None)
+        if not isinstance(fields, dict):
+            return
+        try:
+            if record.name == "tools.calls" and record.msg == TOOL_CALL_MESSAGE:
+                self._tool_call(fields)
+            elif record.name == "tools.app_status" and (outcome := WIDGET_KINDS.get(fields.get("kind"))):
+                WIDGETS.labels(outcome, _client_label(fields.get("client"))).inc()
+        except Exception:
+            self.handleError(record)
+
+    @staticmethod
+    def _tool_call(fields: dict) -> None:
+        tool, client = _tool_label(fields.get("tool")), _client_label(fields.get("client"))
+        outcome = fields.get("outcome")
+        TOOL_CALLS.labels(tool, outcome[:40] if isinstance(outcome, str) else "unknown", client).inc()
+        if _is_ms(total := fields.get("total_ms")):
+            TOOL_CALL_SECONDS.labels(tool, client).observe(total / 1000)
+        upstream, calls = fields.get("upstream_ms"), fields.get("upstream_calls")
+        if _is_ms(upstream) and isinstance(calls, int) and calls > 0:
+            UPSTREAM_SECONDS.labels(tool, client).observe(upstream / 1000)
+
+
+def _is_ms(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e9
+
+
+def collected() -> list[Metric]:
+    """Every worker's values in multiprocess mode (PROMETHEUS_MULTIPROC_DIR), else this process's."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return list(registry.collect())
+    return list(REGISTRY.collect())
+
+
+def by_family(metrics: Iterable[Metric], family_of) -> Iterator[Metric]:
+    """The metrics with each `client` label replaced by `host_family` (family_of(client)), samples
+    with equal labels summed (counters, histogram buckets, counts and sums all add up)."""
+    for metric in metrics:
+        summed: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+        for sample in metric.samples:
+            if sample.name.endswith("_created"):  # a timestamp per label set: not summable
+                continue
+            labels = dict(sample.labels)
+            if "client" in labels:
+                labels[FAMILY_LABEL] = family_of(labels.pop("client"))
+            key = (sample.name, tuple(sorted(labels.items())))
+            summed[key] = summed.get(key, 0.0) + sample.value
+        regrouped = Metric(metric.name, metric.documentation, metric.type)
+        for (name, labels), value in summed.items():
+            regrouped.add_sample(name, dict(labels), value)
+        yield regrouped
+
+
+class _Families:
+    """A collector of already regrouped metrics, for generate_latest."""
+
+    def __init__(self, metrics: list[Metric]) -> None:
+        self._metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._metrics
+
+
+def exposition(family_of) -> bytes:
+    """The Prometheus text exposition of every metric, by host family."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Families(list(by_family(collected(), family_of))))  # type: ignore[arg-type]
+    return generate_latest(registry)
+
+
+def token_matches(header: str, token: str) -> bool:
+    """`header` is `Bearer <token>`; compared in constant time (hashed first, so not even the length leaks)."""
+    offered = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
+    return hmac.compare_digest(hashlib.sha256(offered.encode()).digest(), hashlib.sha256(token.encode()).digest())
+
+
+def metrics_view(request):
+    """GET /analytics/metrics: the exposition, for a bearer of ANALYTICS_METRICS_TOKEN."""
+    from django.conf import settings
+    from django.http import Http404, HttpResponse
+
+    from analytics.families import Families
+
+    token = settings.ANALYTICS_METRICS_TOKEN
+    if not token:
+        raise Http404("metrics are off: ANALYTICS_METRICS_TOKEN is not set")
+    if not token_matches(request.headers.get("Authorization", ""), token):
+        response = HttpResponse("a bearer token is required\n", status=401, content_type="text/plain")
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    return HttpResponse(exposition(Families.load().family_of), content_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,101 @@
+"""Raw events by month on PostgreSQL, and retention: old raw events go, rollups stay.
+
+On PostgreSQL the raw event tables (`AppStatusEvent`, `ToolCallEvent`) are partitioned by range
+of `time`, one partition per UTC month named `<table>_pYYYYMM` (migration 0004). Ingestion
+creates the partition of a month before writing its first events (`ensure_partitions`).
+Retention (`drop_before`) drops every partition that ends before the cutoff, a cheap catalog
+operation however many events it held, and deletes the rest of the events before the cutoff
+from the partition that holds it. On SQLite the tables are plain and retention deletes rows.
+
+Rollups are never touched: reports over expired days still answer from them. Ingestion refuses
+(counts as `expired`) events before the retention horizon, since recounting an hour from its
+remaining raw events would lower its counts (analytics/services.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, date, datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, models
+
+PARTITION_SUFFIX_LENGTH = len("_p202611")
+
+
+def month_start(moment: datetime | date) -> date:
+    return date(moment.year, moment.month, 1)
+
+
+def next_month(start: date) -> date:
+    return date(start.year + start.month // 12, start.month % 12 + 1, 1)
+
+
+def partition_name(table: str, month: date) -> str:
+    return f"{table}_p{month:%Y%m}"
+
+
+def is_partitioned(table: str) -> bool:
+    """Whether `table` is a partitioned table (PostgreSQL after migration 0004)."""
+    if connection.vendor != "postgresql":
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relkind = 'p' FROM pg_class WHERE oid = to_regclass(%s)", [table])
+        found = cursor.fetchone()
+    return bool(found and found[0])
+
+
+def ensure_partitions(table: str, times: Iterable[datetime]) -> None:
+    """Create the monthly partitions of `table` the given times fall in, when missing."""
+    months = sorted({month_start(moment.astimezone(UTC)) for moment in times})
+    with connection.cursor() as cursor:
+        for month in months:
+            name = partition_name(table, month)
+            cursor.execute("SELECT to_regclass(%s) IS NULL", [name])
+            (missing,) = cursor.fetchone()
+            if missing:
+                start, end = f"{month:%Y-%m-%d}T00:00:00+00:00", f"{next_month(month):%Y-%m-%d}T00:00:00+00:00"
+                cursor.execute(
+                    f"CREATE TABLE IF NOT EXISTS {name} PARTITION OF {table} FOR VALUES FROM ('{start}') TO ('{end}')"
+                )
+
+
+def partitions(table: str) -> list[tuple[str, date]]:
+    """The monthly partitions of `table` as (name, first day of the month), oldest first."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+            "WHERE i.inhparent = to_regclass(%s)",
+            [table],
+        )
+        names = [name for (name,) in cursor.fetchall()]
+    found = []
+    for name in names:
+        suffix = name[-PARTITION_SUFFIX_LENGTH:]
+        if name == table + suffix and suffix[2:].isdigit():
+            found.append((name, date(int(suffix[2:6]), int(suffix[6:8]), 1)))
+    return sorted(found, key=lambda pair: pair[1])
+
+
+def retention_cutoff(days: int | None = None, *, today: date | None = None) -> datetime | None:
+    """The first moment kept: midnight UTC `days` days before today; None when events are kept forever."""
+    days = settings.ANALYTICS_RETENTION_DAYS if days is None else days
+    if days <= 0:
+        return None
+    today = today or datetime.now(UTC).date()
+    return datetime(today.year, today.month, today.day, tzinfo=UTC) - timedelta(days=days)
+
+
+def drop_before(model: type[models.Model], cutoff: datetime) -> int:
+    """Remove the raw events of `model` before `cutoff`; return how many were removed."""
+    table = model._meta.db_table
+    removed = 0
+    if is_partitioned(table):
+        with connection.cursor() as cursor:
+            for name, month in partitions(table):
+                if datetime(next_month(month).year, next_month(month).month, 1, tzinfo=UTC) <= cutoff:
+                    cursor.execute(f"SELECT count(*) FROM {name}")
+                    removed += cursor.fetchone()[0]
+                    cursor.execute(f"DROP TABLE {name}")
+    deleted, _ = model._default_manager.filter(time__lt=cutoff).delete()
+    return removed + deleted

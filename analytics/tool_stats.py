@@ -1,0 +1,151 @@
+"""Tool-call reports: calls, errors by code, latency percentiles, upstream calls and answer bytes.
+
+Read from the rollups only: the daily one (`ToolCallDaily`) for daily buckets and whole-range
+tables, the hourly one for hourly buckets; so a 30-day report costs the same however many calls
+it covers. A report covers whole UTC days (a `ReportQuery`, shared with the widget
+reports) and groups by any of bucket, host (client name or family), tool, backend and tenant.
+
+Percentiles are estimated from the rollup's cumulative histograms (`LATENCY_BOUNDS_MS`), the way
+Prometheus' `histogram_quantile` does: the bucket holding the rank is found and the value
+interpolated linearly inside it. A rank beyond the last bound (a minute) is reported as that
+bound. Upstream percentiles cover only the calls that made at least one upstream request.
+docs/analytics.md describes every stat by name (TOOL_CALL_STATS); a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from django.db.models import F, Sum
+
+from analytics.models import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, ToolCallDaily, ToolCallHourly
+from analytics.selectors import ReportQuery, _filtered, _host_of
+from tools.errors import ErrorCode
+
+CallDimension = Literal["bucket", "client", "tool", "backend", "tenant"]
+CALL_DIMENSIONS: tuple[str, ...] = ("bucket", "client", "tool", "backend", "tenant")
+OK = "ok"
+OTHER_ERRORS = "other_errors"
+ERROR_CODES: tuple[str, ...] = tuple(code.value for code in ErrorCode)
+"""The closed set of error codes (tools/errors.py); an outcome outside it counts as `other_errors`."""
+_SUMS = ("calls", "upstream_calls", "bytes", "total_timed", "total_ms_sum", "upstream_timed", "upstream_ms_sum",
+         *LATENCY_COLUMNS["total"], *LATENCY_COLUMNS["upstream"])  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class CallStat:
+    name: str
+    title: str
+    description: str
+
+
+TOOL_CALL_STATS: tuple[CallStat, ...] = (
+    CallStat("calls", "Calls", "Tool calls (every outcome)."),
+    CallStat("errors", "Errors", "Calls that ended with an error code (any but `ok`)."),
+    CallStat("error_rate", "Error rate", "`errors / calls`."),
+    *(CallStat(code, code, f"Calls that ended with `{code}`.") for code in ERROR_CODES),
+    CallStat(OTHER_ERRORS, "other", "Calls that ended with a code this version does not know (a newer server)."),
+    CallStat("p50_total_ms", "p50 ms", "Median total time of a call, in ms (estimated from the histogram)."),
+    CallStat("p95_total_ms", "p95 ms", "95th percentile of the total time, in ms."),
+    CallStat("p50_upstream_ms", "p50 upstream ms", "Median time spent in TomTom requests, of calls that made one."),
+    CallStat("p95_upstream_ms", "p95 upstream ms", "95th percentile of the upstream time, of calls that made one."),
+    CallStat("upstream_calls", "Upstream calls", "TomTom requests made, retries included."),
+    CallStat("bytes", "Answer bytes", "Bytes of answer text sent to the model: the model-context cost."),
+    CallStat("bytes_per_call", "Bytes per call", "`bytes / calls`, rounded."),
+)
+CALL_STAT_NAMES: tuple[str, ...] = tuple(stat.name for stat in TOOL_CALL_STATS)
+
+
+@dataclass(frozen=True, slots=True)
+class CallRow:
+    """One group's tool-call figures; dimensions not grouped by are None."""
+
+    bucket: datetime | None
+    client: str | None
+    tool: str | None
+    backend: str | None
+    tenant: str | None
+    sums: Mapping[str, float]
+    outcomes: Mapping[str, int]
+
+    def stats(self) -> dict[str, float | int | None]:
+        calls = int(self.sums["calls"])
+        errors = calls - self.outcomes.get(OK, 0)
+        by_code = {code: self.outcomes.get(code, 0) for code in ERROR_CODES}
+        return {
+            "calls": calls,
+            "errors": errors,
+            "error_rate": errors / calls if calls else None,
+            **by_code,
+            OTHER_ERRORS: errors - sum(by_code.values()),
+            "p50_total_ms": self._percentile("total", 0.50),
+            "p95_total_ms": self._percentile("total", 0.95),
+            "p50_upstream_ms": self._percentile("upstream", 0.50),
+            "p95_upstream_ms": self._percentile("upstream", 0.95),
+            "upstream_calls": int(self.sums["upstream_calls"]),
+            "bytes": int(self.sums["bytes"]),
+            "bytes_per_call": round(self.sums["bytes"] / calls) if calls else None,
+        }
+
+    def as_dict(self) -> dict[str, object]:
+        """Dimensions, then every stat by name (the API's and the template's row)."""
+        dimensions = {"bucket": self.bucket, "client": self.client, "tool": self.tool}
+        return {**dimensions, "backend": self.backend, "tenant": self.tenant, **self.stats()}
+
+    def _percentile(self, metric: str, quantile: float) -> float | None:
+        return histogram_quantile(
+            quantile, int(self.sums[f"{metric}_timed"]), [int(self.sums[c]) for c in LATENCY_COLUMNS[metric]]
+        )
+
+
+def histogram_quantile(quantile: float, count: int, cumulative: Sequence[int]) -> float | None:
+    """The `quantile` of `count` values whose cumulative counts at LATENCY_BOUNDS_MS are
+    `cumulative`, interpolated linearly inside its bucket (rounded to 0.1 ms); None without values."""
+    if count <= 0:
+        return None
+    rank = quantile * count
+    lower, below = 0.0, 0
+    for bound, at_most in zip(LATENCY_BOUNDS_MS, cumulative, strict=True):
+        if at_most >= rank:
+            inside = at_most - below
+            share = (rank - below) / inside if inside else 1.0
+            return round(lower + (bound - lower) * share, 1)
+        lower, below = float(bound), at_most
+    return float(LATENCY_BOUNDS_MS[-1])
+
+
+def tool_call_stats(query: ReportQuery, *, by: Sequence[CallDimension]) -> list[CallRow]:
+    """Tool-call figures per group of `by`, sorted by its dimensions; groups without calls are absent."""
+    if query.bucket == "hour" and "bucket" in by:
+        rows = ToolCallHourly.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time).annotate(
+            bucket=F("hour")
+        )
+    else:
+        rows = ToolCallDaily.objects.filter(day__gte=query.start_time, day__lt=query.end_time)
+        if "bucket" in by:
+            rows = rows.annotate(bucket=F("day"))
+    rows = _filtered(rows, query)
+    grouped = rows.values(*by, "outcome").annotate(**{f"s_{name}": Sum(name) for name in _SUMS}).order_by()
+    host = _host_of(query) if "client" in by else None
+    sums: dict[tuple, dict[str, float]] = {}
+    outcomes: dict[tuple, dict[str, int]] = {}
+    for row in grouped:
+        client = row.get("client")
+        key = tuple(
+            (host(client) if host and client is not None else client) if name == "client" else row.get(name)
+            for name in CALL_DIMENSIONS
+        )
+        group = sums.setdefault(key, dict.fromkeys(_SUMS, 0))
+        for name in _SUMS:
+            group[name] += row[f"s_{name}"] or 0
+        by_outcome = outcomes.setdefault(key, {})
+        by_outcome[row["outcome"]] = by_outcome.get(row["outcome"], 0) + int(row["s_calls"])
+    result = [CallRow(*key, sums=sums[key], outcomes=outcomes[key]) for key in sums]
+    # Sorted here, not in SQL: collations differ between databases, and the rows are few.
+    return sorted(
+        result,
+        key=lambda r: (r.bucket or query.start_time, r.client or "", r.tool or "", r.backend or "", r.tenant or ""),
+    )
