@@ -98,10 +98,9 @@ def error_rate_chart(
     """One line per host through `buckets`: the share of its tool calls that ended with an error."""
     series: Series = defaultdict(dict)
     for row in rows:
-        stats = row.stats()
-        if row.client is not None and row.bucket is not None and stats["calls"]:
-            errors, calls = stats["errors"], stats["calls"]
-            series[row.client][row.bucket] = (errors / calls, calls, f"{errors} of {calls} calls failed")  # type: ignore[operator]
+        errors, calls = row.errors, row.calls
+        if row.client is not None and row.bucket is not None and calls:
+            series[row.client][row.bucket] = (errors / calls, calls, f"{errors} of {calls} calls failed")
     return line_chart(buckets, series, bucket, min_events=min_events, zoom=zoom)
 
 

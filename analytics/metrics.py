@@ -24,7 +24,8 @@ import hmac
 import logging
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeGuard
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 from prometheus_client.core import Metric
@@ -90,7 +91,11 @@ class MetricsHandler(logging.Handler):
         try:
             if record.name == "tools.calls" and record.msg == TOOL_CALL_MESSAGE:
                 self._tool_call(fields)
-            elif record.name == "tools.app_status" and (outcome := WIDGET_KINDS.get(fields.get("kind"))):
+            elif (
+                record.name == "tools.app_status"
+                and isinstance(kind := fields.get("kind"), str)
+                and (outcome := WIDGET_KINDS.get(kind))
+            ):
                 WIDGETS.labels(outcome, _client_label(fields.get("client"))).inc()
         except Exception:
             self.handleError(record)
@@ -107,7 +112,8 @@ class MetricsHandler(logging.Handler):
             UPSTREAM_SECONDS.labels(tool, client).observe(upstream / 1000)
 
 
-def _is_ms(value: object) -> bool:
+def _is_ms(value: object) -> TypeGuard[float]:
+    """A duration in milliseconds: a finite number (int or float, not bool) in [0, 1e9)."""
     return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e9
 
 
@@ -120,7 +126,7 @@ def collected() -> list[Metric]:
     return list(REGISTRY.collect())
 
 
-def by_family(metrics: Iterable[Metric], family_of) -> Iterator[Metric]:
+def by_family(metrics: Iterable[Metric], family_of: Callable[[str], str]) -> Iterator[Metric]:
     """The metrics with each `client` label replaced by `host_family` (family_of(client)), samples
     with equal labels summed (counters, histogram buckets, counts and sums all add up)."""
     for metric in metrics:
@@ -134,8 +140,8 @@ def by_family(metrics: Iterable[Metric], family_of) -> Iterator[Metric]:
             key = (sample.name, tuple(sorted(labels.items())))
             summed[key] = summed.get(key, 0.0) + sample.value
         regrouped = Metric(metric.name, metric.documentation, metric.type)
-        for (name, labels), value in summed.items():
-            regrouped.add_sample(name, dict(labels), value)
+        for (name, label_items), value in summed.items():
+            regrouped.add_sample(name, dict(label_items), value)
         yield regrouped
 
 
@@ -149,10 +155,10 @@ class _Families:
         yield from self._metrics
 
 
-def exposition(family_of) -> bytes:
+def exposition(family_of: Callable[[str], str]) -> bytes:
     """The Prometheus text exposition of every metric, by host family."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Families(list(by_family(collected(), family_of))))  # type: ignore[arg-type]
+    registry.register(_Families(list(by_family(collected(), family_of))))
     return generate_latest(registry)
 
 

@@ -11,7 +11,7 @@ old-caller reports read the raw events.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Literal, get_args
 
@@ -125,6 +125,7 @@ def failure_counts(query: ReportQuery, *, by: Sequence[Dimension]) -> list[Failu
     """The widget-failure stats per group of `by`, sorted by bucket, client, tool.
 
     Groups without any counted event are absent (no zero rows)."""
+    rows: QuerySet[AppStatusHourlyCount] | QuerySet[AppStatusDailyCount]
     if query.bucket == "hour" and "bucket" in by:
         rows = AppStatusHourlyCount.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time)
         rows = rows.annotate(bucket=F("hour"))
@@ -209,7 +210,9 @@ def old_callers(query: ReportQuery) -> list[OldCaller]:
     host = _host_of(query)
     merged: dict[tuple, OldCaller] = {}
     for row in grouped:
-        caller = OldCaller(**{**row, "client": host(row["client"]) if host else row["client"]})
+        caller = OldCaller(**row)
+        if host:
+            caller = replace(caller, client=host(caller.client))
         key = (caller.kind, caller.client, caller.tool, caller.replaced_by, caller.input, caller.change)
         if (seen := merged.get(key)) is not None:
             caller = OldCaller(

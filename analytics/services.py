@@ -227,17 +227,16 @@ def _parse_batches(
         try:
             for number, line in enumerate(lines, 1):
                 parsed = parse_log_line(line) if len(line) <= MAX_LINE_BYTES else Malformed(_TOO_LONG)
-                kind = type(parsed)
-                if kind is ToolCallRow:
+                if type(parsed) is ToolCallRow:
                     calls += 1
-                    unknown_fields += parsed.unknown_fields  # type: ignore[union-attr]
-                    call_batch[parsed.event_id] = parsed  # type: ignore[union-attr]
-                elif kind is EventRow:
+                    unknown_fields += parsed.unknown_fields
+                    call_batch[parsed.event_id] = parsed
+                elif type(parsed) is EventRow:
                     events += 1
-                    unknown += parsed.kind == UNKNOWN_KIND  # type: ignore[union-attr]
-                    batch[parsed.event_id] = parsed  # type: ignore[union-attr]
-                elif kind is Malformed:
-                    report.add_malformed(number, parsed.reason)  # type: ignore[union-attr]
+                    unknown += parsed.kind == UNKNOWN_KIND
+                    batch[parsed.event_id] = parsed
+                elif type(parsed) is Malformed:
+                    report.add_malformed(number, parsed.reason)
                 else:
                     skipped += 1
                     continue

@@ -105,18 +105,36 @@ def tool_call_row(data: dict, stripped: bytes) -> ToolCallRow | Malformed:
         tool,
         client,
         outcome,
-        *[value if type(value := get(key)) is str else "" for key in _TEXT_KEYS],
-        *[value if type(value := get(key)) is int and _MIN < value < _MAX else None for key in _WHOLE_KEYS],
+        _text(get("backend")),
+        _text(get("transport")),
+        _text(get("tenant")),
+        _text(get("user_agent")),
+        _text(get("request_id")),
+        _text(get("replica")),
+        _whole(get("pid")),
+        _whole(get("upstream_calls")),
+        _whole(get("bytes")),
         _milliseconds(get("upstream_ms")),
         _milliseconds(get("total_ms")),
         text,
         not KNOWN_FIELDS.issuperset(data),
     )
     if "\\u0000" in text:  # PostgreSQL text cannot hold NUL: replace it in every field but `raw`
-        row = row._replace(
-            **{k: v.replace("\x00", "\ufffd") for k, v in row._asdict().items() if type(v) is str and k != "raw"}
+        row = ToolCallRow._make(
+            value.replace("\x00", "\ufffd") if type(value) is str and name != "raw" else value
+            for name, value in zip(ToolCallRow._fields, row, strict=True)
         )
     return row
+
+
+def _text(value: object) -> str:
+    """A text field's value, "" when absent or not text."""
+    return value if type(value) is str else ""
+
+
+def _whole(value: object) -> int | None:
+    """A whole-number field's value (not a bool, within a signed 64-bit range), else None."""
+    return value if type(value) is int and _MIN < value < _MAX else None
 
 
 def _milliseconds(value: object) -> float | None:

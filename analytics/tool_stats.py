@@ -19,14 +19,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from django.db.models import F, Sum
+from django.db.models import F, QuerySet, Sum
 
 from analytics.models import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, ToolCallDaily, ToolCallHourly
 from analytics.selectors import ReportQuery, _filtered, _host_of
 from tools.errors import ErrorCode
 
 CallDimension = Literal["bucket", "client", "tool", "backend", "tenant"]
-CALL_DIMENSIONS: tuple[str, ...] = ("bucket", "client", "tool", "backend", "tenant")
 OK = "ok"
 OTHER_ERRORS = "other_errors"
 ERROR_CODES: tuple[str, ...] = tuple(code.value for code in ErrorCode)
@@ -71,9 +70,18 @@ class CallRow:
     sums: Mapping[str, float]
     outcomes: Mapping[str, int]
 
+    @property
+    def calls(self) -> int:
+        """How many tool calls the group has."""
+        return int(self.sums["calls"])
+
+    @property
+    def errors(self) -> int:
+        """How many of its calls ended with an error (any outcome but `ok`)."""
+        return self.calls - self.outcomes.get(OK, 0)
+
     def stats(self) -> dict[str, float | int | None]:
-        calls = int(self.sums["calls"])
-        errors = calls - self.outcomes.get(OK, 0)
+        calls, errors = self.calls, self.errors
         by_code = {code: self.outcomes.get(code, 0) for code in ERROR_CODES}
         return {
             "calls": calls,
@@ -117,8 +125,13 @@ def histogram_quantile(quantile: float, count: int, cumulative: Sequence[int]) -
     return float(LATENCY_BOUNDS_MS[-1])
 
 
+_GroupKey = tuple[datetime | None, str | None, str | None, str | None, str | None]
+"""A group's dimensions in CallRow's field order; None where not grouped by."""
+
+
 def tool_call_stats(query: ReportQuery, *, by: Sequence[CallDimension]) -> list[CallRow]:
     """Tool-call figures per group of `by`, sorted by its dimensions; groups without calls are absent."""
+    rows: QuerySet[ToolCallHourly] | QuerySet[ToolCallDaily]
     if query.bucket == "hour" and "bucket" in by:
         rows = ToolCallHourly.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time).annotate(
             bucket=F("hour")
@@ -130,13 +143,16 @@ def tool_call_stats(query: ReportQuery, *, by: Sequence[CallDimension]) -> list[
     rows = _filtered(rows, query)
     grouped = rows.values(*by, "outcome").annotate(**{f"s_{name}": Sum(name) for name in _SUMS}).order_by()
     host = _host_of(query) if "client" in by else None
-    sums: dict[tuple, dict[str, float]] = {}
-    outcomes: dict[tuple, dict[str, int]] = {}
+    sums: dict[_GroupKey, dict[str, float]] = {}
+    outcomes: dict[_GroupKey, dict[str, int]] = {}
     for row in grouped:
         client = row.get("client")
-        key = tuple(
-            (host(client) if host and client is not None else client) if name == "client" else row.get(name)
-            for name in CALL_DIMENSIONS
+        key: _GroupKey = (
+            row.get("bucket"),
+            host(client) if host and client is not None else client,
+            row.get("tool"),
+            row.get("backend"),
+            row.get("tenant"),
         )
         group = sums.setdefault(key, dict.fromkeys(_SUMS, 0))
         for name in _SUMS:
