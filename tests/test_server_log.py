@@ -35,9 +35,11 @@ def test_every_line_of_the_servers_log_is_json(tmp_path):
     assert {"gunicorn.error", "uvicorn.error", "tools.calls"} <= loggers, loggers
     path = tmp_path / "server.log"
     path.write_text(log)
-    done = subprocess.run([sys.executable, "manage.py", "ingest_app_status", str(path)], cwd=REPO,
-                          capture_output=True, text=True, env={"DOTENV_PATH": "/nonexistent", "PATH": "/usr/bin:/bin",
-                          "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3"})  # fmt: skip
+    env = {"DOTENV_PATH": "/nonexistent", "PATH": "/usr/bin:/bin", "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3"}
+    subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v0"], cwd=REPO, env=env, check=True)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "ingest_app_status", str(path)], cwd=REPO, capture_output=True, text=True, env=env
+    )
     assert done.returncode == 0, done.stderr
     assert ", 0 malformed" in done.stdout, done.stdout + done.stderr
 
