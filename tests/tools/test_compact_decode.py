@@ -1,7 +1,8 @@
-"""The typed decoder of compact routing answers what the reference shaping answers, on any body.
+"""The typed decoders of routing answer what the reference shaping answers, on any body.
 
-`decode_compact_routes(bytes)` must equal `compact_routes(json_object(bytes))`: the same compact
-answer, or a `ToolError` with the same code and message (tools/shaping/routes.py).
+`decode_compact_routes(bytes)` must equal `compact_routes(json_object(bytes))`, and
+`decode_route_geometry(bytes)` the geometry answer shaped from the whole object: the same
+answer, or a `ToolError` with the same code and message (tools/shaping/routes.py, geometry.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import data
 from tools.errors import ToolError
+from tools.shaping.geometry import decode_route_geometry, route_features, with_geometry
 from tools.shaping.routes import SUMMARY_KEPT, compact_routes, decode_compact_routes
 from tools.tomtom.client import json_object
 
@@ -35,9 +37,25 @@ def typed(content: bytes) -> Any:
         return (error.code, str(error))
 
 
+def reference_geometry(content: bytes) -> Any:
+    try:
+        body = json_object(content)
+        return with_geometry(compact_routes(body), route_features(body))
+    except ToolError as error:
+        return (error.code, str(error))
+
+
+def typed_geometry(content: bytes) -> Any:
+    try:
+        return decode_route_geometry(content)
+    except ToolError as error:
+        return (error.code, str(error))
+
+
 def test_the_recorded_route_decodes_to_the_reference_answer():
     content = orjson.dumps(data("route.json"))
     assert typed(content) == reference(content)
+    assert typed_geometry(content) == reference_geometry(content)
     assert typed(content)["routes"][0]["traffic"]  # the sections were read, not skipped
 
 
@@ -84,6 +102,7 @@ body = st.one_of(
 def test_any_body_decodes_as_the_reference_shapes_it(value):
     content = json.dumps(value).encode()  # json: integers beyond 64 bits too
     assert typed(content) == reference(content)
+    assert typed_geometry(content) == reference_geometry(content)
 
 
 @pytest.mark.parametrize(
@@ -92,6 +111,17 @@ def test_any_body_decodes_as_the_reference_shapes_it(value):
 )
 def test_bodies_orjson_refuses_are_refused_alike(content):
     assert typed(content) == reference(content)
+    assert typed_geometry(content) == reference_geometry(content)
+
+
+def test_a_long_route_line_is_capped_alike():
+    body = copy.deepcopy(data("route.json"))
+    leg = body["routes"][0]["legs"][0]
+    leg["points"] = [{"latitude": 52 + i * 1e-4, "longitude": 4.9 + (i % 7) * 1e-4} for i in range(3000)]
+    content = orjson.dumps(body)
+    answer = typed_geometry(content)
+    assert answer == reference_geometry(content)
+    assert answer["geometry"]["features"][0]["properties"]["simplification"]["points"] == 1000
 
 
 def test_a_valid_route_with_huge_numbers_keeps_the_reference_values():

@@ -19,7 +19,7 @@ from tools.definition import Answer, define_tool
 from tools.definitions.common import BoundingBox, GeometryDetail, Position, ShowUi, answer
 from tools.errors import ErrorCode, ToolError
 from tools.inputs import UNIQUE, ToolInput, exclusive, problem, rule
-from tools.shaping.geometry import route_features, with_geometry
+from tools.shaping.geometry import decode_route_geometry, route_features, with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.shaping.routes import compact_routes, decode_compact_routes
 from tools.tomtom.backends import Backend
@@ -227,9 +227,10 @@ def request_for(input: RoutingInput, backend: Backend) -> tuple[str, dict[str, A
 
 async def run(input: RoutingInput, context: CallContext) -> Answer:
     session = context.tomtom
-    if input.response_detail == "compact" and not input.show_ui:  # nothing but compact reads the body
+    if not input.show_ui and input.response_detail != "full":  # only our shaping reads the body
+        decode = decode_compact_routes if input.response_detail == "compact" else decode_route_geometry
         return answer(input, await calculate(session, *request_for(input, session.backend), input.avoidAreas,
-                                             decode=decode_compact_routes))  # fmt: skip
+                                             decode=decode))  # fmt: skip
     body = await calculate(session, *request_for(input, session.backend), input.avoidAreas)
     match input.response_detail:
         case "full":

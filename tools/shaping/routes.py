@@ -95,7 +95,9 @@ _Float = Annotated[float, msgspec.Meta(ge=-sys.float_info.max, le=sys.float_info
 _Number = _Int | _Float | None
 
 
-class _Point(msgspec.Struct, gc=False):
+class TypedPoint(msgspec.Struct, gc=False):
+    """A route point, both coordinates in range."""
+
     latitude: Annotated[float, msgspec.Meta(ge=-90.0, le=90.0)]
     longitude: Annotated[float, msgspec.Meta(ge=-180.0, le=180.0)]
 
@@ -111,9 +113,9 @@ class _Summary(msgspec.Struct, gc=False):
     fuelConsumptionInLiters: _Number = None
 
 
-class _Leg(msgspec.Struct, gc=False):
+class TypedLeg(msgspec.Struct, gc=False):
     summary: _Summary | None = None
-    points: list[_Point] | None = None
+    points: list[TypedPoint] | None = None
 
 
 class _Section(msgspec.Struct):
@@ -124,14 +126,16 @@ class _Section(msgspec.Struct):
     effectiveSpeedInKmh: _Number = None
 
 
-class _Route(msgspec.Struct):
+class TypedRoute(msgspec.Struct):
+    """A route as compact and the route line read it (other members are skipped unread)."""
+
     summary: _Summary | None = None
-    legs: list[_Leg] | None = None
+    legs: list[TypedLeg] | None = None
     sections: list[_Section] | None = None
 
 
 class _Answer(msgspec.Struct):
-    routes: list[_Route] | None = None
+    routes: list[TypedRoute] | None = None
 
 
 _DECODER = msgspec.json.Decoder(_Answer)
@@ -145,11 +149,11 @@ def _picked(source: msgspec.Struct | None, keys: tuple[str, ...]) -> dict[str, A
     return {key: value for key in keys if (value := getattr(source, key)) not in _EMPTY}
 
 
-def _end(point: _Point) -> list[float]:
+def _end(point: TypedPoint) -> list[float]:
     return [round(point.longitude, 5), round(point.latitude, 5)]
 
 
-def _compact_typed(route: _Route) -> dict[str, Any]:
+def _compact_typed(route: TypedRoute) -> dict[str, Any]:
     """`compact_route` of a typed route (same keys, same order, same values)."""
     legs = route.legs or []
     if not legs or not all(leg.points for leg in legs):
@@ -174,13 +178,27 @@ def _compact_typed(route: _Route) -> dict[str, Any]:
     return item
 
 
+def typed_routes(content: bytes) -> list[TypedRoute] | None:
+    """The routes of a Calculate Route body as typed structs (only what compact and the route
+    line read, every point in range), or None when the typed decoder refuses the body: the
+    caller then takes the reference path, `json_object` and the dict shaping."""
+    try:
+        return _DECODER.decode(content).routes or []
+    except msgspec.MsgspecError:
+        return None
+
+
+def compact_typed_routes(routes: list[TypedRoute]) -> dict[str, Any]:
+    """`compact_routes` of typed routes (same answer, same errors)."""
+    if not routes:
+        raise ToolError(ErrorCode.MALFORMED, "TomTom answered without a route.")
+    return {"routes": [_compact_typed(route) for route in routes]}
+
+
 def decode_compact_routes(content: bytes) -> dict[str, Any]:
     """`compact_routes(json_object(content))`, without decoding what compact drops (see the
     module docstring); a body the typed decoder refuses takes that reference path."""
-    try:
-        answer = _DECODER.decode(content)
-    except msgspec.MsgspecError:
+    routes = typed_routes(content)
+    if routes is None:
         return compact_routes(json_object(content))
-    if not answer.routes:
-        raise ToolError(ErrorCode.MALFORMED, "TomTom answered without a route.")
-    return {"routes": [_compact_typed(route) for route in answer.routes]}
+    return compact_typed_routes(routes)
