@@ -8,9 +8,9 @@ indices, it pops the segment whose farthest vertex is farthest (ties: the segmen
 first), keeps that vertex and pushes the two halves, ``pops`` times or until no vertex is off
 its segment. ``(zr, zi)`` is each vertex projected for the span it starts or lies inside and
 ``(er, ei)`` for the span it ends (`douglas_peucker._Spans`); distances are computed with the
-same float operations, in the same order, as the numpy reference (complex reciprocal as numpy
-divides, products, ``hypot``), so it keeps the same vertices: tests compare the two on random
-paths (tests/geometry/test_dp_kernel.py).
+same float operations as the numpy reference (the complex reciprocal as numpy divides, the
+same products), except that vertices are compared by squared distance, so it keeps the same
+vertices: tests compare the two on random paths (tests/geometry/test_dp_kernel.py).
 
 The loop costs ``O(n log n)`` scalar steps where the numpy reference makes a dozen passes over
 the points per tree level. numba is imported, and the loop compiled (or loaded from numba's
@@ -22,8 +22,8 @@ without it the numpy reference is used.
 Tolerance
 ---------
 numpy's complex multiply and ``abs`` may use fused multiply-adds or their own ``hypot``
-(depending on the CPU's SIMD), so a distance here can differ from the reference's in its last
-bits. The kept vertices are the same unless two candidates are that close to a tie (either
+(depending on the CPU's SIMD), and a squared distance rounds differently from a ``hypot``, so a
+distance here can differ from the reference's in its last bits. The kept vertices are the same unless two candidates are that close to a tie (either
 is then a correct choice); the reported errors agree to about 1e-15 relative, far inside the
 micrometre the metre bound allows for float error (`tools.geometry.error_bound`), which is
 computed from whatever the kernel kept and so stays an upper bound.
@@ -77,14 +77,14 @@ def _farthest(zr, zi, er, ei, s, e):  # type: ignore[no-untyped-def]
     else:  # a zero-length chord: the distance is to its start
         ir, ii, limit, length = 1.0, 0.0, 0.0, 1.0
     best, far = -1.0, s
-    for i in range(s, e):
+    for i in range(s, e):  # squared distances: one square root per segment, not per vertex
         wr, wi = zr[i] - ar, zi[i] - ai
         ur, ui = wr * ir - wi * ii, wr * ii + wi * ir
         t = min(max(ur, 0.0), limit)
-        q = math.hypot(ur - t, ui)
+        q = (ur - t) * (ur - t) + ui * ui
         if q > best:
             best, far = q, i
-    dist = best * length
+    dist = math.sqrt(best) * length
     return far, (0.0 if dist < _TINY_DEG else dist)
 
 
