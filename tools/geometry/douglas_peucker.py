@@ -173,7 +173,7 @@ def _pop_order(group: np.ndarray, count: int, parent: np.ndarray, dist: np.ndarr
         else:
             heap.append((-dist[node], start[node], node))
     heapq.heapify(heap)
-    popped = []
+    popped: list[int] = []
     while len(popped) < count:
         node = heapq.heappop(heap)[2]
         popped.append(node)

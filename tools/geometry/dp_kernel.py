@@ -23,8 +23,9 @@ Tolerance
 ---------
 numpy's complex multiply and ``abs`` may use fused multiply-adds or their own ``hypot``
 (depending on the CPU's SIMD), and a squared distance rounds differently from a ``hypot``, so a
-distance here can differ from the reference's in its last bits. The kept vertices are the same unless two candidates are that close to a tie (either
-is then a correct choice); the reported errors agree to about 1e-15 relative, far inside the
+distance here can differ from the reference's in its last bits. The kept vertices are the
+same unless two candidates are that close to a tie (either is then a correct choice); the
+reported errors agree to about 1e-15 relative, far inside the
 micrometre the metre bound allows for float error (`tools.geometry.error_bound`), which is
 computed from whatever the kernel kept and so stays an upper bound.
 """
@@ -59,7 +60,7 @@ def available() -> bool:
     return _compiled() is not None
 
 
-def _farthest(zr, zi, er, ei, s, e):  # type: ignore[no-untyped-def]
+def _farthest(zr, zi, er, ei, s, e):
     """The first vertex of ``[s, e)`` farthest from the segment ``s -> e``, and that distance."""
     ar, ai = zr[s], zi[s]
     cr, ci = er[e] - ar, ei[e] - ai
@@ -88,7 +89,7 @@ def _farthest(zr, zi, er, ei, s, e):  # type: ignore[no-untyped-def]
     return far, (0.0 if dist < _TINY_DEG else dist)
 
 
-def _kernel(zr, zi, er, ei, init, pops):  # type: ignore[no-untyped-def]
+def _kernel(zr, zi, er, ei, init, pops):
     n = zr.size
     kept = np.zeros(n, dtype=np.bool_)
     seg_err = np.zeros(n)

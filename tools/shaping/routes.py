@@ -139,7 +139,7 @@ class _Answer(msgspec.Struct):
 
 
 _DECODER = msgspec.json.Decoder(_Answer)
-_EMPTY = (None, "", [], {})
+_EMPTY: tuple[Any, ...] = (None, "", [], {})
 
 
 def _picked(source: msgspec.Struct | None, keys: tuple[str, ...]) -> dict[str, Any]:
