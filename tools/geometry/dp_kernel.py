@@ -16,7 +16,8 @@ The loop costs ``O(n log n)`` scalar steps where the numpy reference makes a doz
 the points per tree level. numba is imported, and the loop compiled (or loaded from numba's
 cache beside this module, or its user cache when that is read-only), the first time a path
 needs simplifying, not on import: a process that never simplifies never pays numba's import
-(about a second and 100 MB of mostly shared pages). `available()` says whether numba imports;
+(about 100 MB of mostly shared pages). On a 2-vCPU machine that first simplification takes
+about 0.6 s with the cache and about 4 s when it compiles. `available()` says whether numba imports;
 without it the numpy reference is used.
 
 Tolerance
@@ -45,14 +46,26 @@ _TINY_DEG = 1e-12  # as in douglas_peucker: a planar distance below this counts 
 
 @functools.cache
 def _compiled() -> Callable[..., Any] | None:
-    """The compiled `_kernel`, or None when numba cannot be imported."""
+    """The compiled `_kernel`, or None when numba cannot be imported. It is compiled (or
+    loaded from numba's cache) here, on a tiny path; where no cache location is writable it is
+    compiled again without caching rather than failing."""
     try:
         from numba import njit
     except ImportError:  # numba is a dependency; the numpy reference still works without it
         return None
     global _farthest
-    _farthest = njit(cache=True, nogil=True)(_farthest)
-    return njit(cache=True, nogil=True)(_kernel)
+    tiny = np.array([0.0, 1.0, 2.0]), np.array([0.0, 1.0, 0.0]), np.array([0, 2])
+    for cache in (True, False):
+        _farthest = njit(cache=cache, nogil=True)(_PY_FARTHEST)
+        kernel = njit(cache=cache, nogil=True)(_PY_KERNEL)
+        try:
+            kernel(tiny[0], tiny[1], tiny[0], tiny[1], tiny[2], 1)
+        except Exception:  # e.g. numba's "cannot cache function": no writable cache directory
+            if not cache:
+                raise
+            continue
+        return kernel
+    return None  # pragma: no cover - the loop returns or raises
 
 
 def available() -> bool:
@@ -117,6 +130,9 @@ def _kernel(zr, zi, er, ei, init, pops):
     return kept, seg_err
 
 
+_PY_FARTHEST, _PY_KERNEL = _farthest, _kernel  # the Python sources numba compiles
+
+
 def priority_dp_kernel(
     zr: np.ndarray, zi: np.ndarray, er: np.ndarray, ei: np.ndarray, init: np.ndarray, pops: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -124,6 +140,7 @@ def priority_dp_kernel(
     kernel = _compiled()
     if kernel is None:
         raise RuntimeError("numba is not installed; use douglas_peucker.priority_dp_reference")
+    zr, zi, er, ei = (np.ascontiguousarray(a, dtype=np.float64) for a in (zr, zi, er, ei))  # one specialisation
     mask, err = kernel(zr, zi, er, ei, init.astype(np.int64), int(pops))
     kept = np.flatnonzero(mask)
     return kept, err[kept[:-1]]
