@@ -2,20 +2,25 @@
 
 Inputs are the five Features that ``../shared/bench/gen_lines.py`` writes (road_7577,
 synthetic_30308, synthetic_90924, zigzag_50000, ring_801); when ../shared is absent, seeded
-equivalents are generated here. For each input it times, over 21 runs after warm-up,
-``cap_geometry`` + ``json.dumps`` of the Feature (compact separators), and prints a markdown
-table beside the reference server's figures (Node 24, same inputs, same kind of machine).
-Side columns: ``cap_geometry`` alone, the list-to-array part of it, the same pipeline with
-orjson (the server's serialiser), and ``json.dumps`` of the rounded, unsimplified input.
+equivalents are generated here. What is timed, per input, is what the issue compares with the
+reference server: ``cap_geometry`` + the Feature + its JSON (orjson, the server's serialiser).
+Each figure is the median of 21 runs after 5 warm-ups in one process, CPU time
+(``time.process_time``: a shared machine disturbs it less than wall time), and the table shows
+the median of 3 such processes, run interleaved with the "before" code when it is given.
 
-Usage: .venv/bin/python bench/bench_simplify.py
+Usage: .venv/bin/python bench/bench_simplify.py [--before DIR]
+
+DIR is a checkout of the code to compare with, e.g. ``git archive next | tar -x -C DIR``; its
+``tools`` package is imported instead of this one's in the "before" processes.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,24 +29,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-import orjson  # noqa: E402
-
-from tools.geometry.positions import check_positions, round_positions  # noqa: E402
-from tools.geometry.simplify import cap_geometry  # noqa: E402
-
-GENERATOR = REPO.parent / "shared" / "bench" / "gen_lines.py"
+GENERATOR = next(
+    (path for up in (REPO.parent, REPO.parent.parent) if (path := up / "shared" / "bench" / "gen_lines.py").is_file()),
+    REPO.parent / "shared" / "bench" / "gen_lines.py",
+)  # ../shared from the main checkout, ../../shared from a worktree under wt/
 NAMES = ("road_7577", "synthetic_30308", "synthetic_90924", "zigzag_50000", "ring_801")
-REFERENCE = {  # name: (median ms, max_error_m), from ../shared/bench/README.md
-    "road_7577": (0.69, 10),
-    "synthetic_30308": (1.25, 93),
-    "synthetic_90924": (2.96, 690),
-    "zigzag_50000": (2.66, 34),
-    "ring_801": (0.11, 0),
+REFERENCE = {  # name: (median ms, max_error_m): ../shared/bench/README.md, the side-by-side sitting
+    "road_7577": (1.10, 10),
+    "synthetic_30308": (1.61, 93),
+    "synthetic_90924": (3.93, 690),
+    "zigzag_50000": (3.76, 34),
+    "ring_801": (0.13, 0),
 }
-RUNS, WARM_UP = 21, 3
+RUNS, WARM_UP, PROCESSES = 21, 5, 3
 DEG_M = 6_371_008.8 * math.pi / 180
 
 
@@ -89,85 +92,82 @@ def feature(name: str, kind: str, coordinates: list[Any]) -> dict[str, Any]:
     return {"type": "Feature", "properties": {"name": name}, "geometry": {"type": kind, "coordinates": coordinates}}
 
 
-def capped_feature(source: dict[str, Any]) -> dict[str, Any]:
-    """Cap the geometry and report the simplification in the Feature's properties."""
-    geometry, report = cap_geometry(source["geometry"])
-    properties = dict(source["properties"])
-    if report is not None:
-        properties["simplification"] = report.as_dict()
-    return {"type": "Feature", "properties": properties, "geometry": geometry}
-
-
-def capped_json(source: dict[str, Any]) -> str:
-    """What the benchmark times: cap, then ``json.dumps`` with compact separators."""
-    return json.dumps(capped_feature(source), separators=(",", ":"))
-
-
-def capped_orjson(source: dict[str, Any]) -> bytes:
-    """The same with orjson, the server's serialiser for answers."""
-    return orjson.dumps(capped_feature(source))
-
-
 def timings_ms(run: Callable[[], object]) -> list[float]:
+    """CPU ms of ``RUNS`` runs after ``WARM_UP`` (compilation and caches warm), sorted."""
     for _ in range(WARM_UP):
         run()
     out = []
     for _ in range(RUNS):
-        start = time.perf_counter()
+        start = time.process_time()
         run()
-        out.append((time.perf_counter() - start) * 1e3)
+        out.append((time.process_time() - start) * 1e3)
     return sorted(out)
 
 
-def median(values: list[float]) -> float:
-    return values[len(values) // 2]
+def worker(source: Path, inputs: Path) -> None:
+    """One process: time every input with the ``tools`` package under ``source``; print JSON."""
+    sys.path.insert(0, str(source))
+    from tools.geometry.simplify import cap_geometry
 
+    def capped_json(feature: dict[str, Any]) -> bytes:
+        geometry, report = cap_geometry(feature["geometry"])
+        properties = dict(feature["properties"])
+        if report is not None:
+            properties["simplification"] = report.as_dict()
+        return orjson.dumps({"type": "Feature", "properties": properties, "geometry": geometry})
 
-def p95(values: list[float]) -> float:
-    return values[math.ceil(0.95 * len(values)) - 1]
-
-
-def geometry_paths(geometry: dict[str, Any]) -> list[list[Any]]:
-    """The lines or rings of a LineString or Polygon."""
-    return [geometry["coordinates"]] if geometry["type"] == "LineString" else geometry["coordinates"]
-
-
-def full_feature(source: dict[str, Any]) -> dict[str, Any]:
-    """The input rounded but not simplified (what answering ``full`` serialises)."""
-    geometry = source["geometry"]
-    rounded = [round_positions(check_positions(path)) for path in geometry_paths(geometry)]
-    coordinates = rounded[0] if geometry["type"] == "LineString" else rounded
-    return {"type": "Feature", "properties": source["properties"], "geometry": {**geometry, "coordinates": coordinates}}
+    results = {}
+    for name in NAMES:
+        feature = json.loads((inputs / f"{name}.json").read_text())
+        times = timings_ms(lambda feature=feature: capped_json(feature))
+        report = orjson.loads(capped_json(feature))["properties"].get("simplification", {})
+        results[name] = {
+            "median": statistics.median(times),
+            "points": report.get("points"),
+            "max_error_m": report.get("max_error_m", 0),
+            "kib": len(capped_json(feature)) / 1024,
+        }
+    print(json.dumps(results))
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", type=Path, help="a checkout of the code to compare with")
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--inputs", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker, args.inputs)
+        return
     features, origin = load_inputs()
-    print(f"Inputs: {origin}. {RUNS} runs after {WARM_UP} warm-up runs; times in ms.\n")
-    print(
-        "| Input | Median ms | p95 ms | cap only ms | of which lists to array ms | with orjson ms | Points out "
-        "| max_error_m | Output KiB | full: json ms | Reference median ms | Reference max_error_m "
-        "| Median / reference |"
-    )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    sides = {"after": REPO} if args.before is None else {"before": args.before.resolve(), "after": REPO}
+    runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+    with tempfile.TemporaryDirectory() as folder:
+        for name, feature in features.items():
+            (Path(folder) / f"{name}.json").write_text(json.dumps(feature))
+        for _ in range(PROCESSES):  # interleaved: before, after, before, after, ...
+            for side, source in sides.items():
+                command = [sys.executable, __file__, "--worker", str(source), "--inputs", folder]
+                out = subprocess.run(command, check=True, capture_output=True, text=True, cwd=source)
+                runs[side].append(json.loads(out.stdout))
+    print(f"Inputs: {origin}. cap + Feature + JSON (orjson), CPU ms: median of {RUNS} runs after {WARM_UP} "
+          f"warm-ups, median of {PROCESSES} processes (each process's median in brackets).\n")  # fmt: skip
+    head = "| Input | Node (reference) ms |"
+    rule = "| --- | ---: |"
+    for side in sides:
+        head += f" {side} ms | {side} points | {side} max_error_m |"
+        rule += " ---: | ---: | ---: |"
+    print(head + " after / Node |\n" + rule + " ---: |")
     for name in NAMES:
-        source = features[name]
-        total = timings_ms(lambda source=source: capped_json(source))
-        with_orjson = timings_ms(lambda source=source: capped_orjson(source))
-        cap_only = timings_ms(lambda source=source: cap_geometry(source["geometry"]))
-        paths = geometry_paths(source["geometry"])
-        to_array = timings_ms(lambda paths=paths: [check_positions(p) for p in paths])
-        full = full_feature(source)
-        full_json = timings_ms(lambda full=full: json.dumps(full, separators=(",", ":")))
-        geometry, report = cap_geometry(source["geometry"])
-        points = report.points if report else sum(map(len, geometry_paths(geometry)))
-        error = report.max_error_m if report else 0
-        kib = len(capped_json(source).encode()) / 1024
-        ref_ms, ref_error = REFERENCE[name]
-        print(
-            f"| {name} | {median(total):.2f} | {p95(total):.2f} | {median(cap_only):.2f} | {median(to_array):.2f} "
-            f"| {median(with_orjson):.2f} | {points:,} | {error} "
-            f"| {kib:.1f} | {median(full_json):.2f} | {ref_ms} | {ref_error} | {median(total) / ref_ms:.1f}x |"
-        )
+        ref_ms, _ = REFERENCE[name]
+        row = f"| {name} | {ref_ms:.2f} |"
+        for side in sides:
+            medians = [run[name]["median"] for run in runs[side]]
+            last = runs[side][-1][name]
+            spread = " / ".join(f"{m:.2f}" for m in medians)
+            row += f" {statistics.median(medians):.2f} ({spread}) | {last['points'] or '-'} | {last['max_error_m']} |"
+        after = statistics.median(run[name]["median"] for run in runs["after"])
+        print(f"{row} {after / ref_ms:.1f}x |")
 
 
 if __name__ == "__main__":

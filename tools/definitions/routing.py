@@ -8,7 +8,7 @@ Also the Routing API's shared vocabulary: the inputs other routing tools take as
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -19,11 +19,11 @@ from tools.definition import Answer, define_tool
 from tools.definitions.common import BoundingBox, GeometryDetail, Position, ShowUi, answer
 from tools.errors import ErrorCode, ToolError
 from tools.inputs import UNIQUE, ToolInput, exclusive, problem, rule
-from tools.shaping.geometry import route_features, with_geometry
+from tools.shaping.geometry import decode_route_geometry, route_features, with_geometry
 from tools.shaping.points import lat_lon_text
-from tools.shaping.routes import compact_routes
+from tools.shaping.routes import compact_routes, decode_compact_routes
 from tools.tomtom.backends import Backend
-from tools.tomtom.client import TomTomSession
+from tools.tomtom.client import TomTomSession, json_object
 from tools.widgets import MAP_APP_URI
 
 AvoidOption = Literal[
@@ -201,14 +201,20 @@ def avoid_areas_body(areas: list[list[float]] | None) -> dict[str, Any] | None:
 
 
 async def calculate(
-    session: TomTomSession, path: str, params: dict[str, Any], areas: list[list[float]] | None
-) -> dict[str, Any]:
+    session: TomTomSession,
+    path: str,
+    params: dict[str, Any],
+    areas: list[list[float]] | None,
+    *,
+    decode: Callable[[bytes], Any] = json_object,
+) -> Any:
     """A Routing API call: GET, or POST when areas to avoid travel in the body (TomTom takes
-    them only there and rejects a POST without a body)."""
+    them only there and rejects a POST without a body). The answer is `decode` of the body:
+    by default TomTom's whole JSON object."""
     body = avoid_areas_body(areas)
     if body is None:
-        return await session.get(path, params)
-    return await session.post(path, body, params)
+        return await session.get(path, params, decode=decode)
+    return await session.post(path, body, params, decode=decode)
 
 
 def request_for(input: RoutingInput, backend: Backend) -> tuple[str, dict[str, Any]]:
@@ -221,6 +227,10 @@ def request_for(input: RoutingInput, backend: Backend) -> tuple[str, dict[str, A
 
 async def run(input: RoutingInput, context: CallContext) -> Answer:
     session = context.tomtom
+    if not input.show_ui and input.response_detail != "full":  # only our shaping reads the body
+        decode = decode_compact_routes if input.response_detail == "compact" else decode_route_geometry
+        return answer(input, await calculate(session, *request_for(input, session.backend), input.avoidAreas,
+                                             decode=decode))  # fmt: skip
     body = await calculate(session, *request_for(input, session.backend), input.avoidAreas)
     match input.response_detail:
         case "full":

@@ -16,8 +16,10 @@ each anchor span: longitudes are scaled by the largest ``cos(latitude)`` within 
 planar distance is never shorter than the distance on the sphere. A distance below
 ``1e-12`` degrees (0.1 micrometre) is rounding noise and counts as 0.
 
-The priority queue is not run vertex by vertex: see `priority_dp` for how its result is found
-a tree level at a time.
+Two implementations give the same result: `priority_dp` runs the priority queue vertex by
+vertex in a compiled loop (`tools.geometry.dp_kernel`, numba) when numba is installed, and
+`priority_dp_reference` is the numpy reference, which finds the queue's result a tree level
+at a time (tests compare the two on random paths).
 
 Edge cases
 ----------
@@ -47,6 +49,7 @@ import heapq
 
 import numpy as np
 
+from tools.geometry import dp_kernel
 from tools.geometry.sphere import max_cos
 
 _MAX_ANCHORS = 64
@@ -54,7 +57,40 @@ _TINY_DEG = 1e-12  # a planar distance below this (0.1 micrometre) counts as 0
 
 
 def priority_dp(lon: np.ndarray, lat: np.ndarray, budget: int, required: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Anchored priority Douglas-Peucker on one path (``budget < len(lon)``).
+    """Anchored priority Douglas-Peucker on one path (``budget < len(lon)``): the compiled
+    kernel when available, else `priority_dp_reference` (same parameters and result)."""
+    if not dp_kernel.available():
+        return priority_dp_reference(lon, lat, budget, required)
+    init, pops = _start(lon.size, budget, required)
+    s, e = init[:-1], init[1:]
+    kx = _span_scales(lon, lat, init)
+    zr = lon * np.repeat(kx, np.diff(s, append=lon.size))
+    er = zr.copy()
+    er[e] = lon[e] * kx
+    return dp_kernel.priority_dp_kernel(zr, lat, er, lat, init, pops)
+
+
+def _start(n: int, budget: int, required: np.ndarray) -> tuple[np.ndarray, int]:
+    """The indices kept from the start (endpoints, anchors, ``required``) and the pops left."""
+    anchors = min(_MAX_ANCHORS, budget // 8)
+    k = np.arange(1, anchors, dtype=np.int64)
+    seeds = (2 * k * (n - 1) + anchors) // (2 * anchors)  # round(k (n-1) / anchors), halves up
+    init = np.unique(np.concatenate(([0, n - 1], seeds, required)))
+    return init, budget - init.size
+
+
+def _span_scales(lon: np.ndarray, lat: np.ndarray, init: np.ndarray) -> np.ndarray:
+    """Each anchor span's longitude scale: the largest cos(latitude) within its latitudes."""
+    s, e = init[:-1], init[1:]
+    low = np.minimum(np.minimum.reduceat(lat, s), lat[e])
+    high = np.maximum(np.maximum.reduceat(lat, s), lat[e])
+    return max_cos(low, high)
+
+
+def priority_dp_reference(
+    lon: np.ndarray, lat: np.ndarray, budget: int, required: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Anchored priority Douglas-Peucker on one path (``budget < len(lon)``), in numpy.
 
     A pop of the priority queue splits a segment at its farthest vertex, so the pops form a
     forest of split nodes, one tree per anchor span. Best-first search pops nodes in decreasing
@@ -82,12 +118,7 @@ def priority_dp(lon: np.ndarray, lat: np.ndarray, budget: int, required: np.ndar
         For each kept segment, the largest planar distance (degrees of latitude) from a vertex
         it replaces; 0 where it replaces none.
     """
-    n = lon.size
-    anchors = min(_MAX_ANCHORS, budget // 8)
-    k = np.arange(1, anchors, dtype=np.int64)
-    seeds = (2 * k * (n - 1) + anchors) // (2 * anchors)  # round(k (n-1) / anchors), halves up
-    init = np.unique(np.concatenate(([0, n - 1], seeds, required)))
-    pops = budget - init.size
+    init, pops = _start(lon.size, budget, required)
     work = _Spans(lon, lat, init)
     s, e = init[:-1], init[1:]
     parent, ceiling = np.full(s.size, -1), np.full(s.size, np.inf)
@@ -164,9 +195,7 @@ class _Spans:
 
     def __init__(self, lon: np.ndarray, lat: np.ndarray, init: np.ndarray) -> None:
         s, e = init[:-1], init[1:]
-        low = np.minimum(np.minimum.reduceat(lat, s), lat[e])
-        high = np.maximum(np.maximum.reduceat(lat, s), lat[e])
-        kx = max_cos(low, high)
+        kx = _span_scales(lon, lat, init)
         self.z = np.empty(lon.size, dtype=np.complex128)
         self.z.real = lon * np.repeat(kx, np.diff(s, append=lon.size))
         self.z.imag = lat

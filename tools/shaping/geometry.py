@@ -13,13 +13,26 @@ Contract (docs/adr/0005 and CONTEXT.md, Geometry):
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 from typing import Any
+
+import numpy as np
 
 from tools.errors import ErrorCode, ToolError
 from tools.geometry.positions import MalformedGeometry
 from tools.geometry.simplify import cap_geometry
-from tools.shaping.routes import ROUTE, ROUTE_ANSWER
+from tools.shaping.routes import (
+    ROUTE,
+    ROUTE_ANSWER,
+    TypedRoute,
+    compact_routes,
+    compact_typed_routes,
+    typed_routes,
+)
 from tools.shaping.shape import expect
+from tools.tomtom.client import json_object
+
+_LON, _LAT = attrgetter("longitude"), attrgetter("latitude")
 
 VERTEX_INDEX_KEYS = frozenset({"startPointIndex", "endPointIndex", "pointIndex"})
 
@@ -69,6 +82,36 @@ def route_features(body: dict[str, Any]) -> list[dict[str, Any]]:
     """`{"route": i}`: one LineString per route, in the order of the compact `routes`."""
     expect(body, ROUTE_ANSWER)
     return [feature(route_line(route), {"route": i}) for i, route in enumerate(body.get("routes") or [])]
+
+
+def typed_route_line(route: TypedRoute) -> dict[str, Any]:
+    """`route_line` of a typed route, its coordinates an (n, 2) array read straight from the
+    points (no per-point lists); `cap_geometry` takes the array as it is."""
+    parts: list[np.ndarray] = []
+    for leg in route.legs or []:
+        points = leg.points or []
+        xy = np.empty((len(points), 2))
+        xy[:, 0] = np.fromiter(map(_LON, points), np.float64, count=len(points))
+        xy[:, 1] = np.fromiter(map(_LAT, points), np.float64, count=len(points))
+        if parts and len(xy) and (xy[0] == parts[-1][-1]).all():
+            xy = xy[1:]
+        if len(xy):
+            parts.append(xy)
+    if sum(len(part) for part in parts) < 2:
+        raise ToolError(ErrorCode.MALFORMED, "TomTom answered with a route line of fewer than two points.")
+    return {"type": "LineString", "coordinates": np.concatenate(parts)}
+
+
+def decode_route_geometry(content: bytes) -> dict[str, Any]:
+    """A Calculate Route body's `response_detail: "geometry"` answer, from its bytes: the typed
+    decoder's routes (tools.shaping.routes), or, when it refuses the body, the whole object
+    shaped by `compact_routes` and `route_features` (same answer, same errors)."""
+    routes = typed_routes(content)
+    if routes is None:
+        body = json_object(content)
+        return with_geometry(compact_routes(body), route_features(body))
+    compact = compact_typed_routes(routes)
+    return with_geometry(compact, [feature(typed_route_line(route), {"route": i}) for i, route in enumerate(routes)])
 
 
 def incident_features(incidents: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -14,8 +14,11 @@
   never inflates in memory); over either is `malformed`, naming the limit.
 - Status mapping: 400 -> invalid_arguments (with TomTom's message), 401/403 -> unauthorized,
   404 -> invalid_arguments, 429 -> retry_later, 5xx and timeouts -> unavailable.
-- The key travels as the `key` query parameter and is scrubbed from every answer body; error
-  messages never include URLs.
+- The key travels as the `key` query parameter and is scrubbed from every answer body (the body
+  is searched for it first and copied only when it holds it); error messages never include URLs.
+- A 2xx body is decoded by `json_object` (TomTom's whole JSON object), or by the `decode`
+  callable a caller passes to read only what its answer needs (e.g. a typed decoder); either
+  sees the body after the key scrub.
 """
 
 from __future__ import annotations
@@ -26,11 +29,11 @@ import re
 import time
 import weakref
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -43,6 +46,7 @@ RETRYABLE = frozenset({429, 502, 503, 504})
 MiB = 1024 * 1024
 _DECODE_SLICE = 64 * 1024
 """Most bytes one decompression step may produce: the bound on what a bomb inflates at once."""
+T = TypeVar("T")
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
@@ -65,6 +69,17 @@ class ClientSettings:
     """Largest answer once decompressed (TOMTOM_MAX_DECODED_BYTES)."""
     max_full_chars: int = 5_000_000
     """Largest `response_detail: full` result, in characters of its JSON (MCP_MAX_FULL_CHARS)."""
+
+
+def json_object(content: bytes) -> dict[str, Any]:
+    """A body as TomTom's whole JSON object; anything else is `malformed`."""
+    try:
+        data = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        raise ToolError(ErrorCode.MALFORMED, "TomTom answered with something that is not JSON.") from None
+    if not isinstance(data, dict):
+        raise ToolError(ErrorCode.MALFORMED, "TomTom answered with JSON of an unexpected shape.")
+    return data
 
 
 def shared_http_client(settings: ClientSettings) -> httpx.AsyncClient:
@@ -135,16 +150,33 @@ class TomTomSession:
     def __repr__(self) -> str:  # never show the key
         return f"<TomTomSession backend={self.backend.value}>"
 
-    async def get(self, path: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return await self.request("GET", path, params=params)
+    async def get(
+        self, path: str, params: dict[str, Any] | None = None, *, decode: Callable[[bytes], Any] = json_object
+    ) -> Any:
+        return await self.request("GET", path, params=params, decode=decode)
 
-    async def post(self, path: str, body: Any, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        return await self.request("POST", path, params=params, body=body)
+    async def post(
+        self,
+        path: str,
+        body: Any,
+        params: dict[str, Any] | None = None,
+        *,
+        decode: Callable[[bytes], Any] = json_object,
+    ) -> Any:
+        return await self.request("POST", path, params=params, body=body, decode=decode)
 
     async def request(
-        self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None
-    ) -> dict[str, Any]:
-        """TomTom's JSON object for one request, retried within the call's deadline, or a `ToolError`."""
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        body: Any = None,
+        decode: Callable[[bytes], T] = json_object,  # type: ignore[assignment]
+    ) -> T:
+        """`decode` of TomTom's 2xx body for one request (by default its whole JSON object),
+        retried within the call's deadline, or a `ToolError`. `decode` gets the body with the
+        key scrubbed and raises `ToolError(malformed)` for what it cannot read."""
         http = self._http or shared_http_client(self.settings)
         query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
         query["key"] = self._api_key
@@ -188,7 +220,7 @@ class TomTomSession:
                     attempt += 1
                     await asyncio.sleep(wait)
                     continue
-            return self._answer(status, content, retry_after)
+            return self._answer(status, content, retry_after, decode)
 
     def _deadline_passed(self) -> ToolError:
         return ToolError(
@@ -217,18 +249,12 @@ class TomTomSession:
         finally:
             await response.aclose()
 
-    def _answer(self, status: int, content: bytes, retry_after: float | None) -> dict[str, Any]:
+    def _answer(self, status: int, content: bytes, retry_after: float | None, decode: Callable[[bytes], T]) -> T:
         key = self._api_key.encode()
-        if key and key in content:
+        if key and key in content:  # a search, no copy: most bodies do not hold the key
             content = content.replace(key, b"***")
         if 200 <= status < 300:
-            try:
-                data = orjson.loads(content)
-            except orjson.JSONDecodeError:
-                raise ToolError(ErrorCode.MALFORMED, "TomTom answered with something that is not JSON.") from None
-            if not isinstance(data, dict):
-                raise ToolError(ErrorCode.MALFORMED, "TomTom answered with JSON of an unexpected shape.")
-            return data
+            return decode(content)
         raise _status_error(status, _upstream_message(content), retry_after, self.settings.max_retry_after)
 
 
