@@ -9,6 +9,12 @@ question with a plain HTTP status:
     406 Accept without application/json               413 body over MCP_MAX_BODY_BYTES
     400 unknown `tomtom-maps-backend` header
 
+The body is then read once (`identity.parse_body`); one that is not a single JSON-RPC message
+(unreadable, nested too deep, a batch, an `id` that is not a string or an integer) answers 400
+with the JSON-RPC error the specification names (-32700 parse error, -32600 invalid request)
+and `id` null, before any tool runs. The SDK's transport only takes the raw bytes, so it reads
+a body that passed a second time.
+
 Media types are compared case-insensitively. CORS preflights are answered here for allowed
 origins, and responses expose `Mcp-Session-Id` and `TomTom-Upstream-Metadata`. The server keeps
 nothing between requests: any worker or replica can answer any request.
@@ -250,6 +256,9 @@ class McpEndpoint:
             limit = self.settings.max_body_bytes
             return _jsonrpc_error(413, -32600, f"Request body over {limit} bytes", cors)
         identity = identify(headers, body, self.settings.session_ids)
+        if identity.body_error is not None:
+            error = identity.body_error
+            return _jsonrpc_error(400, error.code, error.message, cors)
         extra = [*cors, ("TomTom-Upstream-Metadata", upstream_metadata(identity, auth_method(headers, self.config)))]
         if identity.mint_session:
             extra.append(("Mcp-Session-Id", self.settings.session_ids.mint(identity.client_name)))
