@@ -64,6 +64,7 @@ bench: $(VENV)/.installed
 	$(PY) bench/bench_simplify.py
 	$(PY) bench/bench_http.py
 	$(PY) bench/bench_fitting.py
+	$(PY) bench/bench_soak.py
 
 browser-deps:
 	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)

@@ -115,11 +115,23 @@ def test_rotated_secrets_still_read_old_ids():
 
 def test_resolution_order():
     ids = SessionIds(["secret"])
-    initialize = json.dumps({"method": "initialize", "params": {"clientInfo": {"name": "at init"}}}).encode()
+    initialize = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "at init"}}}
+    ).encode()
     assert identify({"user-agent": "ua"}, initialize, ids).client_name == "at init"
-    assert identify({}, json.dumps({"method": "initialize", "params": {}}).encode(), ids).client_name == "unknown"
+    assert (
+        identify(
+            {}, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).encode(), ids
+        ).client_name
+        == "unknown"
+    )
     modern = json.dumps(
-        {"method": "tools/call", "params": {"_meta": {"io.modelcontextprotocol/clientInfo": {"name": "modern"}}}}
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"_meta": {"io.modelcontextprotocol/clientInfo": {"name": "modern"}}},
+        }
     ).encode()
     assert identify({"mcp-session-id": ids.mint("old")}, modern, ids).client_name == "modern"
     assert identify({"mcp-session-id": ids.mint("old"), "user-agent": "ua"}, b"{}", ids).client_name == "old"
@@ -197,8 +209,8 @@ def test_deep_nesting_is_a_parse_error_not_a_crash(depth):
 def test_nesting_within_the_limit_and_brackets_in_strings_are_fine():
     from tools.mcp.identity import parse_body
 
-    assert parse_body(b"[" * 64 + b"]" * 64).error is None
-    assert parse_body(json.dumps({"name": "[" * 10_000}).encode()).error is None
+    assert parse_body(b'{"jsonrpc": "2.0", "method": "m", "params": ' + b"[" * 63 + b"]" * 63 + b"}").error is None
+    assert parse_body(json.dumps({"jsonrpc": "2.0", "method": "[" * 10_000}).encode()).error is None
 
 
 @pytest.mark.parametrize(
@@ -225,16 +237,38 @@ LONE_SURROGATES = ["\ud800", "bad \udfff name", "\udc00\ud800"]
 
 @pytest.mark.parametrize("name", LONE_SURROGATES)
 @pytest.mark.parametrize("method", ["initialize", "tools/call"])
-def test_lone_surrogates_in_the_client_name_become_replacement_characters(name, method):
-    from tools.tomtom.client import upstream_user_agent
+def test_a_lone_surrogate_in_the_body_is_a_parse_error(name, method):
+    """The SDK's parser refuses such a body too; refused here, it is refused before anything
+    reads the name, with a message that says why."""
+    from tools.mcp.identity import PARSE_ERROR
 
-    ids = SessionIds(["secret"])
     info = {"name": name}
     params = {"clientInfo": info} if method == "initialize" else {"_meta": {"io.modelcontextprotocol/clientInfo": info}}
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
-    identity = identify({}, body, ids)
+    identity = identify({"user-agent": "ua"}, body, SessionIds(["secret"]))
+    assert identity.client_name == "ua" and not identity.mint_session
+    assert identity.body_error is not None and identity.body_error.code == PARSE_ERROR
+    assert "lone surrogate" in identity.body_error.message
+
+
+def test_surrogate_pairs_and_escaped_backslashes_are_not_lone_surrogates():
+    from tools.mcp.identity import parse_body
+
+    assert (
+        parse_body(json.dumps({"jsonrpc": "2.0", "method": "m", "params": {"n": "\U0001f600"}}).encode()).error is None
+    )
+    assert parse_body(b'{"jsonrpc": "2.0", "method": "m", "params": {"n": "\\\\ud800"}}').error is None
+
+
+@pytest.mark.parametrize("name", LONE_SURROGATES)
+def test_lone_surrogates_in_a_name_become_replacement_characters(name):
+    """A name that reaches the headers another way (a session id, a caller in-process) is sanitised."""
+    from tools.tomtom.client import upstream_user_agent
+
+    ids = SessionIds(["secret"])
+    identity = identify({}, b"{}", ids)
+    identity = type(identity)(name, None)
     expected = re.sub("[\ud800-\udfff]", "\ufffd", name)
-    assert identity.client_name == expected
     metadata = json.loads(base64.b64decode(upstream_metadata(identity, None)))
     assert metadata["client"] == expected
     user_agent = upstream_user_agent("TomTomMCPSDKHttp", "1.0", identity.client_name)

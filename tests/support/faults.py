@@ -12,7 +12,7 @@ import functools
 import socket
 import struct
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from tests.support.tomtom_stub import Responder
 
@@ -77,7 +77,10 @@ def reset() -> Responder:
 
 
 def chunked(chunks: Iterable[bytes], headers: dict[str, str] | None = None) -> Responder:
-    """A 200 in chunked transfer encoding (no `Content-Length`), streamed chunk by chunk."""
+    """A 200 in chunked transfer encoding (no `Content-Length`), streamed chunk by chunk.
+
+    `chunks` is iterated once per request: give a collection (or `Replay`), not a generator,
+    when the route answers more than one request."""
 
     async def respond(writer: asyncio.StreamWriter) -> None:
         writer.write(_head(headers={"Transfer-Encoding": "chunked", **(headers or {})}))
@@ -88,6 +91,16 @@ def chunked(chunks: Iterable[bytes], headers: dict[str, str] | None = None) -> R
         await writer.drain()
 
     return respond
+
+
+class Replay:
+    """An iterable that calls `factory` for a fresh iterator each time it is iterated."""
+
+    def __init__(self, factory: Callable[[], Iterable[bytes]]) -> None:
+        self._factory = factory
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._factory())
 
 
 def oversized(total: int, *, declare_length: bool = False) -> Responder:
@@ -105,7 +118,7 @@ def oversized(total: int, *, declare_length: bool = False) -> Responder:
         yield b"]}"
 
     if not declare_length:
-        return chunked(chunks())
+        return chunked(Replay(chunks))
 
     async def respond(writer: asyncio.StreamWriter) -> None:
         writer.write(_head(headers={"Content-Length": str(total)}))

@@ -167,14 +167,18 @@ class TomTomStub:
         self._loop.close()
 
 
-def main() -> None:  # `python -m tests.support.tomtom_stub PORT FILE.json` for the benchmarks
+def main() -> None:
+    """`python -m tests.support.tomtom_stub PORT FILE.json` for the benchmarks: FILE lists routes,
+    each `{"method", "pattern", "body"}` (text) or `"body_base64"` (bytes), optional `"headers"`."""
+    import base64
     import sys
 
     stub = TomTomStub(port=int(sys.argv[1]), record=False)
     with open(sys.argv[2]) as file:
         routes = json.load(file)
     for route in routes:
-        stub.route(route["method"], route["pattern"], body=route["body"].encode())
+        body = base64.b64decode(route["body_base64"]) if "body_base64" in route else route["body"].encode()
+        stub.route(route["method"], route["pattern"], body=body, headers=route.get("headers"))
     with stub:
         print(f"stub listening on {stub.base_url}", flush=True)
         threading.Event().wait()

@@ -9,6 +9,12 @@ question with a plain HTTP status:
     406 Accept without application/json               413 body over MCP_MAX_BODY_BYTES
     400 unknown `tomtom-maps-backend` header
 
+The body is then read once (`identity.parse_body`); one that is not a single JSON-RPC message
+(unreadable, nested too deep, a batch, an `id` that is not a string or an integer) answers 400
+with the JSON-RPC error the specification names (-32700 parse error, -32600 invalid request)
+and `id` null, before any tool runs. The SDK's transport only takes the raw bytes, so it reads
+a body that passed a second time.
+
 With sign-in on (`MCP_AUTH` includes `oauth`; tools/mcp/oauth.py), the guard then validates the
 access token and admits its tenant (one database round trip, which also counts the request's
 tool calls against the tenant's quotas):
@@ -288,6 +294,9 @@ class McpEndpoint:
             limit = self.settings.max_body_bytes
             return _jsonrpc_error(413, -32600, f"Request body over {limit} bytes", cors)
         identity = identify(headers, body, self.settings.session_ids)
+        if identity.body_error is not None:
+            error = identity.body_error
+            return _jsonrpc_error(400, error.code, error.message, cors)
         admission = None
         if self.settings.sign_in is not None:
             try:

@@ -286,7 +286,10 @@ async def read_bounded(
 
     `content_encoding` may be empty/`identity`, `gzip` (several members allowed) or `deflate`
     (zlib-wrapped or raw); anything else is `malformed`. Decompression runs `_DECODE_SLICE`
-    bytes of output at a time, so memory never holds more than the limit plus one slice.
+    bytes of output at a time, so memory never holds more than the limit plus one slice. The
+    body grows in one buffer, not a list of slices: past malloc's mmap threshold it is one
+    mapping, handed back to the system when it is dropped (a list of 64 KiB slices would stay
+    in the worker's heap after a refused bomb, interleaved with other requests' objects).
     """
     encoding = content_encoding.strip().lower()
     if encoding in ("", "identity"):
@@ -297,7 +300,7 @@ async def read_bounded(
         decoder = zlib.decompressobj()
     else:
         raise ToolError(ErrorCode.MALFORMED, f"TomTom's answer has an encoding we cannot read ({encoding[:40]}).")
-    parts: list[bytes] = []
+    body = bytearray()
     received = decoded = 0
     first = True
     async for chunk in chunks:
@@ -305,7 +308,7 @@ async def read_bounded(
         if received > max_bytes:
             raise _too_large(f"is larger than {_size(max_bytes)} (TOMTOM_MAX_BODY_BYTES)")
         if decoder is None:
-            parts.append(chunk)
+            body += chunk
             continue
         data = chunk
         while data:
@@ -320,7 +323,7 @@ async def read_bounded(
             decoded += len(out)
             if decoded > max_decoded_bytes:
                 raise _too_large(f"inflates to more than {_size(max_decoded_bytes)} (TOMTOM_MAX_DECODED_BYTES)")
-            parts.append(out)
+            body += out
             if decoder.eof:
                 data = decoder.unused_data
                 if data and encoding != "deflate":  # the next gzip member
@@ -331,7 +334,7 @@ async def read_bounded(
                 data = decoder.unconsumed_tail
     if decoder is not None and not decoder.eof and received:
         raise ToolError(ErrorCode.MALFORMED, "TomTom's compressed answer was cut off.")
-    return b"".join(parts)
+    return bytes(body)
 
 
 _DELTA_SECONDS = re.compile(r"[0-9]+")

@@ -1,0 +1,118 @@
+"""Property-based: arguments drawn from every registered tool's advertised input schema, valid
+and broken, through the dispatcher against the TomTom stand-in.
+
+Whatever the arguments, a call ends in an answer or a closed-set error, never `internal` and
+never an exception; an `invalid_arguments` error names what is wrong (`argument` or
+`arguments`, each a path rooted in a name the caller sent or the schema lists), and a broken
+input is the one it names. The stand-in answers a generic valid body per tool family (our test
+answers in tests/data) and 404 to anything else. Hypothesis runs derandomized, with a bounded
+number of examples per tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import data, make_config
+from tests.support.schema_strategies import broken, valid
+from tests.support.tomtom_stub import TomTomStub
+from tools.context import CallContext
+from tools.mcp.service import build_dispatcher
+
+DISPATCHER = build_dispatcher()
+TOOLS = [tool.name for tool in DISPATCHER.registry]
+EXAMPLES = settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+FAMILIES = {
+    r".*/geocode/.*": "geocode.json",
+    r".*/reverseGeocode/.*": "reverse_geocode.json",
+    r".*/(search|poiSearch|categorySearch|geometrySearch)/.*": "poi_search.json",
+    r".*/nearbySearch/.*": "ev_search.json",
+    r".*/poiCategories.*": "poi_categories.json",
+    r".*/chargingAvailability.*": "charging_availability.json",
+    r".*/searchAlongRoute/.*": "along_route.json",
+    r".*/calculateRoute/.*": "route.json",
+    r".*/calculateReachableRange/.*": "reachable_range.json",
+    r".*/calculateLongDistanceEVRoute/.*": "ev_route.json",
+    r".*/incidentDetails.*": "traffic.json",
+    r".*/routing/matrix/.*": "matrix.json",
+    r".*/waypointoptimization/.*": "waypoint_optimization.json",
+}
+"""Path pattern -> the generic valid answer of that family; any other path is the stub's 404."""
+
+
+class Upstream(NamedTuple):
+    """Where the stand-in listens (what `make_config` reads; short, for hypothesis's reports)."""
+
+    base_url: str
+
+
+@pytest.fixture(scope="module")
+def family_stub() -> Iterator[Upstream]:
+    with TomTomStub(record=False) as stub:
+        for pattern, answer in FAMILIES.items():
+            for method in ("GET", "POST"):
+                stub.route(method, pattern, json_body=data(answer))
+        yield Upstream(stub.base_url)
+
+
+@pytest.fixture(scope="module")
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    running = asyncio.new_event_loop()
+    yield running
+    running.close()
+
+
+def call(loop: asyncio.AbstractEventLoop, stub: Upstream, name: str, arguments: Any) -> dict[str, Any]:
+    context = CallContext(config=make_config(stub), transport="exec", client_name="hypothesis")
+    outcome = loop.run_until_complete(DISPATCHER.call(name, arguments, context))
+    assert isinstance(outcome.data, dict)
+    error = outcome.data.get("error") if outcome.is_error else None
+    if error is not None:
+        assert error["code"] != "internal", (arguments, error)
+        assert error["message"]
+    return error or {}
+
+
+def roots(error: dict[str, Any]) -> set[str]:
+    """The input names an `invalid_arguments` error points at (`locations[1][0]` -> `locations`)."""
+    paths = [error["argument"]] if "argument" in error else list(error.get("arguments", ()))
+    assert paths, error
+    return {re.split(r"[.\[]", path, maxsplit=1)[0] for path in paths}
+
+
+@pytest.mark.parametrize("name", TOOLS)
+@settings(EXAMPLES, max_examples=30)
+@given(data=st.data())
+def test_valid_arguments_are_answered_or_refused_by_name(family_stub, loop, name, data):
+    schema = DISPATCHER.registry.get(name).input_schema
+    arguments = data.draw(valid(schema), label="arguments")
+    error = call(loop, family_stub, name, arguments)
+    if error.get("code") == "invalid_arguments":  # a rule between inputs JSON Schema cannot state
+        assert roots(error) <= set(schema["properties"]), error
+
+
+@pytest.mark.parametrize("name", TOOLS)
+@settings(EXAMPLES, max_examples=50)
+@given(data=st.data())
+def test_a_broken_argument_is_refused_naming_it(family_stub, loop, name, data):
+    tool = DISPATCHER.registry.get(name)
+    arguments, culprit, base = data.draw(broken(tool.input_schema), label="arguments")
+    error = call(loop, family_stub, name, arguments)
+    assert error.get("code") == "invalid_arguments", (arguments, error)
+    named = roots(error)
+    assert named <= set(tool.input_schema["properties"]) | set(arguments), error
+    if culprit not in named:  # then the valid draw broke a rule the schema cannot state, alone
+        event("the valid draw broke a rule of its own")
+        assert call(loop, family_stub, name, base).get("code") == "invalid_arguments", (culprit, error)
