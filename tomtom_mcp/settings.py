@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "tomtom_mcp",
     "tools",
     "analytics",
+    "ninja",  # its Swagger UI template and static files for /api/analytics/docs
 ]
 
 # Under ASGI, tomtom_mcp.asgi.ASGIHandler loads non-blocking subclasses of these (tomtom_mcp/middleware.py).
