@@ -84,7 +84,8 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT") or BASE_DIR / "staticfiles")
+"""Where `collectstatic` writes the admin's, the dashboard's and the API docs' files; WhiteNoise serves them."""
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # Hash-named, gzip- and brotli-compressed copies written by `collectstatic`, served by WhiteNoise.
