@@ -1,21 +1,29 @@
-"""The analytics JSON API at /api/analytics/ (OpenAPI schema at /api/analytics/openapi.json).
+"""The analytics JSON API at /api/analytics/ (OpenAPI schema at /api/analytics/openapi.json,
+a browsable page of it at /api/analytics/docs).
 
 The same selectors as the dashboard, so the same numbers. Callers authenticate with a staff
 session (the admin login) or `Authorization: Bearer <token>` with one of
-`ANALYTICS_API_TOKENS`. Every stat field is described from analytics/stats.py.
+`ANALYTICS_API_TOKENS`; the schema asks for the same. The docs page is for staff in a browser:
+anyone else is sent to the admin login. It is ninja's Swagger UI from ninja's own static files
+(`ninja` is an installed app, so `collectstatic` and WhiteNoise serve them), never a CDN.
+Every stat field is described from analytics/stats.py.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
 from datetime import date, datetime
+from functools import wraps
 from typing import Annotated, Any, Literal
 
 from django.conf import settings
-from django.http import HttpRequest
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import Field, NinjaAPI, Query, Schema
 from ninja.errors import HttpError
+from ninja.openapi.views import openapi_view
 from ninja.security import HttpBearer, SessionAuthIsStaff
 from pydantic import create_model
 
@@ -47,6 +55,29 @@ class ApiToken(HttpBearer):
         return "token" if matched else None
 
 
+AUTH = [SessionAuthIsStaff(), ApiToken()]
+"""Who may call the API and read its schema: a staff session or a listed bearer token."""
+
+
+def _guard_docs(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """ninja's decorator for its two documentation views. The Swagger page: staff sessions only,
+    anyone else is redirected to the admin login. The schema: the API's own authentication
+    (`AUTH`), answering 401 like an endpoint when no method accepts the caller."""
+    if getattr(view, "func", None) is openapi_view:
+        return staff_member_required(view)
+
+    @wraps(view)
+    def schema(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            if any(method(request) for method in AUTH):
+                return view(request, *args, **kwargs)
+        except HttpError as refused:  # the session method's CSRF check, on an unsafe method
+            return JsonResponse({"detail": refused.message}, status=refused.status_code)
+        return JsonResponse({"detail": "Unauthorized"}, status=401)
+
+    return schema
+
+
 api = NinjaAPI(
     title="TomTom MCP analytics",
     version="1",
@@ -54,8 +85,9 @@ api = NinjaAPI(
     "or outdated inputs, from the server's app-status events; tool calls, errors, latency and answer "
     "bytes from its tool-call lines. Dates are whole UTC days.",
     urls_namespace="analytics_api",
-    auth=[SessionAuthIsStaff(), ApiToken()],
-    docs_url=None,  # the Swagger page would load its script from a CDN; the schema is served
+    auth=AUTH,
+    docs_url="/docs",
+    docs_decorator=_guard_docs,
 )
 
 

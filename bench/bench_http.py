@@ -8,6 +8,14 @@ a repeat run (growth).
 
     .venv/bin/python bench/bench_http.py [--seconds 10]
 
+A/B against another checkout of the server (e.g. `git worktree add /tmp/before <commit>`):
+compact geocode at 2 connections only, a fresh server per run, the two trees' runs interleaved
+(before, this, before, this, ...) so that load from elsewhere hits both alike; each run prints the
+load average, the summary gives medians. Both trees run on this virtualenv, each on a SQLite
+database migrated by its own code.
+
+    .venv/bin/python bench/bench_http.py --compare /tmp/before [--rounds 3] [--seconds 10]
+
 Reference (the Node server on this kind of machine): geocode 490-650 calls/s, p50 2.5-3.5 ms at
 2 connections; routing 100-108 calls/s; 113-129 MB idle, up to 375 MB under load.
 """
@@ -113,12 +121,100 @@ def drive(url: str, body_file: Path, script: Path, calls: int) -> None:
         sent += wrk(url, body_file, script, 16, 1)["requests"]
 
 
+def load_average() -> str:
+    """`uptime`'s load averages (1, 5, 15 minutes)."""
+    return re.search(r"load averages?: (.*)$", subprocess.run(["uptime"], capture_output=True, text=True).stdout
+                     .strip()).group(1)  # fmt: skip
+
+
+def geocode_run(tree: Path, tmp: Path, stub_url: str, seconds: int) -> dict:
+    """One fresh gunicorn (2 uvicorn workers) from `tree`: warm-up, then geocode at 2 connections."""
+    database = tmp / f"{tree.name}.sqlite3"
+    port = free_port()
+    env = {**os.environ, "TOMTOM_API_BASE_URL": stub_url, "DOTENV_PATH": "/nonexistent", "WEB_CONCURRENCY": "2",
+           "BIND": f"127.0.0.1:{port}", "DATABASE_URL": f"sqlite:///{database}"}  # fmt: skip
+    for name in ("DJANGO_STATIC_ROOT", "PYTHONPATH"):
+        env.pop(name, None)
+    if not database.exists():
+        subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=tree, env=env,
+                       check=True)  # fmt: skip
+    with open(tmp / f"{tree.name}-server.log", "ab") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "tomtom_mcp.asgi:application"],
+            cwd=tree, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        url, script, body = base + "/mcp", tmp / "post.lua", tmp / "geocode.json"
+        check = httpx.post(url, content=body.read_text(), headers={"Content-Type": "application/json",
+                           "Accept": "application/json", "tomtom-api-key": "k"}).json()  # fmt: skip
+        assert check["result"]["isError"] is False, check
+        wrk(url, body, script, 16, 2)  # warm-up
+        return {**wrk(url, body, script, 2, seconds), "load": load_average()}
+    finally:
+        server.terminate()
+        server.wait(20)
+
+
+def compare(before: Path, rounds: int, seconds: int) -> None:
+    before = before.resolve()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-http-ab-"))
+    routes = [{"method": "GET", "pattern": r"/maps/orbis/places/geocode/.*", "body": json.dumps(geocode_answer())}]
+    (tmp / "routes.json").write_text(json.dumps(routes))
+    (tmp / "post.lua").write_text(WRK_SCRIPT)
+    (tmp / "geocode.json").write_text(call_body("tomtom-geocode", {"query": "Dam 1, Amsterdam"}))
+    stub_port = free_port()
+    stub = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.tomtom_stub", str(stub_port), str(tmp / "routes.json")],
+        cwd=REPO, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    trees = {f"before ({before})": before, f"this tree ({REPO})": REPO}
+    results: dict[str, list[dict]] = {label: [] for label in trees}
+    print("\n### A/B: compact tomtom-geocode at 2 connections, runs interleaved\n")
+    print("| run | tree | calls/s | p50 ms | p99 ms | errors | load (1, 5, 15 min) |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | --- |")
+    try:
+        for run in range(1, rounds + 1):
+            for label, tree in trees.items():
+                r = geocode_run(tree, tmp, f"http://127.0.0.1:{stub_port}", seconds)
+                results[label].append(r)
+                print(f"| {run} | {label} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {r['errors']} "
+                      f"| {r['load']} |", flush=True)  # fmt: skip
+    finally:
+        stub.terminate()
+        stub.wait(10)
+
+    def median(values: list[float]) -> float:
+        ordered = sorted(values)
+        middle = len(ordered) // 2
+        return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+    print(f"\n| tree | median calls/s ({rounds} runs) | median p50 ms |\n| --- | ---: | ---: |")
+    medians = {label: median([r["rps"] for r in runs]) for label, runs in results.items()}
+    for label, runs in results.items():
+        print(f"| {label} | {medians[label]:,.0f} | {median([r['p50'] for r in runs]):.2f} |")
+    first, second = medians.values()
+    print(f"\nThis tree vs before: {100 * (second - first) / first:+.1f} % calls/s (budget: no worse than -5 %).")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--compare", type=Path, metavar="TREE", help="A/B geocode against this checkout")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved runs per tree with --compare")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed: apt-get install wrk")
+    if args.compare:
+        compare(args.compare, args.rounds, args.seconds)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="bench-http-"))
     routes = [
         {"method": "GET", "pattern": r"/maps/orbis/places/geocode/.*", "body": json.dumps(geocode_answer())},

@@ -35,6 +35,17 @@ CANARY_KEY = "canary-KEY-7f3a9c"
 """The TomTom key every test uses; tests/test_key_leak.py fails if it shows up anywhere else."""
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_collected_static_files() -> Iterator[None]:
+    """In-process servers (the test client, `live_server`) have no `collectstatic` copy to serve,
+    so none is configured: WhiteNoise would warn at start-up that STATIC_ROOT does not exist.
+    Session-wide, so it is in place before `live_server` builds its handler."""
+    from django.test import override_settings
+
+    with override_settings(STATIC_ROOT=None):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _static_files_without_collectstatic(settings):
     """In-process tests render the admin and dashboard straight from the apps' static folders;

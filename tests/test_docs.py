@@ -38,3 +38,32 @@ def test_dependencies_point_one_way():
     lint_imports = Path(sys.executable).with_name("lint-imports")
     done = subprocess.run([lint_imports], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+DEPLOY = (REPO / "docs" / "deploy.md").read_text()
+
+
+def _make_targets() -> set[str]:
+    rules = re.findall(r"^([^\s:#=][^:=]*):(?!=)", (REPO / "Makefile").read_text(), flags=re.M)
+    return {target.replace("$(VENV)", ".venv") for rule in rules for target in rule.split()}
+
+
+def test_every_file_the_deployment_guide_names_under_deploy_exists():
+    named = set(re.findall(r"\bdeploy/([\w.@-]+[\w@])", DEPLOY))
+
+    assert {"nginx.conf", "tomtom-mcp.env", "tomtom-mcp@.service"} <= named
+    assert [name for name in sorted(named) if not (REPO / "deploy" / name).is_file()] == []
+
+
+def test_every_command_the_deployment_guide_runs_exists():
+    from django.core.management import get_commands
+
+    # `manage NAME` is the guide's shell function around `manage.py NAME`.
+    commands = set(re.findall(r"(?:^|\|\s|`)manage(?:\.py)? ([a-z_]+)", DEPLOY, flags=re.M))
+    targets = set(re.findall(r"(?:^|`|sudo -u tomtom-mcp )make ([\w./-]+)", DEPLOY, flags=re.M))
+
+    steps = {"migrate", "apply_tool_surface", "collectstatic", "check", "createsuperuser", "ingest_app_status"}
+    assert steps <= commands
+    assert [name for name in sorted(commands) if name not in get_commands()] == []
+    assert {".venv/.installed", "test-deploy"} <= targets
+    assert [target for target in sorted(targets) if target not in _make_targets()] == []

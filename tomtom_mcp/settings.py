@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "tools",
     "analytics",
     "tenants",
+    "ninja",  # its Swagger UI template and static files for /api/analytics/docs
 ]
 
 # Under ASGI, tomtom_mcp.asgi.ASGIHandler loads non-blocking subclasses of these (tomtom_mcp/middleware.py).
@@ -84,7 +85,8 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT") or BASE_DIR / "staticfiles")
+"""Where `collectstatic` writes the admin's, the dashboard's and the API docs' files; WhiteNoise serves them."""
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # Hash-named, gzip- and brotli-compressed copies written by `collectstatic`, served by WhiteNoise.

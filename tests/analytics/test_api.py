@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 
 import pytest
@@ -107,8 +108,8 @@ def test_an_impossible_range_is_a_422(staff_client):
     assert response.json() == {"detail": "the start date is after the end date"}
 
 
-def test_the_openapi_schema_describes_every_endpoint_and_stat(client):
-    schema = client.get("/api/analytics/openapi.json").json()
+def test_the_openapi_schema_describes_every_endpoint_and_stat(staff_client):
+    schema = staff_client.get("/api/analytics/openapi.json").json()
 
     assert sorted(schema["paths"]) == [
         "/api/analytics/failing-events",
@@ -145,3 +146,48 @@ def test_tool_call_totals_by_family_and_backend_are_the_selectors_numbers(staff_
 
 def test_tool_call_reports_need_the_same_authentication(client):
     assert client.get("/api/analytics/tool-calls/totals").status_code == 401
+
+
+SCHEMA = "/api/analytics/openapi.json"
+DOCS = "/api/analytics/docs"
+
+
+def test_the_schema_needs_the_apis_authentication(client, django_user_model, settings):
+    settings.ANALYTICS_API_TOKENS = [TOKEN]
+
+    assert client.get(SCHEMA).status_code == 401
+    assert client.get(SCHEMA, HTTP_AUTHORIZATION="Bearer not-listed").status_code == 401
+    assert client.get(SCHEMA, HTTP_AUTHORIZATION=f"Bearer {TOKEN}").json()["info"]["title"] == (
+        "TomTom MCP app-status analytics"
+    )
+    client.force_login(django_user_model.objects.create_user("someone"))
+    assert client.get(SCHEMA).status_code == 401
+    client.force_login(django_user_model.objects.create_user("ops", is_staff=True))
+    assert client.get(SCHEMA).status_code == 200
+
+
+def test_the_docs_page_sends_anyone_but_staff_to_the_admin_login(client, django_user_model, settings):
+    settings.ANALYTICS_API_TOKENS = [TOKEN]
+
+    for response in (
+        client.get(DOCS),
+        client.get(DOCS, HTTP_AUTHORIZATION=f"Bearer {TOKEN}"),  # a token is for programs, not the page
+    ):
+        assert response.status_code == 302
+        assert response["Location"] == f"/admin/login/?next={DOCS}"
+    client.force_login(django_user_model.objects.create_user("someone"))
+    assert client.get(DOCS).status_code == 302
+
+
+def test_staff_get_the_docs_page_from_this_servers_own_static_files(staff_client):
+    response = staff_client.get(DOCS)
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert '<div id="swagger-ui">' in page
+    assert f'"url": "{SCHEMA}"' in page
+    referenced = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert "/static/ninja/swagger-ui-bundle.js" in referenced
+    assert "/static/ninja/swagger-ui.css" in referenced
+    assert [url for url in referenced if not url.startswith("/")] == []  # no CDN, no other host
+    assert "//" not in "".join(referenced)

@@ -97,7 +97,9 @@ def test_initialize_reads_the_apps_declaration_from_the_capabilities():
 
     def init(capabilities):
         params = {"clientInfo": {"name": "c"}, "capabilities": capabilities}
-        return identify({}, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).encode(), ids).apps_declared
+        return identify(
+            {}, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).encode(), ids
+        ).apps_declared
 
     assert init({"extensions": ui}) is True
     assert init({}) is False
