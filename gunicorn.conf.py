@@ -13,6 +13,10 @@ workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 # X-Forwarded-For/-Proto are believed only from these peers (the proxy); uvicorn's workers apply it.
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+# Each worker listens on a socket of its own (SO_REUSEPORT): the kernel hands each new connection
+# to one of them by a hash of its addresses. On one shared socket, the event loop that woke first
+# accepted every connection waiting (often all of a client's keep-alive connections).
+reuse_port = True
 keepalive = 30
 graceful_timeout = 20
 timeout = 60

@@ -1,23 +1,20 @@
-"""tools/call latency and throughput through the production stack; prints a table.
+"""Server CPU per call, throughput and latency through the production stack; prints tables.
 
-gunicorn with 2 uvicorn workers serves `/mcp`; TomTom is a stub on loopback serving cached
-bytes (tests/support/tomtom_stub.py, in its own process); load comes from `wrk`. Measures
-compact `tomtom-geocode` and compact `tomtom-routing` over an 8,000-point route at 2 and 16
-connections (p50, p99, calls/s), then worker resident memory after 10,000 calls and again after
-a repeat run (growth).
+gunicorn with uvicorn workers serves `/mcp` (1 worker, then 2); TomTom is a stub on loopback
+serving cached bytes (tests/support/tomtom_stub.py, in its own process); load comes from `wrk`
+over keep-alive connections. For each of compact `tomtom-geocode`, compact `tomtom-routing`
+over an 8,000-point route, `tomtom-routing` with `response_detail: geometry`, and `tools/list`,
+it prints calls/s, p50/p99, and the server's CPU milliseconds per call: utime + stime from
+`/proc/<pid>/stat` of every worker over the run, divided by the calls answered. CPU per call
+holds on a noisy shared machine where calls/s does not; each worker's share of that CPU shows
+whether connections were spread over the workers. `--memory` adds worker resident memory after
+10,000 calls and again after a repeat run (growth).
 
-    .venv/bin/python bench/bench_http.py [--seconds 10]
+    .venv/bin/python bench/bench_http.py [--seconds 10] [--connections 2] [--workers 1 2] [--memory]
 
-A/B against another checkout of the server (e.g. `git worktree add /tmp/before <commit>`):
-compact geocode at 2 connections only, a fresh server per run, the two trees' runs interleaved
-(before, this, before, this, ...) so that load from elsewhere hits both alike; each run prints the
-load average, the summary gives medians. Both trees run on this virtualenv, each on a SQLite
-database migrated by its own code.
-
-    .venv/bin/python bench/bench_http.py --compare /tmp/before [--rounds 3] [--seconds 10]
-
-Reference (the Node server on this kind of machine): geocode 490-650 calls/s, p50 2.5-3.5 ms at
-2 connections; routing 100-108 calls/s; 113-129 MB idle, up to 375 MB under load.
+The Node reference server (v1.6.5, one process) on this kind of machine, same stub, in one
+sitting: 2.18 / 12.4 / 14.1 / 5.51 CPU ms per call (geocode / routing / routing with the line /
+tools/list); geocode 490-650 calls/s, routing 100-108 calls/s; 113-129 MB idle.
 """
 
 from __future__ import annotations
@@ -105,13 +102,39 @@ def wrk(url: str, body_file: Path, script: Path, connections: int, seconds: int)
     }
 
 
-def worker_rss_mb(master_pid: int) -> list[float]:
+NODE_CPU_MS = {"geocode": 2.18, "routing": 12.4, "geometry": 14.1, "list": 5.51}
+"""The Node reference server's CPU ms per call, measured beside this project (shared/bench/README.md)."""
+TARGET_CPU_MS = {"geocode": 1.5, "routing": 4.0, "geometry": 7.0, "list": 1.5}
+LABELS = {
+    "geocode": "tomtom-geocode (compact)",
+    "routing": "tomtom-routing (compact, 8,000-point route)",
+    "geometry": "tomtom-routing (geometry)",
+    "list": "tools/list",
+}
+CLOCK_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def worker_pids(master_pid: int) -> list[int]:
     children = subprocess.run(["pgrep", "-P", str(master_pid)], capture_output=True, text=True).stdout.split()
+    return sorted(int(pid) for pid in children)
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of process `pid` (all its threads), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICK  # fields 14 and 15 of stat(5)
+
+
+def worker_rss_mb(master_pid: int) -> list[float]:
     sizes = []
-    for pid in children:
+    for pid in worker_pids(master_pid):
         status = Path(f"/proc/{pid}/status").read_text()
         sizes.append(int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) / 1024)
     return sorted(sizes)
+
+
+def load_average() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip().split("load average:")[-1].strip()
 
 
 def drive(url: str, body_file: Path, script: Path, calls: int) -> None:
@@ -121,100 +144,46 @@ def drive(url: str, body_file: Path, script: Path, calls: int) -> None:
         sent += wrk(url, body_file, script, 16, 1)["requests"]
 
 
-def load_average() -> str:
-    """`uptime`'s load averages (1, 5, 15 minutes)."""
-    return re.search(r"load averages?: (.*)$", subprocess.run(["uptime"], capture_output=True, text=True).stdout
-                     .strip()).group(1)  # fmt: skip
+def measured(url: str, body_file: Path, script: Path, pids: list[int], connections: int, seconds: int) -> dict:
+    """One wrk run with the workers' CPU over it: `cpu_ms` per call and each worker's `shares`."""
+    before = [cpu_seconds(pid) for pid in pids]
+    result = wrk(url, body_file, script, connections, seconds)
+    spent = [cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
+    total = sum(spent)
+    result["cpu_ms"] = total * 1000 / max(1, result["requests"])
+    result["shares"] = [round(100 * s / total) if total else 0 for s in spent]
+    return result
 
 
-def geocode_run(tree: Path, tmp: Path, stub_url: str, seconds: int) -> dict:
-    """One fresh gunicorn (2 uvicorn workers) from `tree`: warm-up, then geocode at 2 connections."""
-    database = tmp / f"{tree.name}.sqlite3"
+def start_server(tmp: Path, stub_port: int, workers: int) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    env = {**os.environ, "TOMTOM_API_BASE_URL": stub_url, "DOTENV_PATH": "/nonexistent", "WEB_CONCURRENCY": "2",
-           "BIND": f"127.0.0.1:{port}", "DATABASE_URL": f"sqlite:///{database}"}  # fmt: skip
-    for name in ("DJANGO_STATIC_ROOT", "PYTHONPATH"):
-        env.pop(name, None)
-    if not database.exists():
-        subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=tree, env=env,
-                       check=True)  # fmt: skip
-    with open(tmp / f"{tree.name}-server.log", "ab") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "tomtom_mcp.asgi:application"],
-            cwd=tree, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        url, script, body = base + "/mcp", tmp / "post.lua", tmp / "geocode.json"
-        check = httpx.post(url, content=body.read_text(), headers={"Content-Type": "application/json",
-                           "Accept": "application/json", "tomtom-api-key": "k"}).json()  # fmt: skip
-        assert check["result"]["isError"] is False, check
-        wrk(url, body, script, 16, 2)  # warm-up
-        return {**wrk(url, body, script, 2, seconds), "load": load_average()}
-    finally:
-        server.terminate()
-        server.wait(20)
-
-
-def compare(before: Path, rounds: int, seconds: int) -> None:
-    before = before.resolve()
-    tmp = Path(tempfile.mkdtemp(prefix="bench-http-ab-"))
-    routes = [{"method": "GET", "pattern": r"/maps/orbis/places/geocode/.*", "body": json.dumps(geocode_answer())}]
-    (tmp / "routes.json").write_text(json.dumps(routes))
-    (tmp / "post.lua").write_text(WRK_SCRIPT)
-    (tmp / "geocode.json").write_text(call_body("tomtom-geocode", {"query": "Dam 1, Amsterdam"}))
-    stub_port = free_port()
-    stub = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.tomtom_stub", str(stub_port), str(tmp / "routes.json")],
-        cwd=REPO, stdout=subprocess.DEVNULL,
+    env = {**os.environ, "TOMTOM_API_BASE_URL": f"http://127.0.0.1:{stub_port}", "DOTENV_PATH": "/nonexistent",
+           "WEB_CONCURRENCY": str(workers), "BIND": f"127.0.0.1:{port}"}  # fmt: skip
+    log = open(tmp / f"server-{workers}.log", "wb")  # noqa: SIM115
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "tomtom_mcp.asgi:application"],
+        cwd=Path.cwd(), env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
-    trees = {f"before ({before})": before, f"this tree ({REPO})": REPO}
-    results: dict[str, list[dict]] = {label: [] for label in trees}
-    print("\n### A/B: compact tomtom-geocode at 2 connections, runs interleaved\n")
-    print("| run | tree | calls/s | p50 ms | p99 ms | errors | load (1, 5, 15 min) |")
-    print("| ---: | --- | ---: | ---: | ---: | ---: | --- |")
-    try:
-        for run in range(1, rounds + 1):
-            for label, tree in trees.items():
-                r = geocode_run(tree, tmp, f"http://127.0.0.1:{stub_port}", seconds)
-                results[label].append(r)
-                print(f"| {run} | {label} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {r['errors']} "
-                      f"| {r['load']} |", flush=True)  # fmt: skip
-    finally:
-        stub.terminate()
-        stub.wait(10)
-
-    def median(values: list[float]) -> float:
-        ordered = sorted(values)
-        middle = len(ordered) // 2
-        return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
-    print(f"\n| tree | median calls/s ({rounds} runs) | median p50 ms |\n| --- | ---: | ---: |")
-    medians = {label: median([r["rps"] for r in runs]) for label, runs in results.items()}
-    for label, runs in results.items():
-        print(f"| {label} | {medians[label]:,.0f} | {median([r['p50'] for r in runs]):.2f} |")
-    first, second = medians.values()
-    print(f"\nThis tree vs before: {100 * (second - first) / first:+.1f} % calls/s (budget: no worse than -5 %).")
-    shutil.rmtree(tmp, ignore_errors=True)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            if httpx.get(base + "/healthz", timeout=1).status_code == 200 and len(worker_pids(server.pid)) == workers:
+                break
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    return server, base
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--compare", type=Path, metavar="TREE", help="A/B geocode against this checkout")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved runs per tree with --compare")
+    parser.add_argument("--connections", type=int, default=2)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--memory", action="store_true", help="also measure worker memory over 20,000 calls")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed: apt-get install wrk")
-    if args.compare:
-        compare(args.compare, args.rounds, args.seconds)
-        return
     tmp = Path(tempfile.mkdtemp(prefix="bench-http-"))
     routes = [
         {"method": "GET", "pattern": r"/maps/orbis/places/geocode/.*", "body": json.dumps(geocode_answer())},
@@ -222,64 +191,67 @@ def main() -> None:
     ]
     (tmp / "routes.json").write_text(json.dumps(routes))
     (tmp / "post.lua").write_text(WRK_SCRIPT)
-    (tmp / "geocode.json").write_text(call_body("tomtom-geocode", {"query": "Dam 1, Amsterdam"}))
-    (tmp / "routing.json").write_text(call_body("tomtom-routing", {"locations": [[4.9041, 52.3676], [13.405, 52.52]]}))
-    stub_port, port = free_port(), free_port()
+    route = {"locations": [[4.9041, 52.3676], [13.405, 52.52]]}
+    bodies = {
+        "geocode": call_body("tomtom-geocode", {"query": "Dam 1, Amsterdam"}),
+        "routing": call_body("tomtom-routing", route),
+        "geometry": call_body("tomtom-routing", {**route, "response_detail": "geometry"}),
+        "list": json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    }
+    for name, body in bodies.items():
+        (tmp / f"{name}.json").write_text(body)
+    stub_port = free_port()
     stub = subprocess.Popen(
         [sys.executable, "-m", "tests.support.tomtom_stub", str(stub_port), str(tmp / "routes.json")],
         cwd=REPO, stdout=subprocess.DEVNULL,
     )  # fmt: skip
-    env = {**os.environ, "TOMTOM_API_BASE_URL": f"http://127.0.0.1:{stub_port}", "DOTENV_PATH": "/nonexistent",
-           "WEB_CONCURRENCY": "2", "BIND": f"127.0.0.1:{port}"}  # fmt: skip
-    log = open(tmp / "server.log", "wb")  # noqa: SIM115
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "tomtom_mcp.asgi:application"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+    script = tmp / "post.lua"
+    rows: list[tuple[int, str, dict]] = []
+    memory: list[tuple[float, float, float]] = []
+    loads = [load_average()]
     try:
-        for _ in range(200):
+        for workers in args.workers:
+            server, base = start_server(tmp, stub_port, workers)
             try:
-                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        url = base + "/mcp"
-        script = tmp / "post.lua"
-        for name in ("geocode", "routing"):
-            check = httpx.post(url, content=(tmp / f"{name}.json").read_text(),
-                               headers={"Content-Type": "application/json", "Accept": "application/json",
-                                        "tomtom-api-key": "k"}).json()  # fmt: skip
-            assert check["result"]["isError"] is False, check
-        wrk(url, tmp / "geocode.json", script, 16, 2)  # warm-up
-        idle = worker_rss_mb(server.pid)
-        rows = []
-        for name in ("geocode", "routing"):
-            for connections in (2, 16):
-                result = wrk(url, tmp / f"{name}.json", script, connections, args.seconds)
-                rows.append((name, connections, result))
-        drive(url, tmp / "geocode.json", script, 10_000)
-        after_first = worker_rss_mb(server.pid)
-        drive(url, tmp / "geocode.json", script, 10_000)
-        after_repeat = worker_rss_mb(server.pid)
+                url = base + "/mcp"
+                pids = worker_pids(server.pid)
+                for name, body in bodies.items():
+                    check = httpx.post(url, content=body, headers={"Content-Type": "application/json",
+                                       "Accept": "application/json", "tomtom-api-key": "k"}).json()  # fmt: skip
+                    assert "result" in check and not check["result"].get("isError"), check
+                    wrk(url, tmp / f"{name}.json", script, max(2, workers * 2), 1)  # warm-up
+                for name in bodies:
+                    rows.append((workers, name, measured(url, tmp / f"{name}.json", script, pids, args.connections,
+                                                         args.seconds)))  # fmt: skip
+                if args.memory:
+                    idle = worker_rss_mb(server.pid)
+                    drive(url, tmp / "geocode.json", script, 10_000)
+                    first = worker_rss_mb(server.pid)
+                    drive(url, tmp / "geocode.json", script, 10_000)
+                    repeat = worker_rss_mb(server.pid)
+                    memory += list(zip(idle, first, repeat, strict=False))
+            finally:
+                server.terminate()
+                server.wait(20)
+        loads.append(load_average())
     finally:
-        server.terminate()
         stub.terminate()
-        server.wait(20)
-        log.close()
 
-    print("\n### tools/call through gunicorn + 2 uvicorn workers (TomTom stubbed on loopback, load from wrk)\n")
-    print("| tool (compact) | connections | calls/s | p50 ms | p99 ms | errors |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for name, connections, r in rows:
-        label = "tomtom-geocode" if name == "geocode" else "tomtom-routing (8,000-point route)"
-        print(f"| {label} | {connections} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {r['errors']} |")
-    print("\n| worker RSS (MB) | idle | after 10,000 calls | after a repeat 10,000 | growth |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    for i, (a, b, c) in enumerate(zip(idle, after_first, after_repeat, strict=False)):
-        print(f"| worker {i + 1} | {a:.1f} | {b:.1f} | {c:.1f} | {c - b:+.1f} |")
-    print("\nTargets: geocode >= 750 calls/s and p50 <= 3 ms at 2 connections; routing >= 150 calls/s;"
-          " <= 150 MB per worker after 10,000 calls and no growth over a repeat run.")  # fmt: skip
+    print(f"\n### Server CPU per call: gunicorn + uvicorn workers, TomTom stubbed on loopback, wrk "
+          f"{args.connections} connections x {args.seconds} s\n")  # fmt: skip
+    print(f"Load average (uptime) before: {loads[0]}; after: {loads[-1]}\n")
+    print("| call | workers | CPU ms/call | Node CPU ms/call | target | calls/s | p50 ms | p99 ms | CPU per worker % "
+          "| errors |")  # fmt: skip
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+    for workers, name, r in rows:
+        shares = "/".join(str(s) for s in r["shares"])
+        print(f"| {LABELS[name]} | {workers} | {r['cpu_ms']:.2f} | {NODE_CPU_MS[name]} | <= {TARGET_CPU_MS[name]} "
+              f"| {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {shares} | {r['errors']} |")  # fmt: skip
+    if memory:
+        print("\n| worker RSS (MB) | idle | after 10,000 calls | after a repeat 10,000 | growth |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        for i, (a, b, c) in enumerate(memory):
+            print(f"| worker {i + 1} | {a:.1f} | {b:.1f} | {c:.1f} | {c - b:+.1f} |")
 
 
 if __name__ == "__main__":

@@ -63,9 +63,17 @@ class ToolOutcome:
 
     @property
     def text(self) -> str:
+        """The result text the caller receives, encoded once and kept."""
         if self._text is None:
             self._text = dumps(self.data)
         return self._text
+
+    @property
+    def size(self) -> int:
+        """The result text's length in UTF-8 bytes, without encoding it again when it is ASCII
+        (`str.isascii` reads a flag the string already carries; orjson writes non-ASCII as is)."""
+        text = self.text
+        return len(text) if text.isascii() else len(text.encode())
 
     @classmethod
     def from_error(cls, error: ToolError) -> ToolOutcome:
@@ -187,7 +195,7 @@ async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
         upstream_calls=context.stats.calls,
         upstream_ms=round(context.stats.seconds * 1000, 1),
         total_ms=round((time.perf_counter() - started) * 1000, 1),
-        bytes=len(outcome.text.encode()),
+        bytes=outcome.size,
         request_id=context.request_id,
     )
     return outcome

@@ -47,10 +47,12 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
+from starlette.requests import Request
 
 from tenants.store import Admission
 from tools.context import CallContext, ServerConfig, TenantTerms
 from tools.dispatch import Dispatcher
+from tools.mcp import exchange
 from tools.mcp.identity import UNKNOWN, Identity, SessionIds, identify, upstream_metadata
 from tools.mcp.oauth import METADATA_PATH, AuthFailure, ResourceServer, SignIn
 from tools.mcp.server import build_server
@@ -190,13 +192,16 @@ class TransportRunner:
 
     async def manager(self) -> StreamableHTTPSessionManager:
         """This loop's running manager, started now if it is not yet."""
+        return (await self.running()).manager
+
+    async def running(self) -> _Running:
         loop = asyncio.get_running_loop()
         running = self._running.get(loop)
         if running is None or running.task.done():
             running = self._running[loop] = _Running.start(self._factory())
         if not running.started.is_set():
             await running.started.wait()
-        return running.manager
+        return running
 
     async def start(self) -> None:
         await self.manager()
@@ -215,17 +220,25 @@ class _Running:
     task: asyncio.Task[None]
     started: asyncio.Event
     stop: asyncio.Event
+    lifespan_state: Any = None
+    """The server's lifespan state for requests answered without the manager (tools.mcp.exchange)."""
 
     @classmethod
     def start(cls, manager: StreamableHTTPSessionManager) -> _Running:
         started, stop = asyncio.Event(), asyncio.Event()
+        holder: list[_Running] = []
 
         async def run() -> None:
-            async with manager.run():
+            # The manager enters the server's lifespan for its own requests; the exchange's
+            # requests get theirs here, for as long as the manager runs.
+            async with manager.run(), manager.app.lifespan(manager.app) as state:
+                holder[0].lifespan_state = state
                 started.set()
                 await stop.wait()
 
-        return cls(manager, asyncio.get_running_loop().create_task(run(), name="mcp-session-manager"), started, stop)
+        running = cls(manager, asyncio.get_running_loop().create_task(run(), name="mcp-session-manager"), started, stop)
+        holder.append(running)
+        return running
 
 
 class McpEndpoint:
@@ -236,6 +249,7 @@ class McpEndpoint:
     """
 
     def __init__(self, server: Server[Any], settings: HttpSettings, config: ServerConfig) -> None:
+        self.server = server
         self.settings = settings
         self.config = config
         self.transports = TransportRunner(
@@ -374,11 +388,21 @@ class McpEndpoint:
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
 
+        version = request.headers.get("mcp-protocol-version")
+        message = exchange.single_request(body, version)
+        if message is not None:  # one stateless JSON-RPC request: the SDK's kernel, without a session
+            running = await self.transports.running()
+            content = await exchange.answer(self.server, Request(forwarded, replay), message, version,
+                                            running.lifespan_state)  # fmt: skip
+            response = HttpResponse(content, content_type="application/json")
+            for name, value in extra:
+                response[name] = value
+            return response
         manager = await self.transports.manager()
         await manager.handle_request(forwarded, replay, collect)
         response = HttpResponse(b"".join(chunks), status=status, content_type=None)
-        for name, value in sdk_headers:
-            response[name.decode("latin-1")] = value.decode("latin-1")
+        for raw_name, raw_value in sdk_headers:
+            response[raw_name.decode("latin-1")] = raw_value.decode("latin-1")
         for header, text in extra:
             response[header] = text
         return response

@@ -1,0 +1,126 @@
+"""One stateless handshake-era JSON-RPC request, answered by the SDK's request kernel directly.
+
+The SDK's stateless Streamable HTTP transport serves every POST as a session of one request:
+a new transport with its memory streams, a `JSONRPCDispatcher`, a server task started in the
+manager's task group, a task for the request and a Starlette response, all torn down again.
+For a request whose answer is one JSON body (`json_response=True`) none of that carries
+anything, and on this server it cost more CPU than a compact tool call's own work
+(docs/adr/0002-official-sdk-low-level-server.md has the figures).
+
+`single_request(body, protocol_version)` says whether a POST is that case: one JSON-RPC request
+(not a notification, response or batch) at a handshake-era protocol version (or none). `answer`
+then runs the SDK's single-exchange driver (`mcp.server.runner.serve_one`: the same
+`ServerRunner` kernel, middleware, per-version validation and result serialisation every
+transport uses) on a born-ready stateless connection, and maps a failure to its JSON-RPC error
+exactly as the SDK's dispatcher does. Parsing and serialising use the SDK's own `mcp_types`
+models. Anything else (2026-07-28 requests, notifications, batches, unparsable bodies) is left
+to the SDK's transport, which owns those answers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import pydantic_core
+from mcp.server import Server
+from mcp.server.connection import Connection
+from mcp.server.runner import serve_one
+from mcp.shared.dispatcher import CallOptions
+from mcp.shared.exceptions import NoBackChannelError
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
+from mcp.shared.message import ServerMessageMetadata
+from mcp.shared.transport_context import TransportContext
+from mcp_types import (
+    DEFAULT_NEGOTIATED_VERSION,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+    jsonrpc_message_adapter,
+)
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import TypeAdapter, ValidationError
+from starlette.requests import Request
+
+logger = logging.getLogger(__name__)
+
+_REPLY = TypeAdapter(JSONRPCResponse | JSONRPCError)
+
+
+def single_request(body: bytes, protocol_version: str | None) -> JSONRPCRequest | None:
+    """The request in `body` when it is one JSON-RPC request this module answers, else None.
+
+    `protocol_version` is the `MCP-Protocol-Version` header: absent or a handshake-era
+    revision. The body is read as the SDK's transport reads it (`pydantic_core.from_json`,
+    then `jsonrpc_message_adapter`), so what is taken here is what it would take.
+    """
+    if protocol_version is not None and protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        return None
+    try:
+        raw = pydantic_core.from_json(body)
+    except ValueError:
+        return None
+    if not isinstance(raw, dict) or "id" not in raw or "method" not in raw:
+        return None
+    try:
+        message = jsonrpc_message_adapter.validate_python(raw, by_name=False)
+    except ValidationError:
+        return None
+    return message if isinstance(message, JSONRPCRequest) else None
+
+
+@dataclass(slots=True)
+class _OneRequest:
+    """The `mcp.shared.dispatcher.DispatchContext` of a request answered with one JSON body.
+
+    As in the SDK's JSON-response mode, the request-scoped channel has no wire: a server
+    request cannot be sent (`NoBackChannelError`) and notifications and progress are dropped.
+    """
+
+    transport: TransportContext
+    request_id: RequestId
+    message_metadata: ServerMessageMetadata
+    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+    can_send_request: bool = False
+
+    async def send_raw_request(
+        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
+    ) -> dict[str, Any]:
+        raise NoBackChannelError(method)
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None) -> None:
+        return None
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        return None
+
+
+async def answer(
+    server: Server[Any], request: Request, message: JSONRPCRequest, protocol_version: str | None, lifespan_state: Any
+) -> bytes:
+    """The JSON body answering `message`: its result, or its error as the SDK's dispatcher maps
+    it (`MCPError` and validation errors by the SDK's ladder, anything else logged and code 0)."""
+    dctx = _OneRequest(
+        transport=TransportContext(kind="streamable-http", can_send_request=False),
+        request_id=message.id,
+        message_metadata=ServerMessageMetadata(request_context=request, can_send_request=False),
+    )
+    connection = Connection.from_envelope(protocol_version or DEFAULT_NEGOTIATED_VERSION, None, None)
+    reply: JSONRPCResponse | JSONRPCError
+    try:
+        result = await serve_one(
+            server, dctx, message.method, message.params, connection=connection, lifespan_state=lifespan_state
+        )
+        reply = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
+    except Exception as exc:
+        error = handler_exception_to_error_data(exc)
+        if error is None:
+            logger.exception("handler for %r raised", message.method)
+            error = ErrorData(code=0, message=str(exc))
+        reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+    return _REPLY.dump_json(reply, by_alias=True, exclude_unset=True)
