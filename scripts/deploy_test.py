@@ -186,8 +186,9 @@ def admin_retire(nginx: Nginx, tool: str, replaced_by: str) -> None:
     assert form.status_code == 200, form.status_code
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text).group(1)
     today = dt.datetime.now(dt.UTC).date().isoformat()
-    data = {"csrfmiddlewaretoken": token, "tool": tool, "replaced_by": replaced_by, "since": today,
-            "release": "", "message": f"Use {replaced_by}.", "_save": "Save"}  # fmt: skip
+    # The tool is live: retiring it is the kill switch, which the form asks to confirm.
+    data = {"csrfmiddlewaretoken": token, "tool": tool, "replaced_by": [replaced_by], "since": today,
+            "release": "", "message": f"Use {replaced_by}.", "confirm_kill_switch": "on", "_save": "Save"}  # fmt: skip
     saved, _ = nginx.request("POST", "/admin/tools/retiredtool/add/", data=data, headers={"Referer": str(form.url)})
     assert saved.status_code == 302, (saved.status_code, re.findall(r'class="errorlist[^>]*>(.*?)</ul>', saved.text))
 
@@ -255,7 +256,9 @@ def main() -> None:
 def run_checks(nginx: Nginx, env: dict[str, str], logs: list[Path], replica_ports: list[int]) -> dict[str, object]:
     replicas = {f"127.0.0.1:{p}" for p in replica_ports}
     # 1. One session, spread over every replica, keeps its client name.
-    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": CLIENT, "version": "1"}}
+    # An MCP Apps host: the session id it gets says so, so every replica offers it widgets.
+    apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
+    init = {"protocolVersion": "2025-11-25", "capabilities": apps, "clientInfo": {"name": CLIENT, "version": "1"}}
     _, _, response = nginx.mcp("initialize", init)
     session = response.headers["mcp-session-id"]
     reached = set()
