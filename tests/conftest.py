@@ -22,7 +22,7 @@ from tests.support.tomtom_stub import TomTomStub
 from tools.context import CallContext, ServerConfig
 from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
-from tools.tomtom.client import ClientSettings
+from tools.tomtom.client import ClientSettings, close_shared_clients
 
 pytest_plugins = ["pytester", "tests.support.skip_policy"]
 """pytester for tests of our pytest plugins; skip_policy fails a CI run that skips a test
@@ -44,6 +44,13 @@ def _no_collected_static_files() -> Iterator[None]:
 
     with override_settings(STATIC_ROOT=None):
         yield
+
+
+@pytest.fixture(autouse=True)
+async def _tomtom_session_closed() -> AsyncIterator[None]:
+    """Each test's event loop closes its pooled TomTom session, as the server's lifespan does."""
+    yield
+    await close_shared_clients()
 
 
 @pytest.fixture(autouse=True)

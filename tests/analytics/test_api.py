@@ -157,9 +157,7 @@ def test_the_schema_needs_the_apis_authentication(client, django_user_model, set
 
     assert client.get(SCHEMA).status_code == 401
     assert client.get(SCHEMA, HTTP_AUTHORIZATION="Bearer not-listed").status_code == 401
-    assert client.get(SCHEMA, HTTP_AUTHORIZATION=f"Bearer {TOKEN}").json()["info"]["title"] == (
-        "TomTom MCP analytics"
-    )
+    assert client.get(SCHEMA, HTTP_AUTHORIZATION=f"Bearer {TOKEN}").json()["info"]["title"] == ("TomTom MCP analytics")
     client.force_login(django_user_model.objects.create_user("someone"))
     assert client.get(SCHEMA).status_code == 401
     client.force_login(django_user_model.objects.create_user("ops", is_staff=True))

@@ -140,3 +140,17 @@ def test_runserver_serves_mcp(tmp_path):
         server.wait(10)
     assert response.status_code == 200
     assert response.json()["result"]["serverInfo"]["name"] == "tomtom-maps-mcp"
+
+
+async def test_a_listing_is_served_again_alike_and_its_params_are_still_checked():
+    client = AsyncClient()
+    headers = {**JSON["headers"], "MCP-Protocol-Version": "2025-11-25"}
+    first, second = [
+        (await client.post("/mcp", json.dumps(LIST), content_type="application/json", headers=headers)).json()
+        for _ in range(2)
+    ]
+    assert first == second and len(first["result"]["tools"]) > 10
+    bad = {**LIST, "params": {"cursor": 5}}
+    refused = (await client.post("/mcp", json.dumps(bad), content_type="application/json", headers=headers)).json()
+    assert refused["error"]["code"] == -32602
+    assert "cursor" in refused["error"]["message"]

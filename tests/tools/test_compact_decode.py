@@ -131,3 +131,24 @@ def test_a_valid_route_with_huge_numbers_keeps_the_reference_values():
     content = orjson.dumps(body)
     assert typed(content) == reference(content)
     assert typed(content)["routes"][0]["summary"]["lengthInMeters"] == 2**64 - 1
+
+
+def test_compact_reads_only_the_ends_of_the_line_and_geometry_reads_it_all():
+    body = copy.deepcopy(data("route.json"))
+    points = body["routes"][0]["legs"][0]["points"]
+    points[len(points) // 2] = {"latitude": "not a number", "longitude": 400}
+    content = orjson.dumps(body)
+    answer = typed(content)
+    assert answer == reference(content)
+    assert answer["routes"][0]["start"] == [round(points[0]["longitude"], 5), round(points[0]["latitude"], 5)]
+    code, message = typed_geometry(content)
+    assert (code, message) == reference_geometry(content)
+    assert code == "malformed" and "points" in message
+
+
+@pytest.mark.parametrize("end", [0, -1])
+def test_an_unreadable_end_of_the_line_is_malformed_alike(end):
+    body = copy.deepcopy(data("route.json"))
+    body["routes"][0]["legs"][0]["points"][end] = {"latitude": 91, "longitude": 4.9}
+    content = orjson.dumps(body)
+    assert typed(content) == reference(content) == ("malformed", "TomTom answered with a position outside the world.")

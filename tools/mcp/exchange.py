@@ -12,9 +12,11 @@ anything, and on this server it cost more CPU than a compact tool call's own wor
 then runs the SDK's single-exchange driver (`mcp.server.runner.serve_one`: the same
 `ServerRunner` kernel, middleware, per-version validation and result serialisation every
 transport uses) on a born-ready stateless connection, and maps a failure to its JSON-RPC error
-exactly as the SDK's dispatcher does. Parsing and serialising use the SDK's own `mcp_types`
-models. Anything else (2026-07-28 requests, notifications, batches, unparsable bodies) is left
-to the SDK's transport, which owns those answers.
+exactly as the SDK's dispatcher does. Parsing uses the SDK's own `mcp_types` models, and so
+do errors; a result, which the SDK has already validated and dumped for the request's version,
+is encoded once by orjson inside the JSON-RPC 2.0 envelope (`jsonrpc`, `id`, `result`).
+Anything else (2026-07-28 requests, notifications, batches, unparsable bodies) is left to the
+SDK's transport, which owns those answers.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import orjson
 import pydantic_core
 from mcp.server import Server
 from mcp.server.connection import Connection
@@ -39,7 +42,6 @@ from mcp_types import (
     ErrorData,
     JSONRPCError,
     JSONRPCRequest,
-    JSONRPCResponse,
     RequestId,
     jsonrpc_message_adapter,
 )
@@ -49,7 +51,7 @@ from starlette.requests import Request
 
 logger = logging.getLogger(__name__)
 
-_REPLY = TypeAdapter(JSONRPCResponse | JSONRPCError)
+_REPLY = TypeAdapter(JSONRPCError)
 
 
 def single_request(body: bytes, protocol_version: str | None) -> JSONRPCRequest | None:
@@ -111,16 +113,17 @@ async def answer(
         message_metadata=ServerMessageMetadata(request_context=request, can_send_request=False),
     )
     connection = Connection.from_envelope(protocol_version or DEFAULT_NEGOTIATED_VERSION, None, None)
-    reply: JSONRPCResponse | JSONRPCError
     try:
         result = await serve_one(
             server, dctx, message.method, message.params, connection=connection, lifespan_state=lifespan_state
         )
-        reply = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
     except Exception as exc:
         error = handler_exception_to_error_data(exc)
         if error is None:
             logger.exception("handler for %r raised", message.method)
             error = ErrorData(code=0, message=str(exc))
         reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
-    return _REPLY.dump_json(reply, by_alias=True, exclude_unset=True)
+        return _REPLY.dump_json(reply, by_alias=True, exclude_unset=True)
+    # `result` is already the SDK's wire form (validated and dumped for this version): encoded
+    # as is, without a second pass through the `JSONRPCResponse` model's serialiser.
+    return orjson.dumps({"jsonrpc": "2.0", "id": message.id, "result": result})

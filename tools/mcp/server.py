@@ -8,12 +8,15 @@ never look at HTTP or stdio details. The `CallToolResult` envelope is built here
 The listing is shaped to the client (tools.client_surface): whether it is offered widgets
 comes from the capabilities the session knows (stdio, in-process, and the 2026-07-28 per-request
 capabilities), else from what the transport read (`CallContext.apps_declared`: over HTTP, the
-signed session id), and the operator's rules. Each tool's two listings are built once.
+signed session id), and the operator's rules. Each tool's two listings are built once, and
+each wire listing (protocol version, widgets or not, the tools listed) is serialised by the SDK
+once and then reused (`listing_once`): a listing costs what deciding which tools it holds costs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import mcp_types as types
@@ -106,6 +109,28 @@ async def name_invalid_params(ctx: ServerRequestContext[Any], call_next: CallNex
         ) from None
 
 
+class WireListings:
+    """The last `size` wire `tools/list` results, by (protocol version, widgets, tool names).
+
+    A listing is a pure function of its key, so any replica may keep its own copy; nothing a
+    request depends on lives here."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._results: OrderedDict[tuple[str, bool, tuple[str, ...]], Mapping[str, Any]] = OrderedDict()
+
+    def get(self, key: tuple[str, bool, tuple[str, ...]]) -> Mapping[str, Any] | None:
+        result = self._results.get(key)
+        if result is not None:
+            self._results.move_to_end(key)
+        return result
+
+    def keep(self, key: tuple[str, bool, tuple[str, ...]], result: Mapping[str, Any]) -> None:
+        self._results[key] = result
+        while len(self._results) > self.size:
+            self._results.popitem(last=False)
+
+
 def build_server(
     dispatcher: Dispatcher,
     make_context: ContextFactory,
@@ -121,6 +146,7 @@ def build_server(
     }
     served = {widget.uri: widget for widget in (default_widgets() if widgets is None else widgets)}
     rules = default_client_surfaces() if surfaces is None else surfaces
+    wire_listings = WireListings()
 
     async def shaped_context(ctx: ServerRequestContext[Any]) -> tuple[CallContext, Shape]:
         context = make_context(ctx)
@@ -135,6 +161,26 @@ def build_server(
         context, shape = await shaped_context(ctx)
         tools = listed_tools(await dispatcher.listing(context), shape)
         return types.ListToolsResult(tools=[listed[tool.name, shape.widgets] for tool in tools])
+
+    async def listing_once(ctx: ServerRequestContext[Any], call_next: CallNext) -> Any:
+        """Middleware: a `tools/list` without params answers the wire listing the SDK serialised
+        for the same version, widgets and tools (the handler and the SDK's per-version shaping
+        run on a miss only). Anything else, params included, takes the whole path."""
+        if ctx.method != "tools/list" or ctx.params:
+            return await call_next(ctx)
+        context, shape = await shaped_context(ctx)
+        names = tuple(tool.name for tool in listed_tools(await dispatcher.listing(context), shape))
+        key = (ctx.protocol_version, shape.widgets, names)
+        wire = wire_listings.get(key)
+        if wire is None:
+            served = await call_next(ctx)
+            if not isinstance(served, dict):  # not the SDK's wire dict: passed on, not kept
+                return served
+            # Kept only if the handler listed the same tools (governance may refresh in between).
+            if tuple(tool.get("name") for tool in served.get("tools", ())) == names:
+                wire_listings.keep(key, served)
+            wire = served
+        return dict(wire)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         context, _ = await shaped_context(ctx)
@@ -172,5 +218,5 @@ def build_server(
     )
     # The SDK's OpenTelemetry middleware is a no-op without an exporter, but not free on every
     # request; this server exports no spans, so the list holds only our own middleware.
-    server.middleware[:] = [name_invalid_params]
+    server.middleware[:] = [name_invalid_params, listing_once]
     return server

@@ -3,15 +3,19 @@
 Per route: the summary (length, time, traffic delay, departure and arrival), the point
 coordinates of its start and end (always), one summary per leg when there are several, and the
 traffic sections that explain delays. Dropped: the line's points, guidance, vertex indexes.
+Compact reads of each leg's points only the first and the last, so only those must be readable
+positions (`COMPACT_ROUTE_ANSWER`); the line itself is checked point by point where it is
+drawn (`ROUTE`, tools.shaping.geometry).
 
 `compact_routes(body)` shapes TomTom's whole decoded answer. `decode_compact_routes(content)`
 gives the same result straight from the body's bytes, for a call that needs nothing else: a
 typed decoder (msgspec) reads only the members compact uses into small structs and skips the
-rest without building it (a long route's guidance, sections and point indexes). Points are read
-as two numbers each, never as dicts. Whenever the typed decoder refuses a body (a wrong shape,
-a value out of its stricter ranges, not JSON), the body is decoded in full and shaped by
-`compact_routes`, so what the caller sees, answer or `malformed` message, is always the
-reference's.
+rest without building it (a long route's guidance, sections and point indexes). A leg's points
+are located but not decoded (`msgspec.Raw` each); its two ends are then decoded as two numbers
+each. `typed_routes`, for the drawn line, decodes every point. Whenever a typed decoder refuses
+a body (a wrong shape, a value out of its stricter ranges, not JSON), the body is decoded in
+full and shaped by `compact_routes`, so what the caller sees, answer or `malformed` message, is
+always the reference's.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import msgspec
 
 from tools.errors import ErrorCode, ToolError
 from tools.shaping.points import lon_lat, pick
-from tools.shaping.shape import NUMBER, POINTS, STRING, compile_spec, expect
+from tools.shaping.shape import ANY, NUMBER, POINTS, STRING, compile_spec, expect
 from tools.tomtom.client import json_object
 
 SUMMARY_KEPT = (
@@ -36,10 +40,13 @@ SUMMARY = {key: STRING if key.endswith("Time") else NUMBER for key in SUMMARY_KE
 LEG = {"summary": SUMMARY, "points": POINTS}
 SECTION = {key: NUMBER for key in ("delayInSeconds", "effectiveSpeedInKmh", "magnitudeOfDelay")}
 ROUTE_SPEC = {"summary": SUMMARY, "legs": [LEG], "sections": [SECTION]}
-"""What shaping reads of one route (tools.shaping.shape); `ev_routes` extends it."""
+"""What shaping reads of one route, its line included (tools.shaping.shape); `ev_routes` extends it."""
 ROUTE = compile_spec(ROUTE_SPEC)
 ROUTE_ANSWER = compile_spec({"routes": [ROUTE]})
-"""A Calculate Route answer as shaping reads it."""
+"""A Calculate Route answer as the line's shaping reads it: every point a finite position."""
+COMPACT_ROUTE_ANSWER = compile_spec({"routes": [{**ROUTE_SPEC, "legs": [{"summary": SUMMARY, "points": [ANY]}]}]})
+"""A Calculate Route answer as compact reads it: the points of a leg a list (its ends are read
+by `lon_lat`, which refuses a position it cannot read)."""
 
 
 def route_points(route: dict[str, Any]) -> list[dict[str, Any]]:
@@ -78,7 +85,7 @@ def compact_route(route: dict[str, Any]) -> dict[str, Any]:
 
 
 def compact_routes(body: dict[str, Any]) -> dict[str, Any]:
-    expect(body, ROUTE_ANSWER)
+    expect(body, COMPACT_ROUTE_ANSWER)
     routes = body.get("routes")
     if not isinstance(routes, list) or not routes:
         raise ToolError(ErrorCode.MALFORMED, "TomTom answered without a route.")
@@ -138,7 +145,26 @@ class _Answer(msgspec.Struct):
     routes: list[TypedRoute] | None = None
 
 
+class _CompactLeg(msgspec.Struct, gc=False):
+    summary: _Summary | None = None
+    points: list[msgspec.Raw] | None = None
+
+
+class _CompactRoute(msgspec.Struct):
+    """A route as compact reads it: each point only located (`Raw`), never decoded."""
+
+    summary: _Summary | None = None
+    legs: list[_CompactLeg] | None = None
+    sections: list[_Section] | None = None
+
+
+class _CompactAnswer(msgspec.Struct):
+    routes: list[_CompactRoute] | None = None
+
+
 _DECODER = msgspec.json.Decoder(_Answer)
+_COMPACT_DECODER = msgspec.json.Decoder(_CompactAnswer)
+_POINT_DECODER = msgspec.json.Decoder(TypedPoint)
 _EMPTY: tuple[Any, ...] = (None, "", [], {})
 
 
@@ -149,11 +175,15 @@ def _picked(source: msgspec.Struct | None, keys: tuple[str, ...]) -> dict[str, A
     return {key: value for key in keys if (value := getattr(source, key)) not in _EMPTY}
 
 
-def _end(point: TypedPoint) -> list[float]:
+def _end(point: TypedPoint | msgspec.Raw) -> list[float]:
+    """`lon_lat` of a typed point, or of a located one (decoded here; `msgspec.ValidationError`
+    when it is not a position in range, and the caller takes the reference path)."""
+    if isinstance(point, msgspec.Raw):
+        point = _POINT_DECODER.decode(point)
     return [round(point.longitude, 5), round(point.latitude, 5)]
 
 
-def _compact_typed(route: TypedRoute) -> dict[str, Any]:
+def _compact_typed(route: TypedRoute | _CompactRoute) -> dict[str, Any]:
     """`compact_route` of a typed route (same keys, same order, same values)."""
     legs = route.legs or []
     if not legs or not all(leg.points for leg in legs):
@@ -188,7 +218,7 @@ def typed_routes(content: bytes) -> list[TypedRoute] | None:
         return None
 
 
-def compact_typed_routes(routes: list[TypedRoute]) -> dict[str, Any]:
+def compact_typed_routes(routes: list[TypedRoute] | list[_CompactRoute]) -> dict[str, Any]:
     """`compact_routes` of typed routes (same answer, same errors)."""
     if not routes:
         raise ToolError(ErrorCode.MALFORMED, "TomTom answered without a route.")
@@ -198,7 +228,8 @@ def compact_typed_routes(routes: list[TypedRoute]) -> dict[str, Any]:
 def decode_compact_routes(content: bytes) -> dict[str, Any]:
     """`compact_routes(json_object(content))`, without decoding what compact drops (see the
     module docstring); a body the typed decoder refuses takes that reference path."""
-    routes = typed_routes(content)
-    if routes is None:
+    try:
+        routes = _COMPACT_DECODER.decode(content).routes or []
+        return compact_typed_routes(routes)
+    except msgspec.MsgspecError:
         return compact_routes(json_object(content))
-    return compact_typed_routes(routes)

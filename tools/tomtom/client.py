@@ -1,12 +1,15 @@
 """Calls to the TomTom APIs: pooling, deadlines, bounded retries and bodies, status mapping, no key leaks.
 
-- One `httpx.AsyncClient` per process and event loop, sending through aiohttp's connection pool
-  and compiled HTTP/1.1 parser (tools.tomtom.transport): idle connections are kept alive (5 s)
-  and reused across calls.
+- One `aiohttp.ClientSession` per process and event loop: its connection pool, compiled
+  HTTP/1.1 parser and compiled URLs (yarl). Idle connections are kept alive (5 s) and reused
+  across calls; no cookie is ever kept (`DummyCookieJar`), so nothing one caller's request got
+  back travels with another's. Why aiohttp and not httpx's API here: docs/adr/0002, "Upstream
+  requests" (httpx's pure-Python URL and request models cost more CPU than the whole exchange).
 - One total deadline per tool call (`ClientSettings.total_timeout`, TOMTOM_TIMEOUT): every
   request of the call's session, its retries, the backoff between them and the reading of every
   body, however slowly the server sends it, end by it (an `asyncio` timeout around the whole
-  exchange; httpx's own timeouts only bound each read). Passing it is `unavailable`, naming it.
+  exchange; the session's own timeout bounds only opening a connection). Passing it is
+  `unavailable`, naming it.
 - Retries 429/502/503/504 with exponential backoff, honouring `Retry-After` (RFC 9110:
   delta-seconds or an HTTP-date; anything else is ignored) capped at `max_retry_after`, within
   the deadline; gives up with `retry_later` (and `retry_after`, never above the cap) when
@@ -28,29 +31,31 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import ssl
 import time
 import weakref
 import zlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-import httpx
+import aiohttp
+import certifi
 import orjson
+from yarl import URL
 
 from tools.errors import ErrorCode, ToolError
 from tools.tomtom.backends import Backend
-from tools.tomtom.transport import TomTomTransport
 
 RETRYABLE = frozenset({429, 502, 503, 504})
 MiB = 1024 * 1024
 _DECODE_SLICE = 64 * 1024
 """Most bytes one decompression step may produce: the bound on what a bomb inflates at once."""
 T = TypeVar("T")
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+_sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,27 +90,42 @@ def json_object(content: bytes) -> dict[str, Any]:
     return data
 
 
-def shared_http_client(settings: ClientSettings) -> httpx.AsyncClient:
-    """The pooled client for the running event loop (created on first use)."""
+def shared_http_session() -> aiohttp.ClientSession:
+    """The pooled session for the running event loop (created on first use).
+
+    Bodies arrive as sent (`auto_decompress=False`): `read_bounded` decodes them within the
+    limits. Redirects are never followed and no status raises: `TomTomSession` maps them.
+    """
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
-    if client is None or client.is_closed:
-        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
-        client = httpx.AsyncClient(
-            transport=TomTomTransport(limits=limits),
-            timeout=httpx.Timeout(settings.total_timeout, connect=settings.connect_timeout),
-            limits=limits,
-            headers={"Accept": "application/json", "Accept-Encoding": "gzip"},
-            follow_redirects=False,
+    session = _sessions.get(loop)
+    if session is None or session.closed:
+        connector = aiohttp.TCPConnector(
+            limit=100, keepalive_timeout=5.0, ssl=ssl.create_default_context(cafile=certifi.where())
         )
-        _clients[loop] = client
-    return client
+        session = aiohttp.ClientSession(
+            connector=connector,
+            headers={"Accept": "application/json", "Accept-Encoding": "gzip"},
+            cookie_jar=aiohttp.DummyCookieJar(),
+            auto_decompress=False,
+            timeout=aiohttp.ClientTimeout(total=None),
+        )
+        _sessions[loop] = session
+    return session
+
+
+async def closing_shared_clients[R](work: Awaitable[R]) -> R:
+    """`work`'s result, the running loop's TomTom session closed after it (one-shot commands)."""
+    try:
+        return await work
+    finally:
+        await close_shared_clients()
 
 
 async def close_shared_clients() -> None:
-    for client in list(_clients.values()):
-        await client.aclose()
-    _clients.clear()
+    """Close the running event loop's session (ASGI lifespan shutdown, the end of a CLI run)."""
+    session = _sessions.pop(asyncio.get_running_loop(), None)
+    if session is not None:
+        await session.close()
 
 
 @dataclass(slots=True)
@@ -141,13 +161,11 @@ class TomTomSession:
         backend: Backend,
         user_agent: str,
         stats: UpstreamStats | None = None,
-        http: httpx.AsyncClient | None = None,
     ) -> None:
         self.settings = settings
         self.backend = backend
         self._api_key = api_key
         self._user_agent = user_agent
-        self._http = http
         self.stats = stats or UpstreamStats()
         self.deadline = time.monotonic() + settings.total_timeout
         """`time.monotonic()` by which every request of this call has ended."""
@@ -182,38 +200,34 @@ class TomTomSession:
         """`decode` of TomTom's 2xx body for one request (by default its whole JSON object),
         retried within the call's deadline, or a `ToolError`. `decode` gets the body with the
         key scrubbed and raises `ToolError(malformed)` for what it cannot read."""
-        http = self._http or shared_http_client(self.settings)
+        http = shared_http_session()
         query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
         query["key"] = self._api_key
+        url = URL(self.settings.base_url + path).extend_query(query)
         headers = {"TomTom-User-Agent": self._user_agent}
+        data = None
+        if body is not None:
+            data = orjson.dumps(body)
+            headers["Content-Type"] = "application/json"
         attempt = 0
         while True:
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
                 raise self._deadline_passed()
             started = time.monotonic()
+            timeout = aiohttp.ClientTimeout(total=None, sock_connect=min(self.settings.connect_timeout, remaining))
             try:
                 async with asyncio.timeout(remaining):
-                    request = http.build_request(
-                        method,
-                        self.settings.base_url + path,
-                        params=query,
-                        json=body,
-                        headers=headers,
-                        timeout=httpx.Timeout(remaining, connect=min(self.settings.connect_timeout, remaining)),
-                    )
-                    status, retry_after, content = await self._exchange(http, request)
-            except TimeoutError:
-                raise self._deadline_passed() from None
-            except httpx.ConnectTimeout:
+                    status, retry_after, content = await self._exchange(http, method, url, headers, data, timeout)
+            except aiohttp.ConnectionTimeoutError:  # a TimeoutError too: first
                 raise ToolError(
                     ErrorCode.UNAVAILABLE,
                     f"TomTom could not be connected to within {self.settings.connect_timeout:g} s"
                     " (TOMTOM_CONNECT_TIMEOUT); try again later.",
                 ) from None
-            except httpx.TimeoutException:
+            except TimeoutError:
                 raise self._deadline_passed() from None
-            except httpx.HTTPError:
+            except aiohttp.ClientError:
                 raise ToolError(ErrorCode.UNAVAILABLE, "TomTom could not be reached; try again later.") from None
             finally:
                 self.stats.calls += 1
@@ -233,16 +247,27 @@ class TomTomSession:
             f"TomTom did not answer within {self.settings.total_timeout:g} s (TOMTOM_TIMEOUT); try again later.",
         )
 
-    async def _exchange(self, http: httpx.AsyncClient, request: httpx.Request) -> tuple[int, float | None, bytes]:
-        """Send `request` and read its whole body within the size limits: `(status, retry_after, body)`."""
-        response = await http.send(request, stream=True)
-        try:
+    async def _exchange(
+        self,
+        http: aiohttp.ClientSession,
+        method: str,
+        url: URL,
+        headers: dict[str, str],
+        data: bytes | None,
+        timeout: aiohttp.ClientTimeout,
+    ) -> tuple[int, float | None, bytes]:
+        """Send one request and read its whole body within the size limits: `(status, retry_after, body)`.
+
+        Leaving the `async with` before the body's end closes the connection rather than pooling it."""
+        async with http.request(
+            method, url, headers=headers, data=data, timeout=timeout, allow_redirects=False
+        ) as response:
             limit = self.settings.max_body_bytes
             length = response.headers.get("Content-Length", "")
             if length.isdigit() and int(length) > limit:
                 raise _too_large(f"is larger than {_size(limit)} (TOMTOM_MAX_BODY_BYTES)")
             content = await read_bounded(
-                response.aiter_raw(),
+                response.content.iter_any(),
                 response.headers.get("Content-Encoding", ""),
                 max_bytes=limit,
                 max_decoded_bytes=self.settings.max_decoded_bytes,
@@ -250,9 +275,7 @@ class TomTomSession:
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
             if retry_after is not None:
                 retry_after = min(retry_after, self.settings.max_retry_after)
-            return response.status_code, retry_after, content
-        finally:
-            await response.aclose()
+            return response.status, retry_after, content
 
     def _answer(self, status: int, content: bytes, retry_after: float | None, decode: Callable[[bytes], T]) -> T:
         key = self._api_key.encode()

@@ -18,6 +18,7 @@ from tools.config import server_config
 from tools.context import CallContext
 from tools.management.commands._options import add_transport_options, parse_backend
 from tools.mcp.service import build_dispatcher
+from tools.tomtom.client import closing_shared_clients
 from tools.tomtom.credentials import KeySources
 
 
@@ -44,7 +45,7 @@ class Command(BaseCommand):
             backend=parse_backend(options["backend"]),
             client_name="mcp_exec",
         )
-        outcome = anyio.run(build_dispatcher().call, options["tool"], arguments, context)
+        outcome = anyio.run(closing_shared_clients, build_dispatcher().call(options["tool"], arguments, context))
         self.stdout.write(outcome.text)
         if outcome.is_error:
             sys.exit(1)

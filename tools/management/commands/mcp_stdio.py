@@ -12,6 +12,7 @@ from tools.config import server_config
 from tools.management.commands._options import add_transport_options, parse_backend
 from tools.mcp.service import build_dispatcher
 from tools.mcp.stdio import serve_stdio
+from tools.tomtom.client import closing_shared_clients
 
 
 class Command(BaseCommand):
@@ -23,4 +24,5 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         backend = parse_backend(options["backend"])
-        anyio.run(lambda: serve_stdio(build_dispatcher(), server_config(), api_key=options["apikey"], backend=backend))
+        serve = serve_stdio(build_dispatcher(), server_config(), api_key=options["apikey"], backend=backend)
+        anyio.run(closing_shared_clients, serve)
