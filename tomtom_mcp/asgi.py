@@ -2,18 +2,24 @@
 
 `application` adds the ASGI lifespan, which Django's handler refuses: startup starts the MCP
 transport's task group on the worker's event loop, shutdown stops it and closes the shared TomTom
-connections (docs/adr/0011-mcp-as-a-django-view.md).
+connections (docs/adr/0011-mcp-as-a-django-view.md). Requests for `MCP_PATH` go to a Django
+handler whose middleware are `MCP_MIDDLEWARE` (a subsequence of `MIDDLEWARE`: Host, security
+headers, the common rules); every other path to the handler of the whole `MIDDLEWARE`. Both
+resolve the same URLconf.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
+from collections.abc import Sequence
 from contextlib import closing
 from typing import Any
 
 import django
 from asgiref.sync import SyncToAsync, sync_to_async
+from django.conf import settings
 from django.core import signals
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler as DjangoASGIHandler
@@ -44,8 +50,15 @@ class ASGIHandler(DjangoASGIHandler):
     else, the URLconf, the middleware's behaviour and the views, is Django's own.
     """
 
+    def __init__(self, middleware: Sequence[str] | None = None) -> None:
+        self.middleware_names = list(settings.MIDDLEWARE if middleware is None else middleware)
+        super().__init__()
+
     def load_middleware(self, is_async: bool = False) -> None:
-        """Django's stack from `MIDDLEWARE`, each class swapped for its non-blocking subclass."""
+        """Django's stack from `middleware` (by default `MIDDLEWARE`), each class swapped for its
+        non-blocking subclass. Django's loader reads `settings.MIDDLEWARE` and resolves names with
+        its module's `import_string`; both are swapped for the load only (at import, before any
+        request, on one thread)."""
         from django.core.handlers import base
 
         from tomtom_mcp.middleware import NON_BLOCKING
@@ -54,10 +67,13 @@ class ASGIHandler(DjangoASGIHandler):
         namespace = vars(base)
         load = namespace["import_string"]
         namespace["import_string"] = lambda path: load(NON_BLOCKING.get(path, path))
+        configured = settings.MIDDLEWARE
+        settings.MIDDLEWARE = self.middleware_names
         try:
             super().load_middleware(is_async)
         finally:
             namespace["import_string"] = load
+            settings.MIDDLEWARE = configured
 
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         try:
@@ -100,6 +116,24 @@ class _Sent(Exception):
 
 
 django_app = ASGIHandler()
+mcp_app = ASGIHandler(settings.MCP_MIDDLEWARE)
+
+
+def _mcp_path() -> re.Pattern[str]:
+    from tools.mcp.http import mcp_route
+
+    return re.compile(mcp_route(settings.MCP_PATH))
+
+
+_MCP_PATH = _mcp_path()
+
+
+def _handler(scope: dict[str, Any]) -> ASGIHandler:
+    """`mcp_app` for `MCP_PATH` (below the script prefix, as Django resolves it), else `django_app`."""
+    path, root = scope["path"], scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return mcp_app if _MCP_PATH.match(path.lstrip("/")) else django_app
 
 
 async def _lifespan(receive: Any, send: Any) -> None:
@@ -120,5 +154,7 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """Lifespan here, every HTTP request to Django."""
     if scope["type"] == "lifespan":
         await _lifespan(receive, send)
+    elif scope["type"] == "http":
+        await _handler(scope)(scope, receive, send)
     else:
         await django_app(scope, receive, send)

@@ -5,12 +5,19 @@ fails with an error, not Django's warning. Every id is documented in docs/deploy
 - `tomtom_mcp.E002`: `DJANGO_SECRET_KEY` is unset (the development key is in use) or shorter than 50 characters.
 - `tomtom_mcp.E003`: an `MCP_SESSION_SECRETS` entry is the development key or shorter than 32 characters
   (unset, it falls back to `DJANGO_SECRET_KEY`).
+
+And on every `manage.py check`:
+
+- `tomtom_mcp.E004`: `MCP_MIDDLEWARE` (the middleware that serve `MCP_PATH`) names a middleware
+  that is not in `MIDDLEWARE`, or names them in another order.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.core.checks import Error, Tags, register
+
+from tomtom_mcp.middleware import is_subsequence
 
 MIN_SECRET_KEY_LENGTH = 50
 MIN_SESSION_SECRET_LENGTH = 32
@@ -43,3 +50,16 @@ def check_production_secrets(app_configs: object = None, **kwargs: object) -> li
             )
         )
     return errors
+
+
+@register()
+def check_mcp_middleware(app_configs: object = None, **kwargs: object) -> list[Error]:
+    if is_subsequence(settings.MCP_MIDDLEWARE, settings.MIDDLEWARE):
+        return []
+    return [
+        Error(
+            "MCP_MIDDLEWARE is not a part of MIDDLEWARE in its order.",
+            hint="List in MCP_MIDDLEWARE only names from MIDDLEWARE, in the order MIDDLEWARE has them.",
+            id="tomtom_mcp.E004",
+        )
+    ]
