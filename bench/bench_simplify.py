@@ -8,6 +8,11 @@ Each figure is the median of 21 runs after 5 warm-ups in one process, CPU time
 (``time.process_time``: a shared machine disturbs it less than wall time), and the table shows
 the median of 3 such processes, run interleaved with the "before" code when it is given.
 
+A second figure times the same call on the same Features with their positions already in
+numpy arrays, as the server's own tools hand lines over (tools.shaping.geometry decodes TomTom's
+points straight into arrays): the difference is the cost of reading Python lists of floats,
+which a JSON parser in Python cannot avoid and Node's engine pays almost nothing for.
+
 Usage: .venv/bin/python bench/bench_simplify.py [--before DIR]
 
 DIR is a checkout of the code to compare with, e.g. ``git archive next | tar -x -C DIR``; its
@@ -116,13 +121,26 @@ def worker(source: Path, inputs: Path) -> None:
             properties["simplification"] = report.as_dict()
         return orjson.dumps({"type": "Feature", "properties": properties, "geometry": geometry})
 
+    import numpy as np
+
+    def as_arrays(feature: dict[str, Any]) -> dict[str, Any]:
+        geometry = feature["geometry"]
+        if geometry["type"] == "LineString":
+            coordinates: Any = np.array(geometry["coordinates"], dtype=np.float64)
+        else:
+            coordinates = [np.array(ring, dtype=np.float64) for ring in geometry["coordinates"]]
+        return {**feature, "geometry": {"type": geometry["type"], "coordinates": coordinates}}
+
     results = {}
     for name in NAMES:
         feature = json.loads((inputs / f"{name}.json").read_text())
         times = timings_ms(lambda feature=feature: capped_json(feature))
+        arrays = as_arrays(feature)
+        array_times = timings_ms(lambda arrays=arrays: capped_json(arrays))
         report = orjson.loads(capped_json(feature))["properties"].get("simplification", {})
         results[name] = {
             "median": statistics.median(times),
+            "arrays": statistics.median(array_times),
             "points": report.get("points"),
             "max_error_m": report.get("max_error_m", 0),
             "kib": len(capped_json(feature)) / 1024,
@@ -157,7 +175,7 @@ def main() -> None:
     for side in sides:
         head += f" {side} ms | {side} points | {side} max_error_m |"
         rule += " ---: | ---: | ---: |"
-    print(head + " after / Node |\n" + rule + " ---: |")
+    print(head + " after / Node | after from arrays ms | from arrays / Node |\n" + rule + " ---: | ---: | ---: |")
     for name in NAMES:
         ref_ms, _ = REFERENCE[name]
         row = f"| {name} | {ref_ms:.2f} |"
@@ -167,7 +185,8 @@ def main() -> None:
             spread = " / ".join(f"{m:.2f}" for m in medians)
             row += f" {statistics.median(medians):.2f} ({spread}) | {last['points'] or '-'} | {last['max_error_m']} |"
         after = statistics.median(run[name]["median"] for run in runs["after"])
-        print(f"{row} {after / ref_ms:.1f}x |")
+        arrays = statistics.median(run[name]["arrays"] for run in runs["after"])
+        print(f"{row} {after / ref_ms:.1f}x | {arrays:.2f} | {arrays / ref_ms:.1f}x |")
 
 
 if __name__ == "__main__":
