@@ -7,8 +7,11 @@ over an 8,000-point route, `tomtom-routing` with `response_detail: geometry`, an
 it prints calls/s, p50/p99, and the server's CPU milliseconds per call: utime + stime from
 `/proc/<pid>/stat` of every worker over the run, divided by the calls answered. CPU per call
 holds on a noisy shared machine where calls/s does not; each worker's share of that CPU shows
-whether connections were spread over the workers. `--memory` adds worker resident memory after
-10,000 calls and again after a repeat run (growth).
+whether connections were spread over the workers: each worker listens on a socket of its own
+(`reuse_port`) and the kernel hands each new connection to one by a hash of its addresses, so
+two connections land on one worker about half the time; with more than one worker, a geocode
+row at `--spread-connections` (default 16) shows the spread over many. `--memory` adds worker
+resident memory after 10,000 calls and again after a repeat run (growth).
 
     .venv/bin/python bench/bench_http.py [--seconds 10] [--connections 2] [--workers 1 2] [--memory]
 
@@ -181,6 +184,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=2)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--memory", action="store_true", help="also measure worker memory over 20,000 calls")
+    parser.add_argument("--spread-connections", type=int, default=16, help="connections of the spread row")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed: apt-get install wrk")
@@ -206,7 +210,7 @@ def main() -> None:
         cwd=REPO, stdout=subprocess.DEVNULL,
     )  # fmt: skip
     script = tmp / "post.lua"
-    rows: list[tuple[int, str, dict]] = []
+    rows: list[tuple[int, str, int, dict]] = []
     memory: list[tuple[float, float, float]] = []
     loads = [load_average()]
     try:
@@ -221,8 +225,11 @@ def main() -> None:
                     assert "result" in check and not check["result"].get("isError"), check
                     wrk(url, tmp / f"{name}.json", script, max(2, workers * 2), 1)  # warm-up
                 for name in bodies:
-                    rows.append((workers, name, measured(url, tmp / f"{name}.json", script, pids, args.connections,
-                                                         args.seconds)))  # fmt: skip
+                    run = measured(url, tmp / f"{name}.json", script, pids, args.connections, args.seconds)
+                    rows.append((workers, name, args.connections, run))
+                if workers > 1:
+                    spread = measured(url, tmp / "geocode.json", script, pids, args.spread_connections, args.seconds)
+                    rows.append((workers, "geocode", args.spread_connections, spread))
                 if args.memory:
                     idle = worker_rss_mb(server.pid)
                     drive(url, tmp / "geocode.json", script, 10_000)
@@ -240,13 +247,14 @@ def main() -> None:
     print(f"\n### Server CPU per call: gunicorn + uvicorn workers, TomTom stubbed on loopback, wrk "
           f"{args.connections} connections x {args.seconds} s\n")  # fmt: skip
     print(f"Load average (uptime) before: {loads[0]}; after: {loads[-1]}\n")
-    print("| call | workers | CPU ms/call | Node CPU ms/call | target | calls/s | p50 ms | p99 ms | CPU per worker % "
-          "| errors |")  # fmt: skip
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
-    for workers, name, r in rows:
+    print("| call | workers | connections | CPU ms/call | Node CPU ms/call | target | calls/s | p50 ms | p99 ms "
+          "| CPU per worker % | errors |")  # fmt: skip
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+    for workers, name, connections, r in rows:
         shares = "/".join(str(s) for s in r["shares"])
-        print(f"| {LABELS[name]} | {workers} | {r['cpu_ms']:.2f} | {NODE_CPU_MS[name]} | <= {TARGET_CPU_MS[name]} "
-              f"| {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {shares} | {r['errors']} |")  # fmt: skip
+        print(f"| {LABELS[name]} | {workers} | {connections} | {r['cpu_ms']:.2f} | {NODE_CPU_MS[name]} "
+              f"| <= {TARGET_CPU_MS[name]} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {shares} "
+              f"| {r['errors']} |")  # fmt: skip
     if memory:
         print("\n| worker RSS (MB) | idle | after 10,000 calls | after a repeat 10,000 | growth |")
         print("| --- | ---: | ---: | ---: | ---: |")

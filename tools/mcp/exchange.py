@@ -14,7 +14,8 @@ then runs the SDK's single-exchange driver (`mcp.server.runner.serve_one`: the s
 transport uses) on a born-ready stateless connection, and maps a failure to its JSON-RPC error
 exactly as the SDK's dispatcher does. Parsing uses the SDK's own `mcp_types` models, and so
 do errors; a result, which the SDK has already validated and dumped for the request's version,
-is encoded once by orjson inside the JSON-RPC 2.0 envelope (`jsonrpc`, `id`, `result`).
+is encoded once by orjson inside the JSON-RPC 2.0 envelope (`jsonrpc`, `id`, `result`), or by
+the SDK's `JSONRPCResponse` when an integer in it is beyond orjson's 64 bits.
 Anything else (2026-07-28 requests, notifications, batches, unparsable bodies) is left to the
 SDK's transport, which owns those answers.
 """
@@ -42,6 +43,7 @@ from mcp_types import (
     ErrorData,
     JSONRPCError,
     JSONRPCRequest,
+    JSONRPCResponse,
     RequestId,
     jsonrpc_message_adapter,
 )
@@ -52,6 +54,7 @@ from starlette.requests import Request
 logger = logging.getLogger(__name__)
 
 _REPLY = TypeAdapter(JSONRPCError)
+_RESPONSE = TypeAdapter(JSONRPCResponse)
 
 
 def single_request(body: bytes, protocol_version: str | None) -> JSONRPCRequest | None:
@@ -125,5 +128,10 @@ async def answer(
         reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
         return _REPLY.dump_json(reply, by_alias=True, exclude_unset=True)
     # `result` is already the SDK's wire form (validated and dumped for this version): encoded
-    # as is, without a second pass through the `JSONRPCResponse` model's serialiser.
-    return orjson.dumps({"jsonrpc": "2.0", "id": message.id, "result": result})
+    # as is, without a second pass through the `JSONRPCResponse` model's serialiser, unless it
+    # or the id holds an integer beyond 64 bits (JSON-RPC allows any), which only that one writes.
+    try:
+        return orjson.dumps({"jsonrpc": "2.0", "id": message.id, "result": result})
+    except TypeError:
+        reply = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
+        return _RESPONSE.dump_json(reply, by_alias=True, exclude_unset=True)
