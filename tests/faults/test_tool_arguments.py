@@ -25,6 +25,7 @@ from tests.support.schema_strategies import broken, valid
 from tests.support.tomtom_stub import TomTomStub
 from tools.context import CallContext
 from tools.mcp.service import build_dispatcher
+from tools.tomtom.client import close_shared_clients
 
 DISPATCHER = build_dispatcher()
 TOOLS = [tool.name for tool in DISPATCHER.registry]
@@ -71,6 +72,7 @@ def family_stub() -> Iterator[Upstream]:
 def loop() -> Iterator[asyncio.AbstractEventLoop]:
     running = asyncio.new_event_loop()
     yield running
+    running.run_until_complete(close_shared_clients())  # the loop's pooled TomTom session
     running.close()
 
 
