@@ -132,6 +132,20 @@ def test_a_partial_last_line_is_malformed_until_the_line_is_complete():
     assert stored() == 5
 
 
+@pytest.mark.parametrize("read_bytes", [7, 1000, 1 << 20])
+def test_lines_are_the_same_whatever_reads_they_span_and_a_too_long_line_is_malformed(monkeypatch, read_bytes):
+    monkeypatch.setattr(services, "READ_BYTES", read_bytes)
+    monkeypatch.setattr(services, "MAX_LINE_BYTES", 2_000)
+    too_long = '{"event":"app_status","message":"' + "x" * 5_000 + '"}'
+    data = log(EVENTS[0], too_long, EVENTS[1], "", EVENTS[2]) + EVENTS[3].encode()  # the last line has no newline
+
+    report = events_ingest(log_lines(io.BytesIO(data)))
+
+    assert (report.lines, report.events, report.new, report.skipped, report.malformed) == (6, 4, 4, 1, 1)
+    assert [number for number, _ in report.malformed_lines] == [2]
+    assert sorted(AppStatusEvent.objects.values_list("raw", flat=True)) == sorted(EVENTS[:4])
+
+
 def test_a_truncated_gzip_file_keeps_the_lines_before_the_break(tmp_path):
     packed = gzip.compress(log(*EVENTS * 200))
     path = tmp_path / "cut.gz"
@@ -212,13 +226,19 @@ def test_no_event_is_lost_across_batches_duplicates_and_reruns():
     assert hourly_matches_events()
 
 
-def test_a_rerun_repairs_hourly_counts_left_behind():
-    ingest(*EVENTS)
-    AppStatusHourlyCount.objects.all().delete()  # as if an earlier run stopped between the two
-    AppStatusDailyCount.objects.all().delete()
+def test_a_batch_that_fails_stores_neither_its_events_nor_its_counts(monkeypatch):
+    def broken(counts):
+        raise RuntimeError("the database went away")
 
-    ingest(*EVENTS)
+    monkeypatch.setattr(services, "add_app_status", broken)
+    with pytest.raises(RuntimeError):
+        ingest(*EVENTS)
+    monkeypatch.undo()
+    assert (stored(), AppStatusHourlyCount.objects.count(), AppStatusDailyCount.objects.count()) == (0, 0, 0)
 
+    report = ingest(*EVENTS)
+
+    assert (report.new, stored()) == (5, 5)
     assert hourly_matches_events()
     assert list(AppStatusDailyCount.objects.values_list("kind", "count").order_by("kind")) == [
         ("app_data", 1), ("drawn", 1), ("failed", 1), ("host_dropped", 1), ("retired_tool", 1)]  # fmt: skip
