@@ -17,14 +17,17 @@ exactly as `count(*) FILTER (WHERE total_ms <= <ms>)` would count them.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from django.db import connection, models
 
 from analytics.models import (
+    KNOWN_OUTCOMES,
     LATENCY_BOUNDS_MS,
     LATENCY_COLUMNS,
+    OTHER_OUTCOMES_COLUMN,
+    OUTCOME_COLUMNS,
     AppStatusDailyCount,
     AppStatusHourlyCount,
     ToolCallDaily,
@@ -38,6 +41,8 @@ CALL_FIGURES: tuple[str, ...] = (
     *LATENCY_COLUMNS["total"], *LATENCY_COLUMNS["upstream"],
 )  # fmt: skip
 """The figures of a tool-call rollup row, in the order `tool_call_figures` gives them."""
+DAILY_CALL_FIGURES: tuple[str, ...] = (*CALL_FIGURES, *OUTCOME_COLUMNS.values(), OTHER_OUTCOMES_COLUMN)
+_OUTCOME_INDEX = {outcome: index for index, outcome in enumerate(KNOWN_OUTCOMES)}
 APP_DIMENSIONS = ("client", "tool", "kind")
 CALL_DIMENSIONS = ("client", "tool", "backend", "tenant", "outcome")
 
@@ -101,12 +106,13 @@ def _cumulative(figures: list[float]) -> list[float]:
     return result
 
 
-def by_day[K: tuple](deltas: dict[K, int] | dict[K, list[float]]) -> dict[K, list[float]]:
-    """Hourly deltas summed per UTC day (the key's first item is the hour)."""
-    daily: dict[K, list[float]] = {}
+def by_day(deltas: Mapping[tuple, int | list[float]], *, width: int | None = None) -> dict[tuple, list[float]]:
+    """Hourly deltas summed per UTC day (a key's first item is the hour): keyed by the day and
+    the rest of the key, or its first `width - 1` dimensions only."""
+    daily: dict[tuple, list[float]] = {}
     for key, value in deltas.items():
         figures = [value] if isinstance(value, int) else value
-        day_key: K = (key[0].replace(hour=0), *key[1:])  # type: ignore[assignment]
+        day_key = (key[0].replace(hour=0), *key[1:width])
         if (sums := daily.get(day_key)) is None:
             daily[day_key] = list(figures)
         else:
@@ -123,10 +129,21 @@ def add_app_status(counts: dict[AppKey, int]) -> None:
 
 
 def add_tool_calls(figures: dict[CallKey, list[float]]) -> None:
-    """Add hourly tool-call figures to the hourly and daily rollups."""
-    if figures:
-        _add(ToolCallHourly, "hour", CALL_DIMENSIONS, CALL_FIGURES, [(*k, *v) for k, v in figures.items()])
-        _add(ToolCallDaily, "day", CALL_DIMENSIONS, CALL_FIGURES, [(*k, *v) for k, v in by_day(figures).items()])
+    """Add hourly tool-call figures to the hourly rollup, and their sums per day and combination
+    (outcomes together, the calls by outcome in their columns) to the daily one."""
+    if not figures:
+        return
+    _add(ToolCallHourly, "hour", CALL_DIMENSIONS, CALL_FIGURES, [(*k, *v) for k, v in figures.items()])
+    with_outcomes = {key: [*value, *_by_outcome(key[-1], int(value[0]))] for key, value in figures.items()}
+    daily = by_day(with_outcomes, width=len(CALL_DIMENSIONS))  # the key without its outcome
+    _add(ToolCallDaily, "day", CALL_DIMENSIONS[:-1], DAILY_CALL_FIGURES, [(*k, *v) for k, v in daily.items()])
+
+
+def _by_outcome(outcome: str, calls: int) -> list[int]:
+    """`calls` in the column of `outcome` (OUTCOME_COLUMNS, then the other outcomes'), 0 in the others."""
+    counts = [0] * (len(KNOWN_OUTCOMES) + 1)
+    counts[_OUTCOME_INDEX.get(outcome, len(KNOWN_OUTCOMES))] = calls
+    return counts
 
 
 _PG_TYPES: dict[type, str] = {

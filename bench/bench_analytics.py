@@ -168,9 +168,13 @@ def describe(result: dict[str, float]) -> str:
 def truncate() -> None:
     from django.db import connection
 
-    from analytics.models import AppStatusEvent, AppStatusHourlyCount, ToolCallEvent, ToolCallHourly
+    from analytics import models
 
-    tables = [model._meta.db_table for model in (AppStatusEvent, AppStatusHourlyCount, ToolCallEvent, ToolCallHourly)]
+    tables = [
+        model._meta.db_table
+        for model in (models.AppStatusEvent, models.AppStatusHourlyCount, models.AppStatusDailyCount,
+                      models.ToolCallEvent, models.ToolCallHourly, models.ToolCallDaily, models.ToolCallDailyOutcome)
+    ]  # fmt: skip
     with connection.cursor() as cursor:
         cursor.execute(f"TRUNCATE {', '.join(tables)}")
 
