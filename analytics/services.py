@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import multiprocessing
 import queue
 import sys
 import threading
@@ -32,12 +33,13 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from django.db import IntegrityError, connection, models, transaction
 from django.db.backends.utils import CursorWrapper
 from psycopg.copy import Copy, FileWriter
 
+from analytics import ingest_workers
 from analytics.models import UNKNOWN_KIND, AppStatusEvent, ToolCallEvent
 from analytics.parsing import COLUMNS, EventRow, Malformed
 from analytics.partitions import ensure_partitions, is_partitioned, retention_cutoff
@@ -169,16 +171,32 @@ Encode = Callable[["_Events", list], bytes]
 @dataclass(slots=True)
 class _Batch:
     """One transaction's events of one kind (unique identities, none before the retention
-    horizon), with what the parser thread prepared for the writer: the rollup deltas of the
-    rows, should all of them be new, and on PostgreSQL the rows as binary COPY data."""
+    horizon), with what the parser prepared for the writer: how many, their first and last
+    times, the rollup deltas of the rows should all of them be new, and on PostgreSQL the rows as
+    binary COPY data. `rows` are the parsed rows themselves (None when a worker process parsed
+    them: the PostgreSQL writer does not need them)."""
 
-    rows: list
+    count: int
+    first: datetime | None
+    last: datetime | None
     deltas: dict
     copy_data: bytes | None
+    rows: list | None
+
+    @classmethod
+    def of(cls, rows: list, deltas: dict, copy_data: bytes | None) -> _Batch:
+        times = [row.time for row in rows]
+        return cls(len(rows), min(times, default=None), max(times, default=None), deltas, copy_data, rows)
 
 
 Batch = tuple[_Batch, _Batch]
 """App-status events, tool calls."""
+
+
+class Handover(Protocol):
+    """Where the parser puts batches (then None at the end, or the error that stopped it): a queue."""
+
+    def put(self, item: Batch | BaseException | None, timeout: float | None = None) -> None: ...
 
 
 def events_ingest(
@@ -187,11 +205,15 @@ def events_ingest(
     batch_size: int = BATCH_SIZE,
     progress: Progress | None = None,
     progress_every: float = 5.0,
+    workers: int = 0,
 ) -> IngestReport:
     """Parse and store app-status and tool-call lines; see the module docstring for the guarantees.
 
     `progress`, when given, is called on the caller's thread with the report so far, about every
-    `progress_every` seconds (between batches)."""
+    `progress_every` seconds (between batches). With `workers` > 0, on PostgreSQL, that many
+    worker processes parse the batches (see `_ingest_in_workers`); the result is the same."""
+    if workers > 0 and connection.vendor == "postgresql":
+        return _ingest_in_workers(lines, batch_size, progress, progress_every, workers)
     report = IngestReport()
     batches: queue.Queue[Batch | BaseException | None] = queue.Queue(maxsize=2)
     stop = threading.Event()
@@ -246,7 +268,7 @@ def _parse_batches(
     lines: Iterable[bytes],
     report: IngestReport,
     batch_size: int,
-    batches: queue.Queue[Batch | BaseException | None],
+    batches: Handover,
     stop: threading.Event,
     horizon: datetime | None,
     encode: Encode | None,
@@ -277,8 +299,8 @@ def _parse_batches(
         app_data = encode(APP_STATUS, rows) if encode and rows else None
         call_data = encode(TOOL_CALLS, call_rows) if encode and call_rows else None
         return (
-            _Batch(rows, app_status_counts(rows), app_data),
-            _Batch(call_rows, tool_call_figures(call_rows), call_data),
+            _Batch.of(rows, app_status_counts(rows), app_data),
+            _Batch.of(call_rows, tool_call_figures(call_rows), call_data),
         )
 
     number = events = unknown = calls = unknown_fields = skipped = 0
@@ -317,18 +339,141 @@ def _parse_batches(
         hand_over(error)
 
 
+Chunk = tuple[int, list[bytes], str | None]
+"""A batch of lines for a worker: the number of the line before the first, the lines, and why
+the input broke off after them (None when it did not)."""
+
+
+@dataclass(slots=True)
+class Parsed:
+    """What a worker process made of one chunk: the line counts and the batch, without rows."""
+
+    report: IngestReport
+    app_status: _Batch
+    tool_calls: _Batch
+
+
+def _ingest_in_workers(
+    lines: Iterable[bytes], batch_size: int, progress: Progress | None, progress_every: float, workers: int
+) -> IngestReport:
+    """Parse in `workers` processes, write on the caller's thread, in input order.
+
+    The caller's process reads the lines and cuts them into chunks of `batch_size` lines (on a
+    pool thread); each worker parses a chunk into one batch, exactly as the parser thread would
+    (`_parse_batches`), and sends back the counts and the batch without its rows: COPY data and
+    deltas are all the PostgreSQL writer needs. Lines repeated across chunks are two events in
+    two batches, and the second insert skips the stored one, as for any rerun. At most
+    `2 * workers` chunks are in flight, so memory stays bounded. Worker processes are started
+    afresh ("spawn": nothing of this process, its threads or its connection is inherited) and
+    open a database connection of their own, only for the COPY format's adapters."""
+    report = IngestReport()
+    slots = threading.BoundedSemaphore(2 * workers)
+    stop = threading.Event()
+    context = multiprocessing.get_context("spawn")
+    next_progress = time.monotonic() + progress_every
+    with context.Pool(workers, initializer=ingest_workers.start, initargs=(retention_cutoff(),)) as pool:
+        try:
+            for parsed in pool.imap(ingest_workers.parse, _chunks(lines, batch_size, slots, stop)):
+                slots.release()
+                _add_counts(report, parsed.report)
+                new, calls_new = _write(parsed.app_status, parsed.tool_calls)
+                report.new += new
+                report.tool_calls_new += calls_new
+                if progress is not None and time.monotonic() >= next_progress:
+                    progress(report)
+                    next_progress = time.monotonic() + progress_every
+        finally:
+            stop.set()
+    return report
+
+
+def _chunks(
+    lines: Iterable[bytes], size: int, slots: threading.BoundedSemaphore, stop: threading.Event
+) -> Iterator[Chunk]:
+    """`lines` in chunks of `size`, each once a slot is free (none once `stop` is set). When the
+    input breaks off, the last chunk holds every line before the break and says why."""
+    number, broken, iterator = 0, None, iter(lines)
+    while broken is None:
+        chunk: list[bytes] = []
+        try:
+            for line in iterator:
+                chunk.append(line)
+                if len(chunk) == size:
+                    break
+        except (EOFError, OSError, zlib.error) as error:
+            broken = str(error)
+        if not chunk and broken is None:
+            return
+        while not slots.acquire(timeout=0.1):
+            if stop.is_set():
+                return
+        yield number, chunk, broken
+        number += len(chunk)
+
+
+_worker_horizon: datetime | None = None
+_worker_encode: Encode | None = None
+
+
+def start_worker(horizon: datetime | None) -> None:
+    """A worker process's parser state: the retention horizon, and the COPY encoder on a
+    connection of its own (analytics/ingest_workers.py sets Django up first)."""
+    global _worker_horizon, _worker_encode
+    _worker_horizon, _worker_encode = horizon, _copy_encoder()
+
+
+def parse_chunk(chunk: Chunk) -> Parsed:
+    """Parse one chunk in a worker process (see `_ingest_in_workers`)."""
+    before, lines, broken = chunk
+
+    def numbered() -> Iterator[bytes]:
+        yield from lines
+        if broken is not None:
+            raise BrokenLog(broken)
+
+    report, handed = IngestReport(), _Handed()
+    _parse_batches(numbered(), report, len(lines) + 1, handed, threading.Event(), _worker_horizon, _worker_encode)
+    batches = [item for item in handed.items if item is not None]
+    if batches and isinstance(batches[0], BaseException):
+        raise batches[0]
+    report.malformed_lines = [(before + number, reason) for number, reason in report.malformed_lines]
+    report.lines += before
+    app_status, tool_calls = batches[0] if batches else (_Batch.of([], {}, None), _Batch.of([], {}, None))
+    app_status.rows = tool_calls.rows = None
+    return Parsed(report, app_status, tool_calls)
+
+
+class _Handed:
+    """Collects what `_parse_batches` hands over, in a worker (a queue's `put`)."""
+
+    def __init__(self) -> None:
+        self.items: list = []
+
+    def put(self, item: Batch | BaseException | None, timeout: float | None = None) -> None:
+        self.items.append(item)
+
+
+def _add_counts(report: IngestReport, chunk: IngestReport) -> None:
+    """Add a chunk's line counts to the whole input's (`chunk.lines` is the last line's number)."""
+    report.lines = chunk.lines
+    for name in ("events", "unknown", "tool_calls", "unknown_fields", "expired", "tool_calls_expired", "skipped"):
+        setattr(report, name, getattr(report, name) + getattr(chunk, name))
+    for number, reason in chunk.malformed_lines:
+        report.add_malformed(number, reason)
+    report.malformed += chunk.malformed - len(chunk.malformed_lines)
+
+
 def _write(app_status: _Batch, tool_calls: _Batch) -> tuple[int, int]:
     """Store one batch in one transaction and add the events it stored to the rollups; return how
     many app-status and tool-call events were new."""
     with transaction.atomic():
-        new = _insert(APP_STATUS, app_status)
+        new, counts = _insert(APP_STATUS, app_status)
         if new:
-            add_app_status(app_status.deltas if len(new) == len(app_status.rows) else app_status_counts(new))
-        calls_new = _insert(TOOL_CALLS, tool_calls)
+            add_app_status(app_status.deltas if counts is None else app_status_counts(counts))
+        calls_new, figures = _insert(TOOL_CALLS, tool_calls)
         if calls_new:
-            all_new = len(calls_new) == len(tool_calls.rows)
-            add_tool_calls(tool_calls.deltas if all_new else tool_call_figures(calls_new))
-    return len(new), len(calls_new)
+            add_tool_calls(tool_calls.deltas if figures is None else tool_call_figures(figures))
+    return new, calls_new
 
 
 _PG_TYPE_NAMES: dict[type, str] = {  # keyed by any type: get_field may also answer a relation
@@ -341,12 +486,34 @@ _PG_TYPE_NAMES: dict[type, str] = {  # keyed by any type: get_field may also ans
 }
 
 
+class _CountedEvent(NamedTuple):
+    time: datetime
+    client: str
+    tool: str
+    kind: str
+
+
+class _CountedCall(NamedTuple):
+    time: datetime
+    client: str
+    tool: str
+    backend: str
+    tenant: str
+    outcome: str
+    upstream_calls: int | None
+    bytes: int | None
+    upstream_ms: float | None
+    total_ms: float | None
+
+
 @dataclass(frozen=True, slots=True)
 class _Events:
-    """One kind of raw events: its model and the columns a parsed row fills."""
+    """One kind of raw events: its model, the columns a parsed row fills, and the row type of
+    the columns its rollups count (returned by an insert that skipped stored events)."""
 
     model: type[models.Model]
     columns: tuple[str, ...]
+    counted: type[_CountedEvent] | type[_CountedCall]
 
     @property
     def table(self) -> str:
@@ -369,47 +536,52 @@ class _Events:
         return row[: len(self.columns)]
 
 
-APP_STATUS = _Events(AppStatusEvent, COLUMNS)
-TOOL_CALLS = _Events(ToolCallEvent, TOOL_CALL_COLUMNS)
+APP_STATUS = _Events(AppStatusEvent, COLUMNS, _CountedEvent)
+TOOL_CALLS = _Events(ToolCallEvent, TOOL_CALL_COLUMNS, _CountedCall)
 
 
-def _insert(events: _Events, batch: _Batch) -> list:
-    """Insert the batch's events not stored yet; return the rows inserted."""
-    if not batch.rows:
-        return []
-    if connection.vendor == "postgresql" and batch.copy_data is not None:
-        return _insert_postgresql(events, batch.rows, batch.copy_data)
-    return _insert_orm(events, batch.rows)
+def _insert(events: _Events, batch: _Batch) -> tuple[int, list | None]:
+    """Insert the batch's events not stored yet; return how many, and the rows inserted when not
+    all of them were (None when all were: the batch's deltas are theirs)."""
+    if not batch.count:
+        return 0, None
+    if batch.copy_data is not None:
+        return _insert_postgresql(events, batch, batch.copy_data)
+    assert batch.rows is not None, "a batch without COPY data holds its rows"
+    new = _insert_orm(events, batch.rows)
+    return len(new), None if len(new) == batch.count else new
 
 
-def _insert_postgresql(events: _Events, rows: list, data: bytes) -> list:
+def _insert_postgresql(events: _Events, batch: _Batch, data: bytes) -> tuple[int, list | None]:
     """Copy straight into the table when nothing is stored in the batch's time range yet (new
     logs); otherwise, or when a concurrent writer gets in between and the unique constraint
-    refuses the copy, copy into a session-private table and insert what is not stored yet."""
-    first, last = min(row.time for row in rows), max(row.time for row in rows)
+    refuses the copy, copy into a session-private table and insert what is not stored yet,
+    returning the counted columns of exactly the rows inserted."""
+    first, last = batch.first, batch.last
+    assert first is not None and last is not None
     if is_partitioned(events.table):
         ensure_partitions(events.table, _months_between(first, last))
     if _nothing_stored_between(first, last, model=events.model):
         try:
             with transaction.atomic(), connection.cursor() as cursor:
                 _copy(cursor, events, events.table, data)
-            return rows
+            return batch.count, None
         except IntegrityError:
             pass
     columns = events.column_list
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"CREATE TEMPORARY TABLE IF NOT EXISTS {events.stage} AS SELECT {columns} FROM {events.table} WITH NO DATA"
+        cursor.execute(  # one round trip
+            f"CREATE TEMPORARY TABLE IF NOT EXISTS {events.stage} AS SELECT {columns} FROM {events.table} "
+            f"WITH NO DATA; TRUNCATE {events.stage}"
         )
-        cursor.execute(f"TRUNCATE {events.stage}")
         _copy(cursor, events, events.stage, data)
         # Sorted, so two writers meet the same rows in the same order.
         cursor.execute(
             f"INSERT INTO {events.table} ({columns}) SELECT {columns} FROM {events.stage} ORDER BY time, event_id "
-            "ON CONFLICT (time, event_id) DO NOTHING RETURNING event_id"
+            f"ON CONFLICT (time, event_id) DO NOTHING RETURNING {', '.join(events.counted._fields)}"
         )
-        inserted = {bytes(event_id) for (event_id,) in cursor.fetchall()}
-    return rows if len(inserted) == len(rows) else [row for row in rows if row.event_id in inserted]
+        inserted = [events.counted._make(row) for row in cursor.fetchall()]
+    return len(inserted), None if len(inserted) == batch.count else inserted
 
 
 def _months_between(first: datetime, last: datetime) -> list[datetime]:
