@@ -118,8 +118,8 @@ class AppStatusHourlyCount(models.Model):
 
 class AppStatusDailyCount(models.Model):
     """Events of one kind, by one client, with one tool, on the UTC day starting at `day`: the sum
-    of its hours' `AppStatusHourlyCount`s, recounted from them in the same transaction. Daily and
-    whole-range reports read it."""
+    of its hours' `AppStatusHourlyCount`s, added to in the same transaction (analytics/rollups.py).
+    Daily and whole-range reports read it."""
 
     day = models.DateTimeField()
     client = models.TextField()
@@ -214,8 +214,8 @@ class ToolCallRollup(models.Model):
 
 
 class ToolCallHourly(ToolCallRollup):
-    """Tool calls in the UTC hour starting at `hour`: recounted from the events like
-    `AppStatusHourlyCount`. Reports with hourly buckets read it."""
+    """Tool calls in the UTC hour starting at `hour`: added to like `AppStatusHourlyCount`
+    (analytics/rollups.py). Reports with hourly buckets read it."""
 
     hour = models.DateTimeField()
 

@@ -9,7 +9,7 @@ and adds the events it inserted, and only those, to the hourly and daily rollups
 wrote, adds nothing, and the rollups match the events after every commit, with concurrent
 writers too. Memory is bounded by the batch size and the line-length limit, whatever the
 input's length: at most four batches exist at once (one being parsed, two queued, one being
-written).
+written), or with worker processes, two per worker and the one being written.
 
 The parser thread does all the per-line work: it decodes the lines, counts the batch into
 rollup deltas and, on PostgreSQL, formats the rows as binary COPY data. The writer sends that
