@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from tools.app_status import AppStatus
+from tools.errors import ErrorCode
 
 UNKNOWN_KIND = "unknown"
 """The kind of a line marked `"event": "app_status"` whose message is none of the contract's."""
@@ -117,8 +118,8 @@ class AppStatusHourlyCount(models.Model):
 
 class AppStatusDailyCount(models.Model):
     """Events of one kind, by one client, with one tool, on the UTC day starting at `day`: the sum
-    of its hours' `AppStatusHourlyCount`s, recounted from them in the same transaction. Daily and
-    whole-range reports read it."""
+    of its hours' `AppStatusHourlyCount`s, added to in the same transaction (analytics/rollups.py).
+    Daily and whole-range reports read it."""
 
     day = models.DateTimeField()
     client = models.TextField()
@@ -142,6 +143,12 @@ def latency_column(metric: str, bound: int) -> str:
     """The `ToolCallHourly` column counting calls whose `metric` (`total` or `upstream`) took at most `bound` ms."""
     return f"{metric}_le_{bound}"
 
+
+KNOWN_OUTCOMES: tuple[str, ...] = ("ok", *(code.value for code in ErrorCode))
+"""The outcomes `ToolCallDaily` counts by name: `ok` and the closed set of error codes."""
+OUTCOME_COLUMNS: dict[str, str] = {outcome: f"outcome_{outcome}" for outcome in KNOWN_OUTCOMES}
+OTHER_OUTCOMES_COLUMN = "outcome_other"
+"""Calls that ended with a code this version does not know (a newer server's)."""
 
 LATENCY_COLUMNS: dict[str, tuple[str, ...]] = {
     metric: tuple(latency_column(metric, bound) for bound in LATENCY_BOUNDS_MS) for metric in ("total", "upstream")
@@ -207,8 +214,8 @@ class ToolCallRollup(models.Model):
 
 
 class ToolCallHourly(ToolCallRollup):
-    """Tool calls in the UTC hour starting at `hour`: recounted from the events like
-    `AppStatusHourlyCount`. Reports with hourly buckets read it."""
+    """Tool calls in the UTC hour starting at `hour`: added to like `AppStatusHourlyCount`
+    (analytics/rollups.py). Reports with hourly buckets read it."""
 
     hour = models.DateTimeField()
 
@@ -224,28 +231,47 @@ class ToolCallHourly(ToolCallRollup):
         return f"{self.hour:%Y-%m-%d %H:00} {self.client} {self.tool} {self.outcome}: {self.calls}"
 
 
-class ToolCallDaily(ToolCallRollup):
-    """Tool calls on the UTC day starting at `day`: the sums of its 24 `ToolCallHourly` rows,
-    recounted from them in the same transaction. Daily and whole-range reports read it: a 30-day
-    report reads 30 days of rows, not 720 hours of them."""
+class ToolCallDaily(models.Model):
+    """Tool calls on the UTC day starting at `day`, per client, tool, backend and tenant, every
+    outcome together: the sums and histograms of its `ToolCallHourly` rows, and the calls by
+    outcome, one `outcome_<code>` column per outcome this version knows (`ok` and the error codes
+    of tools/errors.py) and `outcome_other` for the codes it does not. Daily and whole-range
+    reports read it: a 30-day report reads 30 days of rows, not 720 hours of them, and one row
+    per day and combination, not one per outcome. Counters are `integer` (a day of one
+    combination stays far below 2**31 calls), which PostgreSQL sums as `bigint`, not `numeric`;
+    only `bytes` needs 64 bits."""
 
     day = models.DateTimeField()
+    client = models.TextField()
+    tool = models.TextField()
+    backend = models.TextField()
+    tenant = models.TextField()
+    calls = models.IntegerField()
+    upstream_calls = models.IntegerField()
+    bytes = models.BigIntegerField()
+    total_timed = models.IntegerField()
+    total_ms_sum = models.FloatField()
+    upstream_timed = models.IntegerField()
+    upstream_ms_sum = models.FloatField()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["day", "client", "tool", "backend", "tenant", "outcome"], name="analytics_toolcall_daily_unique"
+                fields=["day", "client", "tool", "backend", "tenant"], name="analytics_toolcall_daily_unique"
             )
         ]
 
     def __str__(self) -> str:
-        return f"{self.day:%Y-%m-%d} {self.client} {self.tool} {self.outcome}: {self.calls}"
+        return f"{self.day:%Y-%m-%d} {self.client} {self.tool}: {self.calls}"
 
 
-for _rollup in (ToolCallHourly, ToolCallDaily):
-    for _columns in LATENCY_COLUMNS.values():
-        for _column in _columns:
-            _rollup.add_to_class(_column, models.BigIntegerField(default=0))
+for _columns in LATENCY_COLUMNS.values():
+    for _column in _columns:
+        ToolCallHourly.add_to_class(_column, models.BigIntegerField(default=0))
+        ToolCallDaily.add_to_class(_column, models.IntegerField(default=0))
+for _column in OUTCOME_COLUMNS.values():
+    ToolCallDaily.add_to_class(_column, models.IntegerField(default=0))
+ToolCallDaily.add_to_class(OTHER_OUTCOMES_COLUMN, models.IntegerField(default=0))
 
 
 MAX_PATTERN_LENGTH = 500

@@ -83,6 +83,7 @@ class Malformed(NamedTuple):
 
 
 SKIPPED = Skipped()
+_KIND_OF_MESSAGE = {status.message: status.kind for status in AppStatus}
 
 
 def event_identity(line: bytes) -> bytes:
@@ -120,7 +121,6 @@ def app_status_row(data: dict, stripped: bytes) -> EventRow | Malformed:
         when = when.astimezone(UTC)
     except (ValueError, OverflowError):
         return Malformed(f"'time' is not an ISO 8601 time: {time[:40]!r}")
-    status = AppStatus.by_message(message)
     simplification = get("simplification")
     if type(simplification) is not dict:
         simplification = {}
@@ -130,11 +130,11 @@ def app_status_row(data: dict, stripped: bytes) -> EventRow | Malformed:
         (
             event_identity(stripped),
             when,
-            status.kind if status else UNKNOWN_KIND,
+            _KIND_OF_MESSAGE.get(message, UNKNOWN_KIND),
             tool,
             client,
-            *[value if type(value := get(key)) is str else "" for key in _TEXT_KEYS],
-            *[value if type(value := get(key)) is int and _MIN < value < _MAX else None for key in _WHOLE_KEYS],
+            *[value if type(value) is str else "" for value in map(get, _TEXT_KEYS)],
+            *[value if type(value) is int and _MIN < value < _MAX else None for value in map(get, _WHOLE_KEYS)],
             _whole(simplification.get("original_points")),
             _whole(simplification.get("points")),
             _number(simplification.get("max_error_m")),

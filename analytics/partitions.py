@@ -8,8 +8,9 @@ operation however many events it held, and deletes the rest of the events before
 from the partition that holds it. On SQLite the tables are plain and retention deletes rows.
 
 Rollups are never touched: reports over expired days still answer from them. Ingestion refuses
-(counts as `expired`) events before the retention horizon, since recounting an hour from its
-remaining raw events would lower its counts (analytics/services.py).
+(counts as `expired`) events before the retention horizon: their raw events would be dropped
+again, and with nothing left to recognise their lines by, an old log ingested twice would be
+added to the rollups twice (analytics/services.py).
 """
 
 from __future__ import annotations

@@ -4,16 +4,19 @@
 caller's thread (and in its database connection and transaction). A line is an app-status
 event, a tool-call event (analytics/tool_call_parsing.py), skipped or malformed. Each batch is
 one transaction: it inserts the events not stored yet (by identity, see analytics/parsing.py)
-and counts again, from the stored events, the hourly rollups of every hour the batch touches. So
-ingesting the same lines twice, or a file the live path already wrote, adds nothing; the counts
-match the events after every commit; and re-running an ingestion that was cut short also
-repairs its counts. Memory is bounded by the batch size and the line-length limit, whatever the
+and adds the events it inserted, and only those, to the hourly and daily rollups
+(analytics/rollups.py). So ingesting the same lines twice, or a file the live path already
+wrote, adds nothing, and the rollups match the events after every commit, with concurrent
+writers too. Memory is bounded by the batch size and the line-length limit, whatever the
 input's length: at most four batches exist at once (one being parsed, two queued, one being
-written).
+written), or with worker processes, two per worker and the one being written.
 
-On PostgreSQL a batch of new lines is copied straight into the table (binary COPY); a batch
-that may hold stored events goes through a temporary table and `INSERT ... ON CONFLICT DO
-NOTHING`. On SQLite the ORM inserts the events not stored yet.
+The parser thread does all the per-line work: it decodes the lines, counts the batch into
+rollup deltas and, on PostgreSQL, formats the rows as binary COPY data. The writer sends that
+data as it is: a batch of new lines is copied straight into the table; a batch that may hold
+stored events goes through a temporary table and `INSERT ... ON CONFLICT DO NOTHING RETURNING`,
+and only the rows it returns are counted. On SQLite the ORM inserts the events not stored yet.
+ADR 15 has the measurements behind this split.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import multiprocessing
 import queue
 import sys
 import threading
@@ -29,34 +33,28 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import BinaryIO
+from typing import NamedTuple, Protocol
 
 from django.db import IntegrityError, connection, models, transaction
 from django.db.backends.utils import CursorWrapper
+from psycopg.copy import Copy, FileWriter
 
-from analytics.models import (
-    LATENCY_BOUNDS_MS,
-    UNKNOWN_KIND,
-    AppStatusDailyCount,
-    AppStatusEvent,
-    AppStatusHourlyCount,
-    ToolCallDaily,
-    ToolCallEvent,
-    ToolCallHourly,
-    latency_column,
-)
+from analytics import ingest_workers
+from analytics.models import UNKNOWN_KIND, AppStatusEvent, ToolCallEvent
 from analytics.parsing import COLUMNS, EventRow, Malformed
 from analytics.partitions import ensure_partitions, is_partitioned, retention_cutoff
+from analytics.rollups import add_app_status, add_tool_calls, app_status_counts, tool_call_figures
 from analytics.tool_call_parsing import TOOL_CALL_COLUMNS, ToolCallRow, parse_log_line
 
 BATCH_SIZE = 10_000
 MAX_LINE_BYTES = 1024 * 1024
+READ_BYTES = 256 * 1024
+"""The most a read of the (decompressed) input hands out at once."""
 """Longer lines are malformed; no app-status line comes near it."""
 MAX_REPORTED_MALFORMED = 1000
 """Malformed lines past this many are counted but their line numbers are not kept."""
 GZIP_MAGIC = b"\x1f\x8b"
 _TOO_LONG = f"longer than {MAX_LINE_BYTES} bytes"
-ONE_HOUR = timedelta(hours=1)
 
 
 @dataclass(slots=True)
@@ -100,7 +98,7 @@ class IngestReport:
 
 
 @contextlib.contextmanager
-def log_open(path: str) -> Iterator[BinaryIO]:
+def log_open(path: str) -> Iterator[io.BufferedIOBase]:
     """A log file (or stdin for "-") as bytes, decompressed when it starts with gzip's magic bytes.
     Raises OSError when the file cannot be opened; stdin is left open."""
     raw = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115 - closed below
@@ -108,12 +106,11 @@ def log_open(path: str) -> Iterator[BinaryIO]:
         # BufferedReader wants a raw stream; typeshed's BinaryIO (stdin's buffer) declares no readinto.
         buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[type-var]
         if buffered.peek(len(GZIP_MAGIC)).startswith(GZIP_MAGIC):
-            # GzipFile's readline, not a BufferedReader over it: when the stream breaks (garbage or
-            # a cut-off member after a complete one), a BufferedReader's read-ahead loses the
-            # decoded lines it had gathered; GzipFile's readline hands out every complete line
-            # it holds first.
+            # The GzipFile itself, not a BufferedReader over it: when the stream breaks (garbage
+            # or a cut-off member after a complete one), a BufferedReader's read-ahead loses the
+            # decoded lines it had gathered; GzipFile's read1 hands out what it decoded first.
             with gzip.GzipFile(fileobj=buffered, mode="rb") as unzipped:
-                yield unzipped  # type: ignore[misc]
+                yield unzipped
         else:
             yield buffered
     finally:
@@ -121,36 +118,85 @@ def log_open(path: str) -> Iterator[BinaryIO]:
             raw.close()
 
 
+class Readable(Protocol):
+    """A binary stream `log_lines` can read: a file, stdin's buffer, a GzipFile, BytesIO."""
+
+    def read1(self, size: int = -1, /) -> bytes: ...
+
+
 class BrokenLog(OSError):
     """The input broke off (a truncated or corrupt gzip file); says where."""
 
 
-def log_lines(stream: BinaryIO) -> Iterator[bytes]:
-    """The lines of a stream, each cut at MAX_LINE_BYTES + 1 bytes (the rest of a longer line is
-    read and dropped, so memory stays bounded and the line still counts once).
+def log_lines(stream: Readable) -> Iterator[bytes]:
+    """The lines of a stream, without their newline, each cut at MAX_LINE_BYTES + 1 bytes (the
+    rest of a longer line is read and dropped, so memory stays bounded and the line still counts
+    once). A last line without a newline is a line too.
 
-    When the stream breaks off, every complete line before the break has been yielded, and
-    `BrokenLog` says after how many lines and bytes of (decompressed) log it broke and why."""
-    lines = position = 0
+    The stream is read in blocks of at most READ_BYTES with `read1`, which hands out what one
+    read of the underlying stream decoded: when the stream breaks off, every complete line
+    before the break has been yielded, and `BrokenLog` says after how many lines and bytes of
+    (decompressed) log it broke and why."""
+    lines = position = unended = 0  # unended: bytes read since the last newline
+    pending = b""  # the start of the line not ended yet, at most MAX_LINE_BYTES + 1 bytes of it
     try:
-        while line := stream.readline(MAX_LINE_BYTES + 1):
-            position += len(line)
-            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-                while (rest := stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
-                    position += len(rest)
-                position += len(rest)
+        while block := stream.read1(READ_BYTES):
+            position += len(block)
+            *complete, rest = block.split(b"\n")
+            if complete:
+                if pending:
+                    complete[0] = pending + complete[0]
+                lines += len(complete)
+                for line in complete:
+                    yield line if len(line) <= MAX_LINE_BYTES else line[: MAX_LINE_BYTES + 1]
+                pending, unended = b"", 0
+            unended += len(rest)
+            if len(pending) <= MAX_LINE_BYTES:
+                pending = (pending + rest)[: MAX_LINE_BYTES + 1]
+        if pending:
             lines += 1
-            yield line
+            yield pending
     except (EOFError, zlib.error, OSError) as error:
         if isinstance(error, BrokenLog):
             raise
         raise BrokenLog(
-            f"{error or type(error).__name__} (after line {lines:,}, byte {position:,} of the log)"
+            f"{error or type(error).__name__} (after line {lines:,}, byte {position - unended:,} of the log)"
         ) from None
 
 
 Progress = Callable[[IngestReport], object]
-Batch = tuple[list[EventRow], list[ToolCallRow]]
+Encode = Callable[["_Events", list], bytes]
+
+
+@dataclass(slots=True)
+class _Batch:
+    """One transaction's events of one kind (unique identities, none before the retention
+    horizon), with what the parser prepared for the writer: how many, their first and last
+    times, the rollup deltas of the rows should all of them be new, and on PostgreSQL the rows as
+    binary COPY data. `rows` are the parsed rows themselves (None when a worker process parsed
+    them: the PostgreSQL writer does not need them)."""
+
+    count: int
+    first: datetime | None
+    last: datetime | None
+    deltas: dict
+    copy_data: bytes | None
+    rows: list | None
+
+    @classmethod
+    def of(cls, rows: list, deltas: dict, copy_data: bytes | None) -> _Batch:
+        times = [row.time for row in rows]
+        return cls(len(rows), min(times, default=None), max(times, default=None), deltas, copy_data, rows)
+
+
+Batch = tuple[_Batch, _Batch]
+"""App-status events, tool calls."""
+
+
+class Handover(Protocol):
+    """Where the parser puts batches (then None at the end, or the error that stopped it): a queue."""
+
+    def put(self, item: Batch | BaseException | None, timeout: float | None = None) -> None: ...
 
 
 def events_ingest(
@@ -159,31 +205,31 @@ def events_ingest(
     batch_size: int = BATCH_SIZE,
     progress: Progress | None = None,
     progress_every: float = 5.0,
+    workers: int = 0,
 ) -> IngestReport:
     """Parse and store app-status and tool-call lines; see the module docstring for the guarantees.
 
     `progress`, when given, is called on the caller's thread with the report so far, about every
-    `progress_every` seconds (between batches)."""
+    `progress_every` seconds (between batches). With `workers` > 0, on PostgreSQL, that many
+    worker processes parse the batches (see `_ingest_in_workers`); the result is the same."""
+    if workers > 0 and connection.vendor == "postgresql":
+        return _ingest_in_workers(lines, batch_size, progress, progress_every, workers)
     report = IngestReport()
     batches: queue.Queue[Batch | BaseException | None] = queue.Queue(maxsize=2)
     stop = threading.Event()
     parser = threading.Thread(
-        target=_parse_batches, args=(lines, report, batch_size, batches, stop), name="analytics-parse", daemon=True
+        target=_parse_batches,
+        args=(lines, report, batch_size, batches, stop, retention_cutoff(), _copy_encoder()),
+        name="analytics-parse",
+        daemon=True,
     )
     parser.start()
     next_progress = time.monotonic() + progress_every
-    horizon = retention_cutoff()
     try:
         while (batch := batches.get()) is not None:
             if isinstance(batch, BaseException):
                 raise batch
-            rows, calls = batch
-            if horizon is not None:
-                kept, kept_calls = [r for r in rows if r.time >= horizon], [c for c in calls if c.time >= horizon]
-                report.expired += len(rows) - len(kept)
-                report.tool_calls_expired += len(calls) - len(kept_calls)
-                rows, calls = kept, kept_calls
-            new, calls_new = _write(rows, calls)
+            new, calls_new = _write(*batch)
             report.new += new
             report.tool_calls_new += calls_new
             if progress is not None and time.monotonic() >= next_progress:
@@ -197,12 +243,35 @@ def events_ingest(
     return report
 
 
+def _copy_encoder() -> Encode | None:
+    """On PostgreSQL, a function turning rows into binary COPY data, for the parser thread to
+    call (it formats with the connection's adapters and never touches the connection itself);
+    None elsewhere."""
+    if connection.vendor != "postgresql":
+        return None
+    connection.ensure_connection()
+    cursor = connection.connection.cursor()
+
+    def encode(events: _Events, rows: list) -> bytes:
+        buffer = io.BytesIO()
+        with Copy(cursor, binary=True, writer=FileWriter(buffer)) as copy:
+            copy.set_types(events.pg_types)
+            width = len(events.columns)
+            for row in rows:
+                copy.write_row(row if len(row) == width else row[:width])
+        return buffer.getvalue()
+
+    return encode
+
+
 def _parse_batches(
     lines: Iterable[bytes],
     report: IngestReport,
     batch_size: int,
-    batches: queue.Queue[Batch | BaseException | None],
+    batches: Handover,
     stop: threading.Event,
+    horizon: datetime | None,
+    encode: Encode | None,
 ) -> None:
     """The parser thread: count every line in `report`, hand batches of unique events over.
 
@@ -219,6 +288,20 @@ def _parse_batches(
     def counted() -> None:
         report.lines, report.events, report.unknown = number, events, unknown
         report.tool_calls, report.unknown_fields, report.skipped = calls, unknown_fields, skipped
+
+    def prepared() -> Batch:
+        rows, call_rows = list(batch.values()), list(call_batch.values())
+        if horizon is not None:
+            kept, kept_calls = [r for r in rows if r.time >= horizon], [c for c in call_rows if c.time >= horizon]
+            report.expired += len(rows) - len(kept)
+            report.tool_calls_expired += len(call_rows) - len(kept_calls)
+            rows, call_rows = kept, kept_calls
+        app_data = encode(APP_STATUS, rows) if encode and rows else None
+        call_data = encode(TOOL_CALLS, call_rows) if encode and call_rows else None
+        return (
+            _Batch.of(rows, app_status_counts(rows), app_data),
+            _Batch.of(call_rows, tool_call_figures(call_rows), call_data),
+        )
 
     number = events = unknown = calls = unknown_fields = skipped = 0
     batch: dict[bytes, EventRow] = {}
@@ -242,33 +325,154 @@ def _parse_batches(
                     continue
                 if len(batch) + len(call_batch) >= batch_size:
                     counted()
-                    if not hand_over((list(batch.values()), list(call_batch.values()))):
+                    if not hand_over(prepared()):
                         return
                     batch, call_batch = {}, {}
         except (EOFError, OSError, zlib.error) as error:
             number += 1
             report.add_malformed(number, f"unreadable, the rest of the input is lost: {error}")
         counted()
-        if (batch or call_batch) and not hand_over((list(batch.values()), list(call_batch.values()))):
+        if (batch or call_batch) and not hand_over(prepared()):
             return
         hand_over(None)
     except BaseException as error:  # handed to the caller's thread, which raises it
         hand_over(error)
 
 
-def _write(rows: list[EventRow], calls: list[ToolCallRow]) -> tuple[int, int]:
-    """Store one batch (unique identities) in one transaction and recount the hours it touches;
-    return how many app-status and tool-call events were new."""
-    new = calls_new = 0
+Chunk = tuple[int, list[bytes], str | None]
+"""A batch of lines for a worker: the number of the line before the first, the lines, and why
+the input broke off after them (None when it did not)."""
+
+
+@dataclass(slots=True)
+class Parsed:
+    """What a worker process made of one chunk: the line counts and the batch, without rows."""
+
+    report: IngestReport
+    app_status: _Batch
+    tool_calls: _Batch
+
+
+def _ingest_in_workers(
+    lines: Iterable[bytes], batch_size: int, progress: Progress | None, progress_every: float, workers: int
+) -> IngestReport:
+    """Parse in `workers` processes, write on the caller's thread, in input order.
+
+    The caller's process reads the lines and cuts them into chunks of `batch_size` lines (on a
+    pool thread); each worker parses a chunk into one batch, exactly as the parser thread would
+    (`_parse_batches`), and sends back the counts and the batch without its rows: COPY data and
+    deltas are all the PostgreSQL writer needs. Lines repeated across chunks are two events in
+    two batches, and the second insert skips the stored one, as for any rerun. At most
+    `2 * workers` chunks are in flight, so memory stays bounded. Worker processes are started
+    afresh ("spawn": nothing of this process, its threads or its connection is inherited) and
+    open a database connection of their own, only for the COPY format's adapters."""
+    report = IngestReport()
+    slots = threading.BoundedSemaphore(2 * workers)
+    stop = threading.Event()
+    context = multiprocessing.get_context("spawn")
+    next_progress = time.monotonic() + progress_every
+    with context.Pool(workers, initializer=ingest_workers.start, initargs=(retention_cutoff(),)) as pool:
+        try:
+            for parsed in pool.imap(ingest_workers.parse, _chunks(lines, batch_size, slots, stop)):
+                slots.release()
+                _add_counts(report, parsed.report)
+                new, calls_new = _write(parsed.app_status, parsed.tool_calls)
+                report.new += new
+                report.tool_calls_new += calls_new
+                if progress is not None and time.monotonic() >= next_progress:
+                    progress(report)
+                    next_progress = time.monotonic() + progress_every
+        finally:
+            stop.set()
+    return report
+
+
+def _chunks(
+    lines: Iterable[bytes], size: int, slots: threading.BoundedSemaphore, stop: threading.Event
+) -> Iterator[Chunk]:
+    """`lines` in chunks of `size`, each once a slot is free (none once `stop` is set). When the
+    input breaks off, the last chunk holds every line before the break and says why."""
+    number, broken, iterator = 0, None, iter(lines)
+    while broken is None:
+        chunk: list[bytes] = []
+        try:
+            for line in iterator:
+                chunk.append(line)
+                if len(chunk) == size:
+                    break
+        except (EOFError, OSError, zlib.error) as error:
+            broken = str(error)
+        if not chunk and broken is None:
+            return
+        while not slots.acquire(timeout=0.1):
+            if stop.is_set():
+                return
+        yield number, chunk, broken
+        number += len(chunk)
+
+
+_worker_horizon: datetime | None = None
+_worker_encode: Encode | None = None
+
+
+def start_worker(horizon: datetime | None) -> None:
+    """A worker process's parser state: the retention horizon, and the COPY encoder on a
+    connection of its own (analytics/ingest_workers.py sets Django up first)."""
+    global _worker_horizon, _worker_encode
+    _worker_horizon, _worker_encode = horizon, _copy_encoder()
+
+
+def parse_chunk(chunk: Chunk) -> Parsed:
+    """Parse one chunk in a worker process (see `_ingest_in_workers`)."""
+    before, lines, broken = chunk
+
+    def numbered() -> Iterator[bytes]:
+        yield from lines
+        if broken is not None:
+            raise BrokenLog(broken)
+
+    report, handed = IngestReport(), _Handed()
+    _parse_batches(numbered(), report, len(lines) + 1, handed, threading.Event(), _worker_horizon, _worker_encode)
+    batches = [item for item in handed.items if item is not None]
+    if batches and isinstance(batches[0], BaseException):
+        raise batches[0]
+    report.malformed_lines = [(before + number, reason) for number, reason in report.malformed_lines]
+    report.lines += before
+    app_status, tool_calls = batches[0] if batches else (_Batch.of([], {}, None), _Batch.of([], {}, None))
+    app_status.rows = tool_calls.rows = None
+    return Parsed(report, app_status, tool_calls)
+
+
+class _Handed:
+    """Collects what `_parse_batches` hands over, in a worker (a queue's `put`)."""
+
+    def __init__(self) -> None:
+        self.items: list = []
+
+    def put(self, item: Batch | BaseException | None, timeout: float | None = None) -> None:
+        self.items.append(item)
+
+
+def _add_counts(report: IngestReport, chunk: IngestReport) -> None:
+    """Add a chunk's line counts to the whole input's (`chunk.lines` is the last line's number)."""
+    report.lines = chunk.lines
+    for name in ("events", "unknown", "tool_calls", "unknown_fields", "expired", "tool_calls_expired", "skipped"):
+        setattr(report, name, getattr(report, name) + getattr(chunk, name))
+    for number, reason in chunk.malformed_lines:
+        report.add_malformed(number, reason)
+    report.malformed += chunk.malformed - len(chunk.malformed_lines)
+
+
+def _write(app_status: _Batch, tool_calls: _Batch) -> tuple[int, int]:
+    """Store one batch in one transaction and add the events it stored to the rollups; return how
+    many app-status and tool-call events were new."""
     with transaction.atomic():
-        if rows:
-            new = _insert(APP_STATUS, rows)
-            _recount_hours(APP_STATUS, rows)
-            _recount_days(_RECOUNT_APP_DAYS, rows)
-        if calls:
-            calls_new = _insert(TOOL_CALLS, calls)
-            _recount_hours(TOOL_CALLS, calls)
-            _recount_days(_RECOUNT_DAYS, calls)
+        new, counts = _insert(APP_STATUS, app_status)
+        if new:
+            add_app_status(app_status.deltas if counts is None else app_status_counts(counts))
+        calls_new, figures = _insert(TOOL_CALLS, tool_calls)
+        if calls_new:
+            add_tool_calls(tool_calls.deltas if figures is None else tool_call_figures(figures))
     return new, calls_new
 
 
@@ -282,14 +486,34 @@ _PG_TYPE_NAMES: dict[type, str] = {  # keyed by any type: get_field may also ans
 }
 
 
+class _CountedEvent(NamedTuple):
+    time: datetime
+    client: str
+    tool: str
+    kind: str
+
+
+class _CountedCall(NamedTuple):
+    time: datetime
+    client: str
+    tool: str
+    backend: str
+    tenant: str
+    outcome: str
+    upstream_calls: int | None
+    bytes: int | None
+    upstream_ms: float | None
+    total_ms: float | None
+
+
 @dataclass(frozen=True, slots=True)
 class _Events:
-    """One kind of raw events: its model, the columns a parsed row fills, and its rollup's recount."""
+    """One kind of raw events: its model, the columns a parsed row fills, and the row type of
+    the columns its rollups count (returned by an insert that skipped stored events)."""
 
     model: type[models.Model]
     columns: tuple[str, ...]
-    recount: str
-    """INSERT ... SELECT ... ON CONFLICT DO UPDATE, with `{hour}` and `{ranges}` to fill in."""
+    counted: type[_CountedEvent] | type[_CountedCall]
 
     @property
     def table(self) -> str:
@@ -312,108 +536,52 @@ class _Events:
         return row[: len(self.columns)]
 
 
-_APP_HOURLY = AppStatusHourlyCount._meta.db_table
-_CALL_HOURLY = ToolCallHourly._meta.db_table
-_CALL_DAILY = ToolCallDaily._meta.db_table
-_CALL_KEY = "hour, client, tool, backend, tenant, outcome"
-_UPSTREAM_TIMED = "upstream_calls > 0 AND upstream_ms IS NOT NULL"
-_CALL_SUMS: dict[str, str] = {
-    "calls": "count(*)",
-    "upstream_calls": "coalesce(sum(upstream_calls), 0)",
-    "bytes": "coalesce(sum(bytes), 0)",
-    "total_timed": "count(total_ms)",
-    "total_ms_sum": "coalesce(sum(total_ms), 0)",
-    "upstream_timed": f"count(*) FILTER (WHERE {_UPSTREAM_TIMED})",
-    "upstream_ms_sum": f"coalesce(sum(upstream_ms) FILTER (WHERE {_UPSTREAM_TIMED}), 0)",
-    **{latency_column("total", ms): f"count(*) FILTER (WHERE total_ms <= {ms})" for ms in LATENCY_BOUNDS_MS},
-    **{
-        latency_column("upstream", ms): f"count(*) FILTER (WHERE {_UPSTREAM_TIMED} AND upstream_ms <= {ms})"
-        for ms in LATENCY_BOUNDS_MS
-    },
-}
-
-APP_STATUS = _Events(
-    AppStatusEvent,
-    COLUMNS,
-    f"""
-INSERT INTO {_APP_HOURLY} (hour, client, tool, kind, count)
-SELECT {{hour}}, client, tool, kind, count(*) FROM {AppStatusEvent._meta.db_table}
-WHERE {{ranges}}
-GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-ON CONFLICT (hour, client, tool, kind) DO UPDATE SET count = excluded.count
-WHERE {_APP_HOURLY}.count <> excluded.count
-""",
-)
-TOOL_CALLS = _Events(
-    ToolCallEvent,
-    TOOL_CALL_COLUMNS,
-    f"""
-INSERT INTO {_CALL_HOURLY} ({_CALL_KEY}, {", ".join(_CALL_SUMS)})
-SELECT {{hour}}, client, tool, backend, tenant, outcome, {", ".join(_CALL_SUMS.values())}
-FROM {ToolCallEvent._meta.db_table}
-WHERE {{ranges}}
-GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
-ON CONFLICT ({_CALL_KEY}) DO UPDATE SET {", ".join(f"{name} = excluded.{name}" for name in _CALL_SUMS)}
-WHERE {_CALL_HOURLY}.calls <> excluded.calls
-""",
-)
-"""Events are only ever added, so a group whose figures changed has more calls."""
-_CALL_DAY_KEY = "day, client, tool, backend, tenant, outcome"
-_RECOUNT_DAYS = f"""
-INSERT INTO {_CALL_DAILY} ({_CALL_DAY_KEY}, {", ".join(_CALL_SUMS)})
-SELECT {{day}}, client, tool, backend, tenant, outcome, {", ".join(f"sum({name})" for name in _CALL_SUMS)}
-FROM {_CALL_HOURLY}
-WHERE {{ranges}}
-GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
-ON CONFLICT ({_CALL_DAY_KEY}) DO UPDATE SET {", ".join(f"{name} = excluded.{name}" for name in _CALL_SUMS)}
-WHERE {_CALL_DAILY}.calls <> excluded.calls
-"""
-_APP_DAILY = AppStatusDailyCount._meta.db_table
-_RECOUNT_APP_DAYS = f"""
-INSERT INTO {_APP_DAILY} (day, client, tool, kind, count)
-SELECT {{day}}, client, tool, kind, sum(count) FROM {_APP_HOURLY}
-WHERE {{ranges}}
-GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-ON CONFLICT (day, client, tool, kind) DO UPDATE SET count = excluded.count
-WHERE {_APP_DAILY}.count <> excluded.count
-"""
-_DAY_OF_HOUR = {
-    "postgresql": "date_trunc('day', hour, 'UTC')",
-    "sqlite": "strftime('%%Y-%%m-%%d 00:00:00', hour)",
-}
+APP_STATUS = _Events(AppStatusEvent, COLUMNS, _CountedEvent)
+TOOL_CALLS = _Events(ToolCallEvent, TOOL_CALL_COLUMNS, _CountedCall)
 
 
-def _insert(events: _Events, rows: list) -> int:
-    return _insert_postgresql(events, rows) if connection.vendor == "postgresql" else _insert_orm(events, rows)
+def _insert(events: _Events, batch: _Batch) -> tuple[int, list | None]:
+    """Insert the batch's events not stored yet; return how many, and the rows inserted when not
+    all of them were (None when all were: the batch's deltas are theirs)."""
+    if not batch.count:
+        return 0, None
+    if batch.copy_data is not None:
+        return _insert_postgresql(events, batch, batch.copy_data)
+    assert batch.rows is not None, "a batch without COPY data holds its rows"
+    new = _insert_orm(events, batch.rows)
+    return len(new), None if len(new) == batch.count else new
 
 
-def _insert_postgresql(events: _Events, rows: list) -> int:
+def _insert_postgresql(events: _Events, batch: _Batch, data: bytes) -> tuple[int, list | None]:
     """Copy straight into the table when nothing is stored in the batch's time range yet (new
     logs); otherwise, or when a concurrent writer gets in between and the unique constraint
-    refuses the copy, copy into a session-private table and insert what is not stored yet."""
-    first, last = min(row.time for row in rows), max(row.time for row in rows)
+    refuses the copy, copy into a session-private table and insert what is not stored yet,
+    returning the counted columns of exactly the rows inserted."""
+    first, last = batch.first, batch.last
+    assert first is not None and last is not None
     if is_partitioned(events.table):
         ensure_partitions(events.table, _months_between(first, last))
     if _nothing_stored_between(first, last, model=events.model):
         try:
             with transaction.atomic(), connection.cursor() as cursor:
-                _copy(cursor, events, events.table, rows)
-            return len(rows)
+                _copy(cursor, events, events.table, data)
+            return batch.count, None
         except IntegrityError:
             pass
     columns = events.column_list
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"CREATE TEMPORARY TABLE IF NOT EXISTS {events.stage} AS SELECT {columns} FROM {events.table} WITH NO DATA"
+        cursor.execute(  # one round trip
+            f"CREATE TEMPORARY TABLE IF NOT EXISTS {events.stage} AS SELECT {columns} FROM {events.table} "
+            f"WITH NO DATA; TRUNCATE {events.stage}"
         )
-        cursor.execute(f"TRUNCATE {events.stage}")
-        _copy(cursor, events, events.stage, rows)
+        _copy(cursor, events, events.stage, data)
         # Sorted, so two writers meet the same rows in the same order.
         cursor.execute(
             f"INSERT INTO {events.table} ({columns}) SELECT {columns} FROM {events.stage} ORDER BY time, event_id "
-            "ON CONFLICT (time, event_id) DO NOTHING"
+            f"ON CONFLICT (time, event_id) DO NOTHING RETURNING {', '.join(events.counted._fields)}"
         )
-        return cursor.rowcount
+        inserted = [events.counted._make(row) for row in cursor.fetchall()]
+    return len(inserted), None if len(inserted) == batch.count else inserted
 
 
 def _months_between(first: datetime, last: datetime) -> list[datetime]:
@@ -429,18 +597,15 @@ def _nothing_stored_between(first: datetime, last: datetime, *, model: type[mode
     return not model._default_manager.filter(time__gte=first, time__lte=last).exists()
 
 
-def _copy(cursor: CursorWrapper, events: _Events, table: str, rows: list) -> None:
+def _copy(cursor: CursorWrapper, events: _Events, table: str, data: bytes) -> None:
     with (
         connection.wrap_database_errors,
         cursor.cursor.copy(f"COPY {table} ({events.column_list}) FROM STDIN (FORMAT BINARY)") as copy,
     ):
-        copy.set_types(events.pg_types)
-        width = len(events.columns)
-        for row in rows:
-            copy.write_row(row if len(row) == width else row[:width])
+        copy.write(data)
 
 
-def _insert_orm(events: _Events, rows: list) -> int:
+def _insert_orm(events: _Events, rows: list) -> list:
     """Look up which events are stored, insert the others (SQLite serialises writers, so the
     look-up holds until commit)."""
     manager = events.model._default_manager
@@ -452,56 +617,6 @@ def _insert_orm(events: _Events, rows: list) -> int:
             event_id__in=[row.event_id for row in rows],
         ).values_list("event_id", flat=True)
     }
-    new = [
-        events.model(**dict(zip(events.columns, events.values(row), strict=True)))
-        for row in rows
-        if row.event_id not in stored
-    ]
-    manager.bulk_create(new)
-    return len(new)
-
-
-_HOUR_OF_TIME = {
-    "postgresql": "date_trunc('hour', time, 'UTC')",
-    # Django stores SQLite datetimes as UTC text, 'YYYY-MM-DD HH:MM:SS[.ffffff]'.
-    "sqlite": "strftime('%%Y-%%m-%%d %%H:00:00', time)",
-}
-
-
-def _recount_hours(events: _Events, rows: list) -> None:
-    """Count again, from the stored events, every UTC hour in which a row falls.
-
-    Events are only ever added, so a recount can only raise a count or add a row: setting the
-    counts it finds is enough, and doing it again changes nothing. A batch of log lines in time
-    order touches a few hours; consecutive hours are read as one range."""
-    ranges = _hour_ranges({row.time.replace(minute=0, second=0, microsecond=0) for row in rows})
-    adapt = connection.ops.adapt_datetimefield_value
-    sql = events.recount.format(
-        hour=_HOUR_OF_TIME[connection.vendor],
-        ranges=" OR ".join(["(time >= %s AND time < %s)"] * len(ranges)),
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [adapt(moment) for start_end in ranges for moment in start_end])
-
-
-def _recount_days(recount: str, rows: list) -> None:
-    """Sum again, from an hourly rollup, every UTC day in which a row falls (after its hours were
-    recounted): a daily rollup is always the sum of its hours."""
-    days = sorted({row.time.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0) for row in rows})
-    adapt = connection.ops.adapt_datetimefield_value
-    sql = recount.format(
-        day=_DAY_OF_HOUR[connection.vendor], ranges=" OR ".join(["(hour >= %s AND hour < %s)"] * len(days))
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [adapt(moment) for day in days for moment in (day, day + timedelta(days=1))])
-
-
-def _hour_ranges(hours: set[datetime]) -> list[tuple[datetime, datetime]]:
-    """Hour starts as (start, end) ranges of consecutive hours."""
-    ranges: list[tuple[datetime, datetime]] = []
-    for hour in sorted(hours):
-        if ranges and ranges[-1][1] == hour:
-            ranges[-1] = (ranges[-1][0], hour + ONE_HOUR)
-        else:
-            ranges.append((hour, hour + ONE_HOUR))
-    return ranges
+    new = [row for row in rows if row.event_id not in stored]
+    manager.bulk_create([events.model(**dict(zip(events.columns, events.values(row), strict=True))) for row in new])
+    return new

@@ -99,25 +99,27 @@ def tool_call_row(data: dict, stripped: bytes) -> ToolCallRow | Malformed:
     except (ValueError, OverflowError):
         return Malformed(f"'time' is not an ISO 8601 time: {time[:40]!r}")
     text = stripped.decode()
-    row = ToolCallRow(
-        event_identity(stripped),
-        when,
-        tool,
-        client,
-        outcome,
-        _text(get("backend")),
-        _text(get("transport")),
-        _text(get("tenant")),
-        _text(get("user_agent")),
-        _text(get("request_id")),
-        _text(get("replica")),
-        _whole(get("pid")),
-        _whole(get("upstream_calls")),
-        _whole(get("bytes")),
-        _milliseconds(get("upstream_ms")),
-        _milliseconds(get("total_ms")),
-        text,
-        not KNOWN_FIELDS.issuperset(data),
+    row = ToolCallRow._make(
+        (
+            event_identity(stripped),
+            when,
+            tool,
+            client,
+            outcome,
+            _text(get("backend")),
+            _text(get("transport")),
+            _text(get("tenant")),
+            _text(get("user_agent")),
+            _text(get("request_id")),
+            _text(get("replica")),
+            _whole(get("pid")),
+            _whole(get("upstream_calls")),
+            _whole(get("bytes")),
+            _milliseconds(get("upstream_ms")),
+            _milliseconds(get("total_ms")),
+            text,
+            not KNOWN_FIELDS.issuperset(data),
+        )
     )
     if "\\u0000" in text:  # PostgreSQL text cannot hold NUL: replace it in every field but `raw`
         row = ToolCallRow._make(

@@ -1,9 +1,10 @@
 """Tool-call reports: calls, errors by code, latency percentiles, upstream calls and answer bytes.
 
-Read from the rollups only: the daily one (`ToolCallDaily`) for daily buckets and whole-range
-tables, the hourly one for hourly buckets; so a 30-day report costs the same however many calls
-it covers. A report covers whole UTC days (a `ReportQuery`, shared with the widget
-reports) and groups by any of bucket, host (client name or family), tool, backend and tenant.
+Read from the rollups only: the daily one (`ToolCallDaily`, outcomes in columns) for daily
+buckets and whole-range tables, the hourly one for hourly buckets; so a 30-day report
+costs the same however many calls it covers. A report covers whole UTC days (a `ReportQuery`,
+shared with the widget reports) and groups by any of bucket, host (client name or family),
+tool, backend and tenant.
 
 Percentiles are estimated from the rollup's cumulative histograms (`LATENCY_BOUNDS_MS`), the way
 Prometheus' `histogram_quantile` does: the bucket holding the rank is found and the value
@@ -17,21 +18,32 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 
 from django.db.models import F, QuerySet, Sum
 
-from analytics.models import LATENCY_BOUNDS_MS, LATENCY_COLUMNS, ToolCallDaily, ToolCallHourly
+from analytics.models import (
+    KNOWN_OUTCOMES,
+    LATENCY_BOUNDS_MS,
+    LATENCY_COLUMNS,
+    OUTCOME_COLUMNS,
+    ToolCallDaily,
+    ToolCallHourly,
+)
 from analytics.selectors import ReportQuery, _filtered, _host_of
 from tools.errors import ErrorCode
 
 CallDimension = Literal["bucket", "client", "tool", "backend", "tenant"]
+CALL_DIMENSIONS: tuple[str, ...] = get_args(CallDimension)
 OK = "ok"
 OTHER_ERRORS = "other_errors"
 ERROR_CODES: tuple[str, ...] = tuple(code.value for code in ErrorCode)
 """The closed set of error codes (tools/errors.py); an outcome outside it counts as `other_errors`."""
 _SUMS = ("calls", "upstream_calls", "bytes", "total_timed", "total_ms_sum", "upstream_timed", "upstream_ms_sum",
          *LATENCY_COLUMNS["total"], *LATENCY_COLUMNS["upstream"])  # fmt: skip
+_DAILY_SUMS = (*_SUMS, *(OUTCOME_COLUMNS[outcome] for outcome in KNOWN_OUTCOMES))
+"""The daily rollup's figures, then its calls by outcome: `ok` and each error code (the other
+codes are errors too: `errors` is every call not `ok`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,38 +142,52 @@ _GroupKey = tuple[datetime | None, str | None, str | None, str | None, str | Non
 
 
 def tool_call_stats(query: ReportQuery, *, by: Sequence[CallDimension]) -> list[CallRow]:
-    """Tool-call figures per group of `by`, sorted by its dimensions; groups without calls are absent."""
-    rows: QuerySet[ToolCallHourly] | QuerySet[ToolCallDaily]
-    if query.bucket == "hour" and "bucket" in by:
-        rows = ToolCallHourly.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time).annotate(
-            bucket=F("hour")
-        )
-    else:
-        rows = ToolCallDaily.objects.filter(day__gte=query.start_time, day__lt=query.end_time)
-        if "bucket" in by:
-            rows = rows.annotate(bucket=F("day"))
-    rows = _filtered(rows, query)
-    grouped = rows.values(*by, "outcome").annotate(**{f"s_{name}": Sum(name) for name in _SUMS}).order_by()
+    """Tool-call figures per group of `by`, sorted by its dimensions; groups without calls are absent.
+
+    Hourly buckets read `ToolCallHourly` (a row per outcome); everything else reads
+    `ToolCallDaily` (a row per day and combination, the calls by outcome in columns)."""
     host = _host_of(query) if "client" in by else None
     sums: dict[_GroupKey, dict[str, float]] = {}
     outcomes: dict[_GroupKey, dict[str, int]] = {}
+    positions = [(CALL_DIMENSIONS.index(name), index) for index, name in enumerate(by)]
+    hourly = query.bucket == "hour" and "bucket" in by
+    if hourly:
+        hours = ToolCallHourly.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time)
+        grouped = _grouped(hours.annotate(bucket=F("hour")), query, [*by, "outcome"], _SUMS)
+    else:
+        days = ToolCallDaily.objects.filter(day__gte=query.start_time, day__lt=query.end_time)
+        grouped = _grouped(days.annotate(bucket=F("day")) if "bucket" in by else days, query, by, _DAILY_SUMS)
+    width = len(by)
     for row in grouped:
-        client = row.get("client")
-        key: _GroupKey = (
-            row.get("bucket"),
-            host(client) if host and client is not None else client,
-            row.get("tool"),
-            row.get("backend"),
-            row.get("tenant"),
-        )
-        group = sums.setdefault(key, dict.fromkeys(_SUMS, 0))
-        for name in _SUMS:
-            group[name] += row[f"s_{name}"] or 0
-        by_outcome = outcomes.setdefault(key, {})
-        by_outcome[row["outcome"]] = by_outcome.get(row["outcome"], 0) + int(row["s_calls"])
+        dimensions: list = [None] * len(CALL_DIMENSIONS)
+        for position, index in positions:
+            dimensions[position] = row[index]
+        if host and dimensions[1] is not None:
+            dimensions[1] = host(dimensions[1])
+        key: _GroupKey = tuple(dimensions)
+        if (group := sums.get(key)) is None:
+            sums[key] = group = dict.fromkeys(_SUMS, 0)
+            outcomes[key] = {}
+        figures = row[width + 1 :] if hourly else row[width:]
+        for name, value in zip(_SUMS, figures, strict=False):
+            group[name] += value or 0
+        by_outcome = outcomes[key]
+        # (outcome, calls) pairs: the row's own outcome, or each outcome column of the daily row.
+        pairs = [(row[width], figures[0])] if hourly else zip(KNOWN_OUTCOMES, figures[len(_SUMS) :], strict=True)
+        for outcome, calls in pairs:
+            if calls:
+                by_outcome[outcome] = by_outcome.get(outcome, 0) + int(calls)
     result = [CallRow(*key, sums=sums[key], outcomes=outcomes[key]) for key in sums]
     # Sorted here, not in SQL: collations differ between databases, and the rows are few.
     return sorted(
         result,
         key=lambda r: (r.bucket or query.start_time, r.client or "", r.tool or "", r.backend or "", r.tenant or ""),
     )
+
+
+def _grouped(rows: QuerySet, query: ReportQuery, by: Sequence[str], columns: Sequence[str]) -> QuerySet:
+    """Rows of `by`'s values, then the sum of each of `columns`, per group of `by` (the query's
+    filters applied)."""
+    sums = {f"s_{name}": Sum(name) for name in columns}
+    grouped = _filtered(rows, query).values(*by).annotate(**sums).order_by()
+    return grouped.values_list(*by, *sums)

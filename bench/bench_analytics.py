@@ -145,12 +145,13 @@ def ingest_child(path: str) -> None:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tomtom_mcp.settings")
     django.setup()
+    from analytics.management.commands.ingest_app_status import WORKERS
     from analytics.services import events_ingest, log_lines, log_open
 
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
     with log_open(path) as stream:
-        report = events_ingest(log_lines(stream))
+        report = events_ingest(log_lines(stream), workers=WORKERS)  # as the command runs it
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     events, new = report.events + report.tool_calls, report.new + report.tool_calls_new
@@ -168,9 +169,13 @@ def describe(result: dict[str, float]) -> str:
 def truncate() -> None:
     from django.db import connection
 
-    from analytics.models import AppStatusEvent, AppStatusHourlyCount, ToolCallEvent, ToolCallHourly
+    from analytics import models
 
-    tables = [model._meta.db_table for model in (AppStatusEvent, AppStatusHourlyCount, ToolCallEvent, ToolCallHourly)]
+    tables = [
+        model._meta.db_table
+        for model in (models.AppStatusEvent, models.AppStatusHourlyCount, models.AppStatusDailyCount,
+                      models.ToolCallEvent, models.ToolCallHourly, models.ToolCallDaily)
+    ]  # fmt: skip
     with connection.cursor() as cursor:
         cursor.execute(f"TRUNCATE {', '.join(tables)}")
 

@@ -132,6 +132,20 @@ def test_a_partial_last_line_is_malformed_until_the_line_is_complete():
     assert stored() == 5
 
 
+@pytest.mark.parametrize("read_bytes", [7, 1000, 1 << 20])
+def test_lines_are_the_same_whatever_reads_they_span_and_a_too_long_line_is_malformed(monkeypatch, read_bytes):
+    monkeypatch.setattr(services, "READ_BYTES", read_bytes)
+    monkeypatch.setattr(services, "MAX_LINE_BYTES", 2_000)
+    too_long = '{"event":"app_status","message":"' + "x" * 5_000 + '"}'
+    data = log(EVENTS[0], too_long, EVENTS[1], "", EVENTS[2]) + EVENTS[3].encode()  # the last line has no newline
+
+    report = events_ingest(log_lines(io.BytesIO(data)))
+
+    assert (report.lines, report.events, report.new, report.skipped, report.malformed) == (6, 4, 4, 1, 1)
+    assert [number for number, _ in report.malformed_lines] == [2]
+    assert sorted(AppStatusEvent.objects.values_list("raw", flat=True)) == sorted(EVENTS[:4])
+
+
 def test_a_truncated_gzip_file_keeps_the_lines_before_the_break(tmp_path):
     packed = gzip.compress(log(*EVENTS * 200))
     path = tmp_path / "cut.gz"
@@ -212,13 +226,19 @@ def test_no_event_is_lost_across_batches_duplicates_and_reruns():
     assert hourly_matches_events()
 
 
-def test_a_rerun_repairs_hourly_counts_left_behind():
-    ingest(*EVENTS)
-    AppStatusHourlyCount.objects.all().delete()  # as if an earlier run stopped between the two
-    AppStatusDailyCount.objects.all().delete()
+def test_a_batch_that_fails_stores_neither_its_events_nor_its_counts(monkeypatch):
+    def broken(counts):
+        raise RuntimeError("the database went away")
 
-    ingest(*EVENTS)
+    monkeypatch.setattr(services, "add_app_status", broken)
+    with pytest.raises(RuntimeError):
+        ingest(*EVENTS)
+    monkeypatch.undo()
+    assert (stored(), AppStatusHourlyCount.objects.count(), AppStatusDailyCount.objects.count()) == (0, 0, 0)
 
+    report = ingest(*EVENTS)
+
+    assert (report.new, stored()) == (5, 5)
     assert hourly_matches_events()
     assert list(AppStatusDailyCount.objects.values_list("kind", "count").order_by("kind")) == [
         ("app_data", 1), ("drawn", 1), ("failed", 1), ("host_dropped", 1), ("retired_tool", 1)]  # fmt: skip
@@ -277,3 +297,60 @@ def test_the_command_reports_progress_on_stderr_unless_quiet(tmp_path, monkeypat
     assert re.fullmatch(rf"{re.escape(str(path))}: [\d,]+ lines so far, [\d,]+ events/s, [01] malformed", progress[0])
     assert progress[-1].endswith("1 malformed")
     assert quiet == []
+
+
+def stored_tables() -> dict[str, list[tuple]]:
+    """Every stored event and rollup row, without surrogate ids, in a stable order."""
+    from analytics import models
+
+    tables = {}
+    for model in (models.AppStatusEvent, models.AppStatusHourlyCount, models.AppStatusDailyCount,
+                  models.ToolCallEvent, models.ToolCallHourly, models.ToolCallDaily):  # fmt: skip
+        names = [f.name for f in model._meta.concrete_fields if f.name not in ("id", "pk")]
+        tables[model.__name__] = sorted(model.objects.values_list(*names), key=repr)
+    return tables
+
+
+def truncate_all() -> None:
+    from analytics import models
+
+    for model in (models.AppStatusEvent, models.AppStatusHourlyCount, models.AppStatusDailyCount,
+                  models.ToolCallEvent, models.ToolCallHourly, models.ToolCallDaily):  # fmt: skip
+        model.objects.all().delete()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="worker processes parse for PostgreSQL only")
+def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does():
+    from tests.analytics.conftest import KNOWN_CALLS, KNOWN_DATA
+
+    mixed = [*KNOWN_DATA[:9], "not json", *KNOWN_CALLS[:4], KNOWN_DATA[3], "", *KNOWN_DATA[9:], "[1]",
+             *KNOWN_CALLS[4:], KNOWN_CALLS[0], '{"message":"Not Found: /favicon.ico"}']  # fmt: skip
+    lines = [text.encode() for text in mixed]
+
+    sequential = events_ingest(lines, batch_size=4)
+    expected = stored_tables()
+    truncate_all()
+    parallel = events_ingest(lines, batch_size=4, workers=2)
+    again = events_ingest(lines, batch_size=3, workers=2)
+
+    assert parallel == sequential
+    assert (parallel.malformed_lines, parallel.skipped) == (
+        [(10, "not JSON (a partial line?)"), (29, "not a JSON object")],
+        2,
+    )
+    assert stored_tables() == expected
+    assert (again.new, again.tool_calls_new, again.events, again.tool_calls) == (0, 0, 22, 9)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="worker processes parse for PostgreSQL only")
+def test_worker_processes_keep_every_line_before_a_break(tmp_path):
+    path = tmp_path / "broken.gz"
+    path.write_bytes(gzip.compress(distinct_events(300)) + b"garbage that is not gzip" * 40)
+
+    with log_open(str(path)) as stream:
+        report = events_ingest(log_lines(stream), batch_size=70, workers=2)
+
+    assert (report.lines, report.events, report.new, report.malformed) == (301, 300, 300, 1)
+    number, reason = report.malformed_lines[0]
+    assert number == 301 and reason.startswith("unreadable, the rest of the input is lost")
+    assert stored() == 300

@@ -5,8 +5,17 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 import pytest
+from django.db.models import Count, Q, Sum
+from django.db.models.functions import Coalesce, TruncDay, TruncHour
 
-from analytics.models import ToolCallEvent, ToolCallHourly
+from analytics.models import (
+    KNOWN_OUTCOMES,
+    LATENCY_BOUNDS_MS,
+    OUTCOME_COLUMNS,
+    ToolCallDaily,
+    ToolCallEvent,
+    ToolCallHourly,
+)
 from analytics.selectors import ReportQuery
 from analytics.tool_stats import histogram_quantile, tool_call_stats
 from tests.analytics.conftest import D1, D2, KNOWN_CALLS, call_line, ingest
@@ -130,3 +139,59 @@ def test_the_daily_rollup_is_the_sum_of_the_hourly_one(known_calls):
     assert totals == {row.client: row.stats()["calls"] for row in by_day}
     assert [(r.bucket.hour, r.client, r.stats()["calls"]) for r in by_hour][:3] == [
         (10, "ChatGPT/1.2026.1", 1), (10, "claude-ai", 3), (10, "claude-code", 1)]  # fmt: skip
+
+
+def figures_from_events(
+    model, moment: str, truncate, dimensions=("client", "tool", "backend", "tenant", "outcome"), by_outcome=False
+) -> dict[str, dict[tuple, dict[str, float]]]:
+    """Every count and sum of a tool-call rollup: as stored, and counted from the raw events with
+    the ORM (the oracle)."""
+    timed_upstream = Q(upstream_calls__gt=0, upstream_ms__isnull=False)
+    aggregates = {
+        "calls": Count("time"),
+        "upstream_calls": Coalesce(Sum("upstream_calls"), 0),
+        "bytes": Coalesce(Sum("bytes"), 0),
+        "total_timed": Count("total_ms"),
+        "upstream_timed": Count("time", filter=timed_upstream),
+        **{f"total_le_{ms}": Count("time", filter=Q(total_ms__lte=ms)) for ms in LATENCY_BOUNDS_MS},
+        **{f"upstream_le_{ms}": Count("time", filter=timed_upstream & Q(upstream_ms__lte=ms))
+           for ms in LATENCY_BOUNDS_MS},
+    }  # fmt: skip
+    if by_outcome:
+        aggregates.update({column: Count("time", filter=Q(outcome=name)) for name, column in OUTCOME_COLUMNS.items()})
+        aggregates["outcome_other"] = Count("time", filter=~Q(outcome__in=KNOWN_OUTCOMES))
+    grouped = (
+        ToolCallEvent.objects.annotate(at=truncate("time", tzinfo=UTC))
+        .values("at", *dimensions)
+        .annotate(**{f"n_{name}": aggregate for name, aggregate in aggregates.items()})
+    )
+    expected = {
+        (row["at"], *(row[name] for name in dimensions)): {name: row[f"n_{name}"] for name in aggregates}
+        for row in grouped
+    }
+    stored = {
+        (getattr(row, moment), *(getattr(row, name) for name in dimensions)): {
+            name: getattr(row, name) for name in aggregates
+        }
+        for row in model.objects.all()
+    }
+    return {"expected": expected, "stored": stored}
+
+
+def test_rollups_hold_exactly_the_figures_of_the_stored_events_across_batches_and_reruns():
+    # Overlapping, out-of-order and repeated lines in small batches, with untimed calls and calls
+    # slower than the last bound: every hourly and daily figure is still the events' own.
+    slow = call_line(f"{D1}T10:59:59", total_ms=90_000, upstream_ms=89_000, outcome="unavailable")
+    untimed = call_line(f"{D1}T10:15:00", upstream_calls=0, upstream_ms=5.0, total_ms=2.0)
+    on_a_bound = call_line(f"{D2}T23:00:00", total_ms=50, upstream_ms=20, client="goose", tenant="acme")
+    newer_code = call_line(f"{D2}T23:10:00", client="goose", tenant="acme", outcome="quota_exceeded")
+    lines = [*KNOWN_CALLS, slow, untimed, on_a_bound, newer_code]
+    ingest(*lines[:5], batch_size=2)
+    ingest(*reversed(lines), batch_size=3)
+    ingest(*lines, batch_size=4)
+
+    assert ToolCallEvent.objects.count() == len(lines)
+    hourly = figures_from_events(ToolCallHourly, "hour", TruncHour)
+    daily = figures_from_events(ToolCallDaily, "day", TruncDay, ("client", "tool", "backend", "tenant"), True)
+    assert hourly["stored"] == hourly["expected"]
+    assert daily["stored"] == daily["expected"]

@@ -1,0 +1,42 @@
+"""The entry points of the ingestion's worker processes (analytics/services.py, `_ingest_in_workers`).
+
+A worker process is started afresh ("spawn"), so these functions are looked up by name in a
+process where Django is not set up yet: this module imports nothing of Django's models until
+`start` has set Django up.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from analytics.services import Chunk, Parsed
+
+
+_failed: BaseException | None = None
+"""Why `start` failed: raised by every `parse` instead (a pool restarts a worker whose initializer
+raises, forever; a task's error reaches the caller)."""
+
+
+def start(horizon: datetime | None) -> None:
+    """Set Django up, then the parser's state (the retention horizon, the COPY encoder)."""
+    global _failed
+    try:
+        import django
+
+        django.setup()
+        from analytics import services
+
+        services.start_worker(horizon)
+    except Exception as error:
+        _failed = error
+
+
+def parse(chunk: Chunk) -> Parsed:
+    """Parse one chunk of lines into a batch."""
+    if _failed is not None:
+        raise _failed
+    from analytics import services
+
+    return services.parse_chunk(chunk)

@@ -1,0 +1,195 @@
+"""The rollups a batch of new events adds to: hourly and daily app-status counts and tool-call figures.
+
+A batch's events are counted here, in Python, into one delta per rollup row they fall in (UTC
+hour or day, and the row's dimensions), and the deltas are *added* to the rollups
+(`INSERT ... ON CONFLICT DO UPDATE SET n = n + excluded.n`) in the transaction that inserts
+the events. Only the events the insert actually stored are counted (analytics/services.py), so
+a line ingested twice counts once, and a rollup row always equals the count of its stored
+events: both change in one transaction, and concurrent writers' additions commute (each waits
+for the other's row lock, then adds to the row as committed), which a recount of the hour from
+the events its own transaction can see would not guarantee.
+
+Figures are those of `ToolCallRollup` (analytics/models.py): calls, sums, and cumulative
+latency histograms (`total_le_<ms>` counts the calls whose total time was at most `<ms>`),
+exactly as `count(*) FILTER (WHERE total_ms <= <ms>)` would count them.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+
+from django.db import connection, models
+
+from analytics.models import (
+    KNOWN_OUTCOMES,
+    LATENCY_BOUNDS_MS,
+    LATENCY_COLUMNS,
+    OTHER_OUTCOMES_COLUMN,
+    OUTCOME_COLUMNS,
+    AppStatusDailyCount,
+    AppStatusHourlyCount,
+    ToolCallDaily,
+    ToolCallHourly,
+)
+from analytics.parsing import EventRow
+from analytics.tool_call_parsing import ToolCallRow
+
+CALL_FIGURES: tuple[str, ...] = (
+    "calls", "upstream_calls", "bytes", "total_timed", "total_ms_sum", "upstream_timed", "upstream_ms_sum",
+    *LATENCY_COLUMNS["total"], *LATENCY_COLUMNS["upstream"],
+)  # fmt: skip
+"""The figures of a tool-call rollup row, in the order `tool_call_figures` gives them."""
+DAILY_CALL_FIGURES: tuple[str, ...] = (*CALL_FIGURES, *OUTCOME_COLUMNS.values(), OTHER_OUTCOMES_COLUMN)
+_OUTCOME_INDEX = {outcome: index for index, outcome in enumerate(KNOWN_OUTCOMES)}
+APP_DIMENSIONS = ("client", "tool", "kind")
+CALL_DIMENSIONS = ("client", "tool", "backend", "tenant", "outcome")
+
+AppKey = tuple[datetime, str, str, str]
+"""(UTC hour or day, client, tool, kind)."""
+CallKey = tuple[datetime, str, str, str, str, str]
+"""(UTC hour or day, client, tool, backend, tenant, outcome)."""
+
+_BUCKETS = len(LATENCY_BOUNDS_MS) + 1  # one more for the calls slower than the last bound
+_TOTAL, _UPSTREAM = 7, 7 + _BUCKETS  # where the buckets start in an accumulator
+
+
+def app_status_counts(rows: Iterable[EventRow]) -> dict[AppKey, int]:
+    """How many of `rows` fall in each UTC hour, client, tool and kind."""
+    counts: dict[AppKey, int] = {}
+    for row in rows:
+        key = (row.time.replace(minute=0, second=0, microsecond=0), row.client, row.tool, row.kind)
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def tool_call_figures(rows: Iterable[ToolCallRow]) -> dict[CallKey, list[float]]:
+    """The `CALL_FIGURES` of `rows` per UTC hour, client, tool, backend, tenant and outcome.
+
+    A call's total time counts when logged; its upstream time when it made at least one
+    upstream request and logged the time (as `upstream_timed` is defined)."""
+    accumulators: dict[CallKey, list[float]] = {}
+    for row in rows:
+        moment = row.time
+        key = (moment.replace(minute=0, second=0, microsecond=0), row.client, row.tool, row.backend, row.tenant,
+               row.outcome)  # fmt: skip
+        figures = accumulators.get(key)
+        if figures is None:
+            figures = accumulators[key] = [0] * (_UPSTREAM + _BUCKETS)
+        figures[0] += 1
+        upstream_calls, upstream_ms, total_ms = row.upstream_calls, row.upstream_ms, row.total_ms
+        if upstream_calls is not None:
+            figures[1] += upstream_calls
+        if row.bytes is not None:
+            figures[2] += row.bytes
+        if total_ms is not None:
+            figures[3] += 1
+            figures[4] += total_ms
+            figures[_TOTAL + bisect_left(LATENCY_BOUNDS_MS, total_ms)] += 1
+        if upstream_calls is not None and upstream_calls > 0 and upstream_ms is not None:
+            figures[5] += 1
+            figures[6] += upstream_ms
+            figures[_UPSTREAM + bisect_left(LATENCY_BOUNDS_MS, upstream_ms)] += 1
+    return {key: _cumulative(figures) for key, figures in accumulators.items()}
+
+
+def _cumulative(figures: list[float]) -> list[float]:
+    """An accumulator's figures with its buckets (calls per bucket) as cumulative counts at each bound."""
+    result = figures[:_TOTAL]
+    result[4], result[6] = float(result[4]), float(result[6])  # the millisecond sums
+    for start in (_TOTAL, _UPSTREAM):
+        running = 0.0
+        for count in figures[start : start + _BUCKETS - 1]:
+            running += count
+            result.append(int(running))
+    return result
+
+
+def by_day(deltas: Mapping[tuple, int | list[float]], *, width: int | None = None) -> dict[tuple, list[float]]:
+    """Hourly deltas summed per UTC day (a key's first item is the hour): keyed by the day and
+    the rest of the key, or its first `width - 1` dimensions only."""
+    daily: dict[tuple, list[float]] = {}
+    for key, value in deltas.items():
+        figures = [value] if isinstance(value, int) else value
+        day_key = (key[0].replace(hour=0), *key[1:width])
+        if (sums := daily.get(day_key)) is None:
+            daily[day_key] = list(figures)
+        else:
+            for index, figure in enumerate(figures):
+                sums[index] += figure
+    return daily
+
+
+def add_app_status(counts: dict[AppKey, int]) -> None:
+    """Add hourly app-status counts to the hourly and daily rollups."""
+    if counts:
+        _add(AppStatusHourlyCount, "hour", APP_DIMENSIONS, ("count",), [(*k, v) for k, v in counts.items()])
+        _add(AppStatusDailyCount, "day", APP_DIMENSIONS, ("count",), [(*k, *v) for k, v in by_day(counts).items()])
+
+
+def add_tool_calls(figures: dict[CallKey, list[float]]) -> None:
+    """Add hourly tool-call figures to the hourly rollup, and their sums per day and combination
+    (outcomes together, the calls by outcome in their columns) to the daily one."""
+    if not figures:
+        return
+    _add(ToolCallHourly, "hour", CALL_DIMENSIONS, CALL_FIGURES, [(*k, *v) for k, v in figures.items()])
+    with_outcomes = {key: [*value, *_by_outcome(key[-1], int(value[0]))] for key, value in figures.items()}
+    daily = by_day(with_outcomes, width=len(CALL_DIMENSIONS))  # the key without its outcome
+    _add(ToolCallDaily, "day", CALL_DIMENSIONS[:-1], DAILY_CALL_FIGURES, [(*k, *v) for k, v in daily.items()])
+
+
+def _by_outcome(outcome: str, calls: int) -> list[int]:
+    """`calls` in the column of `outcome` (OUTCOME_COLUMNS, then the other outcomes'), 0 in the others."""
+    counts = [0] * (len(KNOWN_OUTCOMES) + 1)
+    counts[_OUTCOME_INDEX.get(outcome, len(KNOWN_OUTCOMES))] = calls
+    return counts
+
+
+_PG_TYPES: dict[type, str] = {
+    models.DateTimeField: "timestamptz",
+    models.CharField: "text",
+    models.TextField: "text",
+    models.BigIntegerField: "int8",
+    models.IntegerField: "int4",
+    models.FloatField: "float8",
+}
+
+
+def _add(
+    model: type[models.Model], moment: str, dimensions: Sequence[str], figures: Sequence[str], rows: list[tuple]
+) -> None:
+    """Add `rows` (moment, dimensions, figures) to `model`'s table: new rows are inserted, existing
+    ones get the figures added. Rows are written in key order,
+    so two writers lock them in the same order."""
+    table = model._meta.db_table
+    key = (moment, *dimensions)
+    columns = (*key, *figures)
+    conflict = f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET " + ", ".join(
+        f"{name} = {table}.{name} + excluded.{name}" for name in figures
+    )
+    rows.sort(key=lambda row: row[: len(key)])
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            stage = f"{table}_delta"
+            cursor.execute(  # one round trip
+                f"CREATE TEMPORARY TABLE IF NOT EXISTS {stage} AS SELECT {', '.join(columns)} FROM {table} "
+                f"WITH NO DATA; TRUNCATE {stage}"
+            )
+            with (
+                connection.wrap_database_errors,
+                cursor.cursor.copy(f"COPY {stage} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)") as copy,
+            ):
+                copy.set_types([_PG_TYPES[type(model._meta.get_field(name))] for name in columns])
+                for row in rows:
+                    copy.write_row(row)
+            cursor.execute(
+                f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(columns)} FROM {stage} "
+                f"ORDER BY {', '.join(key)} {conflict}"
+            )
+        else:
+            adapt = connection.ops.adapt_datetimefield_value
+            cursor.executemany(
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))}) {conflict}",
+                [(adapt(row[0]), *row[1:]) for row in rows],
+            )
