@@ -224,17 +224,12 @@ def events_ingest(
         daemon=True,
     )
     parser.start()
-    next_progress = time.monotonic() + progress_every
+    store = _Store(report, progress, progress_every)
     try:
         while (batch := batches.get()) is not None:
             if isinstance(batch, BaseException):
                 raise batch
-            new, calls_new = _write(*batch)
-            report.new += new
-            report.tool_calls_new += calls_new
-            if progress is not None and time.monotonic() >= next_progress:
-                progress(report)
-                next_progress = time.monotonic() + progress_every
+            store(*batch)
     finally:
         stop.set()
         with contextlib.suppress(queue.Empty):
@@ -370,18 +365,13 @@ def _ingest_in_workers(
     slots = threading.BoundedSemaphore(2 * workers)
     stop = threading.Event()
     context = multiprocessing.get_context("spawn")
-    next_progress = time.monotonic() + progress_every
+    store = _Store(report, progress, progress_every)
     with context.Pool(workers, initializer=ingest_workers.start, initargs=(retention_cutoff(),)) as pool:
         try:
             for parsed in pool.imap(ingest_workers.parse, _chunks(lines, batch_size, slots, stop)):
                 slots.release()
                 _add_counts(report, parsed.report)
-                new, calls_new = _write(parsed.app_status, parsed.tool_calls)
-                report.new += new
-                report.tool_calls_new += calls_new
-                if progress is not None and time.monotonic() >= next_progress:
-                    progress(report)
-                    next_progress = time.monotonic() + progress_every
+                store(parsed.app_status, parsed.tool_calls)
         finally:
             stop.set()
     return report
@@ -461,6 +451,22 @@ def _add_counts(report: IngestReport, chunk: IngestReport) -> None:
     for number, reason in chunk.malformed_lines:
         report.add_malformed(number, reason)
     report.malformed += chunk.malformed - len(chunk.malformed_lines)
+
+
+class _Store:
+    """Stores parsed batches into `report`'s counts, calling `progress` at most every `every` seconds."""
+
+    def __init__(self, report: IngestReport, progress: Progress | None, every: float) -> None:
+        self.report, self.progress, self.every = report, progress, every
+        self.next_progress = time.monotonic() + every
+
+    def __call__(self, app_status: _Batch, tool_calls: _Batch) -> None:
+        new, calls_new = _write(app_status, tool_calls)
+        self.report.new += new
+        self.report.tool_calls_new += calls_new
+        if self.progress is not None and time.monotonic() >= self.next_progress:
+            self.progress(self.report)
+            self.next_progress = time.monotonic() + self.every
 
 
 def _write(app_status: _Batch, tool_calls: _Batch) -> tuple[int, int]:
