@@ -53,7 +53,7 @@ from starlette.requests import Request
 
 logger = logging.getLogger(__name__)
 
-_REPLY = TypeAdapter(JSONRPCError)
+_ERROR = TypeAdapter(JSONRPCError)
 _RESPONSE = TypeAdapter(JSONRPCResponse)
 
 
@@ -125,13 +125,13 @@ async def answer(
         if error is None:
             logger.exception("handler for %r raised", message.method)
             error = ErrorData(code=0, message=str(exc))
-        reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
-        return _REPLY.dump_json(reply, by_alias=True, exclude_unset=True)
+        failure = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+        return _ERROR.dump_json(failure, by_alias=True, exclude_unset=True)
     # `result` is already the SDK's wire form (validated and dumped for this version): encoded
     # as is, without a second pass through the `JSONRPCResponse` model's serialiser, unless it
     # or the id holds an integer beyond 64 bits (JSON-RPC allows any), which only that one writes.
     try:
         return orjson.dumps({"jsonrpc": "2.0", "id": message.id, "result": result})
     except TypeError:
-        reply = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
-        return _RESPONSE.dump_json(reply, by_alias=True, exclude_unset=True)
+        success = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
+        return _RESPONSE.dump_json(success, by_alias=True, exclude_unset=True)
