@@ -4,6 +4,7 @@ in-process MCP clients, real server processes; and the plugins every run loads."
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import socket
@@ -46,11 +47,18 @@ def _no_collected_static_files() -> Iterator[None]:
         yield
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 async def _tomtom_session_closed() -> AsyncIterator[None]:
-    """Each test's event loop closes its pooled TomTom session, as the server's lifespan does."""
     yield
     await close_shared_clients()
+
+
+@pytest.fixture(autouse=True)
+def _tomtom_sessions_closed(request: pytest.FixtureRequest) -> None:
+    """An async test's event loop closes its pooled TomTom session, as the server's lifespan
+    does. (Only async tests: a sync one may drive a loop of its own, e.g. the browser's.)"""
+    if inspect.iscoroutinefunction(request.function):
+        request.getfixturevalue("_tomtom_session_closed")
 
 
 @pytest.fixture(autouse=True)
