@@ -265,6 +265,7 @@ class TomTomSession:
             limit = self.settings.max_body_bytes
             length = response.headers.get("Content-Length", "")
             if length.isdigit() and int(length) > limit:
+                response.close()  # the connection goes now: nothing waits for a body never read
                 raise _too_large(f"is larger than {_size(limit)} (TOMTOM_MAX_BODY_BYTES)")
             content = await read_bounded(
                 response.content.iter_any(),
