@@ -59,6 +59,12 @@ class TomTomStub:
     record: bool = True
     requests: list[RecordedRequest] = field(default_factory=list)
     _routes: list[Route] = field(default_factory=list)
+    _connections: set[asyncio.Task[None]] = field(default_factory=set)
+    """The task serving each open connection, held here so that it lives until the connection
+    ends. A responder that waits forever (a fault) on a connection its client has closed is
+    otherwise reachable from nothing: the garbage collector would destroy it from whatever thread
+    it runs in, and closing its transport there, outside the stub's loop, can lose another
+    connection's read registration (a request that then never gets an answer)."""
 
     def route(
         self,
@@ -105,6 +111,9 @@ class TomTomStub:
         )
 
     async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -135,6 +144,7 @@ class TomTomStub:
             pass
         finally:
             writer.close()
+            self._connections.discard(task)
 
     def __enter__(self) -> TomTomStub:
         ready = threading.Event()
