@@ -17,8 +17,6 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.checks import Error, Tags, register
 
-from tomtom_mcp.middleware import is_subsequence
-
 MIN_SECRET_KEY_LENGTH = 50
 MIN_SESSION_SECRET_LENGTH = 32
 
@@ -54,6 +52,10 @@ def check_production_secrets(app_configs: object = None, **kwargs: object) -> li
 
 @register()
 def check_mcp_middleware(app_configs: object = None, **kwargs: object) -> list[Error]:
+    # Imported here: the middleware module loads the MCP SDK, which `django.setup()` (every
+    # management command, every ingestion worker) has no other need of.
+    from tomtom_mcp.middleware import is_subsequence
+
     if is_subsequence(settings.MCP_MIDDLEWARE, settings.MIDDLEWARE):
         return []
     return [
