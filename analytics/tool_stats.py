@@ -44,6 +44,9 @@ _SUMS = ("calls", "upstream_calls", "bytes", "total_timed", "total_ms_sum", "ups
 _DAILY_SUMS = (*_SUMS, *(OUTCOME_COLUMNS[outcome] for outcome in KNOWN_OUTCOMES))
 """The daily rollup's figures, then its calls by outcome: `ok` and each error code (the other
 codes are errors too: `errors` is every call not `ok`)."""
+_COUNTS = ("calls",)
+_DAILY_COUNTS = (*_COUNTS, *(OUTCOME_COLUMNS[outcome] for outcome in KNOWN_OUTCOMES))
+"""The same, for `figures="counts"`: the calls, and the calls by outcome."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +96,8 @@ class CallRow:
         return self.calls - self.outcomes.get(OK, 0)
 
     def stats(self) -> dict[str, float | int | None]:
+        if "total_timed" not in self.sums:
+            raise ValueError("a row of tool_call_stats(figures='counts') holds its calls and outcomes only")
         calls, errors = self.calls, self.errors
         by_code = {code: self.outcomes.get(code, 0) for code in ERROR_CODES}
         return {
@@ -141,22 +146,27 @@ _GroupKey = tuple[datetime | None, str | None, str | None, str | None, str | Non
 """A group's dimensions in CallRow's field order; None where not grouped by."""
 
 
-def tool_call_stats(query: ReportQuery, *, by: Sequence[CallDimension]) -> list[CallRow]:
+def tool_call_stats(
+    query: ReportQuery, *, by: Sequence[CallDimension], figures: Literal["all", "counts"] = "all"
+) -> list[CallRow]:
     """Tool-call figures per group of `by`, sorted by its dimensions; groups without calls are absent.
 
     Hourly buckets read `ToolCallHourly` (a row per outcome); everything else reads
-    `ToolCallDaily` (a row per day and combination, the calls by outcome in columns)."""
+    `ToolCallDaily` (a row per day and combination, the calls by outcome in columns). With
+    `figures="counts"` only the calls and their outcomes are summed (what an error-rate chart
+    draws: a sum of 2 columns a row instead of 50); such rows have no `stats()`."""
     host = _host_of(query) if "client" in by else None
+    sums_of, daily_sums_of = (_SUMS, _DAILY_SUMS) if figures == "all" else (_COUNTS, _DAILY_COUNTS)
     sums: dict[_GroupKey, dict[str, float]] = {}
     outcomes: dict[_GroupKey, dict[str, int]] = {}
     positions = [(CALL_DIMENSIONS.index(name), index) for index, name in enumerate(by)]
     hourly = query.bucket == "hour" and "bucket" in by
     if hourly:
         hours = ToolCallHourly.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time)
-        grouped = _grouped(hours.annotate(bucket=F("hour")), query, [*by, "outcome"], _SUMS)
+        grouped = _grouped(hours.annotate(bucket=F("hour")), query, [*by, "outcome"], sums_of)
     else:
         days = ToolCallDaily.objects.filter(day__gte=query.start_time, day__lt=query.end_time)
-        grouped = _grouped(days.annotate(bucket=F("day")) if "bucket" in by else days, query, by, _DAILY_SUMS)
+        grouped = _grouped(days.annotate(bucket=F("day")) if "bucket" in by else days, query, by, daily_sums_of)
     width = len(by)
     for row in grouped:
         dimensions: list = [None] * len(CALL_DIMENSIONS)
@@ -166,14 +176,14 @@ def tool_call_stats(query: ReportQuery, *, by: Sequence[CallDimension]) -> list[
             dimensions[1] = host(dimensions[1])
         key: _GroupKey = tuple(dimensions)
         if (group := sums.get(key)) is None:
-            sums[key] = group = dict.fromkeys(_SUMS, 0)
+            sums[key] = group = dict.fromkeys(sums_of, 0)
             outcomes[key] = {}
-        figures = row[width + 1 :] if hourly else row[width:]
-        for name, value in zip(_SUMS, figures, strict=False):
+        values = row[width + 1 :] if hourly else row[width:]
+        for name, value in zip(sums_of, values, strict=False):
             group[name] += value or 0
         by_outcome = outcomes[key]
         # (outcome, calls) pairs: the row's own outcome, or each outcome column of the daily row.
-        pairs = [(row[width], figures[0])] if hourly else zip(KNOWN_OUTCOMES, figures[len(_SUMS) :], strict=True)
+        pairs = [(row[width], values[0])] if hourly else zip(KNOWN_OUTCOMES, values[len(sums_of) :], strict=True)
         for outcome, calls in pairs:
             if calls:
                 by_outcome[outcome] = by_outcome.get(outcome, 0) + int(calls)

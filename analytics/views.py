@@ -151,7 +151,7 @@ def tool_calls_page(request: HttpRequest) -> HttpResponse:
         "min_events": settings.ANALYTICS_MIN_EVENTS,
         "chart": error_rate_chart(
             query.buckets(),
-            tool_call_stats(query, by=("bucket", "client")),
+            tool_call_stats(query, by=("bucket", "client"), figures="counts"),
             query.bucket,
             min_events=settings.ANALYTICS_MIN_EVENTS,
             zoom=bool(form.cleaned_data.get("zoom")),

@@ -238,7 +238,7 @@ def report_latencies() -> list[tuple[str, str]]:
              median_ms(lambda: tool_call_stats(by_family, by=("client", "tool")))),
             ("30-day tool-call totals by backend", median_ms(lambda: tool_call_stats(by_family, by=("backend",)))),
             ("30-day daily tool-call error rate by host family (chart)",
-             median_ms(lambda: tool_call_stats(by_family, by=("bucket", "client")))),
+             median_ms(lambda: tool_call_stats(by_family, by=("bucket", "client"), figures="counts"))),
             ("whole 30-day tool-call page (every query and the HTML)",
              median_ms(lambda: tool_calls_page(calls_request))),
         ]  # fmt: skip

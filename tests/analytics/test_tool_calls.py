@@ -105,6 +105,20 @@ def test_daily_series_by_family_for_one_tool(known_calls):
     ]  # fmt: skip
 
 
+def test_a_chart_sums_only_the_counts_and_gets_the_same_calls_and_errors(known_calls):
+    for query in (ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3), group="family"),
+                  ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3), bucket="hour")):  # fmt: skip
+        full = tool_call_stats(query, by=("bucket", "client"))
+        counts = tool_call_stats(query, by=("bucket", "client"), figures="counts")
+
+        assert [(r.bucket, r.client, r.calls, r.errors) for r in counts] == [
+            (r.bucket, r.client, r.calls, r.errors) for r in full
+        ]
+        assert sum(r.errors for r in counts) > 0
+    with pytest.raises(ValueError, match="calls and outcomes only"):
+        counts[0].stats()
+
+
 def test_a_family_filter_covers_every_name_in_it(known_calls):
     query = ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3), family="ChatGPT")
 
