@@ -225,12 +225,10 @@ _CALL_FIGURES_SQL: tuple[str, ...] = (
 """`CALL_FIGURES` as aggregates over tool-call events, in the same order and with the same rules."""
 assert len(_CALL_FIGURES_SQL) == len(CALL_FIGURES)
 _KNOWN_OUTCOMES_SQL = ", ".join(f"'{outcome}'" for outcome in KNOWN_OUTCOMES)  # error codes: [a-z_] only
-_DAILY_CALL_SQL: tuple[str, ...] = (
-    *(f"sum({name})" for name in CALL_FIGURES),
-    *(f"coalesce(sum(calls) FILTER (WHERE outcome = '{outcome}'), 0)" for outcome in KNOWN_OUTCOMES),
-    f"coalesce(sum(calls) FILTER (WHERE outcome NOT IN ({_KNOWN_OUTCOMES_SQL})), 0)",
+_OUTCOMES_SQL: tuple[str, ...] = (
+    *(f"count(*) FILTER (WHERE outcome = '{outcome}')" for outcome in KNOWN_OUTCOMES),
+    f"count(*) FILTER (WHERE outcome NOT IN ({_KNOWN_OUTCOMES_SQL}))",
 )
-"""`DAILY_CALL_FIGURES` from a day's hourly figures: the sums, and the calls of each outcome."""
 
 
 def app_status_rollup(source: str) -> str:
@@ -239,8 +237,10 @@ def app_status_rollup(source: str) -> str:
     it answers one row, how many events `source` returned."""
     return _rollup(
         source,
-        hourly=(AppStatusHourlyCount, APP_DIMENSIONS, ("count",), ("count(*)",)),
-        daily=(AppStatusDailyCount, APP_DIMENSIONS, ("count",), ("sum(count)",)),
+        [
+            _add_sql(AppStatusHourlyCount, "hour", APP_DIMENSIONS, ("count",), ("count(*)",)),
+            _add_sql(AppStatusDailyCount, "day", APP_DIMENSIONS, ("count",), ("count(*)",)),
+        ],
     )
 
 
@@ -249,59 +249,33 @@ def tool_call_rollup(source: str) -> str:
     figures per outcome, the daily ones with the calls by outcome in their columns."""
     return _rollup(
         source,
-        hourly=(ToolCallHourly, CALL_DIMENSIONS, CALL_FIGURES, _CALL_FIGURES_SQL),
-        daily=(ToolCallDaily, CALL_DIMENSIONS[:-1], DAILY_CALL_FIGURES, _DAILY_CALL_SQL),
+        [
+            _add_sql(ToolCallHourly, "hour", CALL_DIMENSIONS, CALL_FIGURES, _CALL_FIGURES_SQL),
+            _add_sql(
+                ToolCallDaily, "day", CALL_DIMENSIONS[:-1], DAILY_CALL_FIGURES, (*_CALL_FIGURES_SQL, *_OUTCOMES_SQL)
+            ),
+        ],
     )
 
 
-Rollup = tuple[type[models.Model], Sequence[str], Sequence[str], Sequence[str]]
-"""A rollup table, its dimensions, its figures, and the aggregates that count them."""
-
-
-def _rollup(source: str, *, hourly: Rollup, daily: Rollup) -> str:
-    """The events of `source` grouped by UTC hour (`hours`: the hourly rows to add), then the
-    hours grouped by UTC day: the daily aggregates read a few grouped rows, not every event.
-    Data-modifying CTEs run whatever the main query reads."""
-    model, dimensions, figures, aggregates = hourly
-    hours = (
-        f"SELECT date_trunc('hour', time, 'UTC') AS hour, {', '.join(dimensions)}, "
-        + ", ".join(f"{aggregate} AS {name}" for aggregate, name in zip(aggregates, figures, strict=True))
-        + f" FROM counted GROUP BY {_numbers(1 + len(dimensions))}"
-    )
-    add_hours = _add_sql(model, "hour", dimensions, figures, "hour", figures, "hours", grouped=False)
-    model, dimensions, figures, aggregates = daily
-    add_days = _add_sql(model, "day", dimensions, figures, "date_trunc('day', hour, 'UTC')", aggregates, "hours")
-    return (
-        f"WITH counted AS MATERIALIZED ({source}), hours AS MATERIALIZED ({hours}), "
-        f"add_hours AS ({add_hours}), add_days AS ({add_days}) SELECT count(*) FROM counted"
-    )
+def _rollup(source: str, additions: list[str]) -> str:
+    # Data-modifying CTEs run whatever the main query reads; `counted` is read once by each.
+    parts = ", ".join(f"add_{index} AS ({addition})" for index, addition in enumerate(additions))
+    return f"WITH counted AS MATERIALIZED ({source}), {parts} SELECT count(*) FROM counted"
 
 
 def _add_sql(
-    model: type[models.Model],
-    moment: str,
-    dimensions: Sequence[str],
-    figures: Sequence[str],
-    moment_sql: str,
-    values: Sequence[str],
-    source: str,
-    *,
-    grouped: bool = True,
+    model: type[models.Model], moment: str, dimensions: Sequence[str], figures: Sequence[str], aggregates: Sequence[str]
 ) -> str:
-    """`INSERT ... SELECT` of `values` from `source` (grouped by the moment and `dimensions`
-    unless it already is), added to the existing rows, in key order (as `_add` writes them)."""
+    """`INSERT ... SELECT` of the rows of `counted` grouped by UTC `moment` ("hour" or "day")
+    and `dimensions`, added to the existing rows, in key order (as `_add` writes them)."""
     table = model._meta.db_table
     key = (moment, *dimensions)
-    numbers = _numbers(len(key))
+    groups = ", ".join(str(number) for number in range(1, len(key) + 1))
     return (
         f"INSERT INTO {table} ({', '.join((*key, *figures))}) "
-        f"SELECT {moment_sql}, {', '.join((*dimensions, *values))} FROM {source} "
-        + (f"GROUP BY {numbers} " if grouped else "")
-        + f"ORDER BY {numbers} ON CONFLICT ({', '.join(key)}) DO UPDATE SET "
+        f"SELECT date_trunc('{moment}', time, 'UTC'), {', '.join(dimensions)}, {', '.join(aggregates)} "
+        f"FROM counted GROUP BY {groups} ORDER BY {groups} "
+        f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET "
         + ", ".join(f"{name} = {table}.{name} + excluded.{name}" for name in figures)
     )
-
-
-def _numbers(count: int) -> str:
-    """`1, 2, ..., count`: the output columns of a GROUP BY or ORDER BY."""
-    return ", ".join(str(number) for number in range(1, count + 1))
