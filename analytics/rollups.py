@@ -1,23 +1,17 @@
 """The rollups a batch of new events adds to: hourly and daily app-status counts and tool-call figures.
 
-A batch's new events are counted into one delta per rollup row they fall in (UTC hour or day,
-and the row's dimensions), and the deltas are *added* to the rollups (`INSERT ... ON CONFLICT
-DO UPDATE SET n = n + excluded.n`) in the transaction that inserts the events. Only the events
-the insert actually stored are counted (analytics/services.py), so a line ingested twice counts
-once, and a rollup row always equals the count of its stored events: both change in one
-transaction, and concurrent writers' additions commute (each waits for the other's row lock,
-then adds to the row as committed), which a recount of the hour from the events its own
-transaction can see would not guarantee.
-
-On PostgreSQL the counting is SQL (`app_status_rollup`, `tool_call_rollup`): one statement
-groups the rows the insert stored and adds them to the hourly and daily rollups, so no delta
-row travels from Python. Elsewhere (SQLite) the same figures are counted in Python
-(`app_status_counts`, `tool_call_figures`) and added with `add_app_status` and `add_tool_calls`.
-Tests ingest the same lines on both databases and compare every rollup row.
+A batch's events are counted here, in Python, into one delta per rollup row they fall in (UTC
+hour or day, and the row's dimensions), and the deltas are *added* to the rollups
+(`INSERT ... ON CONFLICT DO UPDATE SET n = n + excluded.n`) in the transaction that inserts
+the events. Only the events the insert actually stored are counted (analytics/services.py), so
+a line ingested twice counts once, and a rollup row always equals the count of its stored
+events: both change in one transaction, and concurrent writers' additions commute (each waits
+for the other's row lock, then adds to the row as committed), which a recount of the hour from
+the events its own transaction can see would not guarantee.
 
 Figures are those of `ToolCallRollup` (analytics/models.py): calls, sums, and cumulative
 latency histograms (`total_le_<ms>` counts the calls whose total time was at most `<ms>`),
-exactly as `count(*) FILTER (WHERE total_ms <= <ms>)` counts them.
+exactly as `count(*) FILTER (WHERE total_ms <= <ms>)` would count them.
 """
 
 from __future__ import annotations
@@ -199,83 +193,3 @@ def _add(
                 f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))}) {conflict}",
                 [(adapt(row[0]), *row[1:]) for row in rows],
             )
-
-
-# --- PostgreSQL: the same counts in SQL, from the rows an insert returned -------------------------
-
-APP_STATUS_COUNTED: tuple[str, ...] = ("time", *APP_DIMENSIONS)
-"""The event columns `app_status_rollup` reads."""
-TOOL_CALL_COUNTED: tuple[str, ...] = (
-    "time", *CALL_DIMENSIONS, "upstream_calls", "bytes", "upstream_ms", "total_ms"
-)  # fmt: skip
-"""The event columns `tool_call_rollup` reads."""
-
-_UPSTREAM_TIMED = "upstream_calls > 0 AND upstream_ms IS NOT NULL"
-_CALL_FIGURES_SQL: tuple[str, ...] = (
-    "count(*)",
-    "coalesce(sum(upstream_calls), 0)",
-    "coalesce(sum(bytes), 0)",
-    "count(total_ms)",
-    "coalesce(sum(total_ms), 0)",
-    f"count(*) FILTER (WHERE {_UPSTREAM_TIMED})",
-    f"coalesce(sum(upstream_ms) FILTER (WHERE {_UPSTREAM_TIMED}), 0)",
-    *(f"count(*) FILTER (WHERE total_ms <= {bound})" for bound in LATENCY_BOUNDS_MS),
-    *(f"count(*) FILTER (WHERE {_UPSTREAM_TIMED} AND upstream_ms <= {bound})" for bound in LATENCY_BOUNDS_MS),
-)
-"""`CALL_FIGURES` as aggregates over tool-call events, in the same order and with the same rules."""
-assert len(_CALL_FIGURES_SQL) == len(CALL_FIGURES)
-_KNOWN_OUTCOMES_SQL = ", ".join(f"'{outcome}'" for outcome in KNOWN_OUTCOMES)  # error codes: [a-z_] only
-_OUTCOMES_SQL: tuple[str, ...] = (
-    *(f"count(*) FILTER (WHERE outcome = '{outcome}')" for outcome in KNOWN_OUTCOMES),
-    f"count(*) FILTER (WHERE outcome NOT IN ({_KNOWN_OUTCOMES_SQL}))",
-)
-
-
-def app_status_rollup(source: str) -> str:
-    """One PostgreSQL statement adding the app-status events `source` (a query returning
-    `APP_STATUS_COUNTED`, such as an `INSERT ... RETURNING`) to the hourly and daily counts;
-    it answers one row, how many events `source` returned."""
-    return _rollup(
-        source,
-        [
-            _add_sql(AppStatusHourlyCount, "hour", APP_DIMENSIONS, ("count",), ("count(*)",)),
-            _add_sql(AppStatusDailyCount, "day", APP_DIMENSIONS, ("count",), ("count(*)",)),
-        ],
-    )
-
-
-def tool_call_rollup(source: str) -> str:
-    """`app_status_rollup` for tool calls (`source` returns `TOOL_CALL_COUNTED`): the hourly
-    figures per outcome, the daily ones with the calls by outcome in their columns."""
-    return _rollup(
-        source,
-        [
-            _add_sql(ToolCallHourly, "hour", CALL_DIMENSIONS, CALL_FIGURES, _CALL_FIGURES_SQL),
-            _add_sql(
-                ToolCallDaily, "day", CALL_DIMENSIONS[:-1], DAILY_CALL_FIGURES, (*_CALL_FIGURES_SQL, *_OUTCOMES_SQL)
-            ),
-        ],
-    )
-
-
-def _rollup(source: str, additions: list[str]) -> str:
-    # Data-modifying CTEs run whatever the main query reads; `counted` is read once by each.
-    parts = ", ".join(f"add_{index} AS ({addition})" for index, addition in enumerate(additions))
-    return f"WITH counted AS MATERIALIZED ({source}), {parts} SELECT count(*) FROM counted"
-
-
-def _add_sql(
-    model: type[models.Model], moment: str, dimensions: Sequence[str], figures: Sequence[str], aggregates: Sequence[str]
-) -> str:
-    """`INSERT ... SELECT` of the rows of `counted` grouped by UTC `moment` ("hour" or "day")
-    and `dimensions`, added to the existing rows, in key order (as `_add` writes them)."""
-    table = model._meta.db_table
-    key = (moment, *dimensions)
-    groups = ", ".join(str(number) for number in range(1, len(key) + 1))
-    return (
-        f"INSERT INTO {table} ({', '.join((*key, *figures))}) "
-        f"SELECT date_trunc('{moment}', time, 'UTC'), {', '.join(dimensions)}, {', '.join(aggregates)} "
-        f"FROM counted GROUP BY {groups} ORDER BY {groups} "
-        f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET "
-        + ", ".join(f"{name} = {table}.{name} + excluded.{name}" for name in figures)
-    )

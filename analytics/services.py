@@ -11,14 +11,12 @@ writers too. Memory is bounded by the batch size and the line-length limit, what
 input's length: at most four batches exist at once (one being parsed, two queued, one being
 written), or with worker processes, two per worker and the one being written.
 
-The parser thread does all the per-line work: it decodes the lines and, on PostgreSQL, formats
-the rows as binary COPY data. The writer sends that data as it is, into a session-private table
-first: a batch of new lines is copied straight into the events table too, and its rows are
-counted from the private copy; a batch that may hold stored events goes through
-`INSERT ... ON CONFLICT DO NOTHING RETURNING`, and only the rows it returns are counted. Either
-way the counting is one SQL statement (analytics/rollups.py). On SQLite the ORM inserts the
-events not stored yet and the rollups get their counts from Python. ADRs 15 and 16 have the
-measurements behind this split.
+The parser thread does all the per-line work: it decodes the lines, counts the batch into
+rollup deltas and, on PostgreSQL, formats the rows as binary COPY data. The writer sends that
+data as it is: a batch of new lines is copied straight into the table; a batch that may hold
+stored events goes through a temporary table and `INSERT ... ON CONFLICT DO NOTHING RETURNING`,
+and only the rows it returns are counted. On SQLite the ORM inserts the events not stored yet.
+ADR 15 has the measurements behind this split.
 """
 
 from __future__ import annotations
@@ -35,7 +33,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from django.db import IntegrityError, connection, models, transaction
 from django.db.backends.utils import CursorWrapper
@@ -45,16 +43,7 @@ from analytics import ingest_workers
 from analytics.models import UNKNOWN_KIND, AppStatusEvent, ToolCallEvent
 from analytics.parsing import COLUMNS, EventRow, Malformed
 from analytics.partitions import ensure_partitions, is_partitioned, retention_cutoff
-from analytics.rollups import (
-    APP_STATUS_COUNTED,
-    TOOL_CALL_COUNTED,
-    add_app_status,
-    add_tool_calls,
-    app_status_counts,
-    app_status_rollup,
-    tool_call_figures,
-    tool_call_rollup,
-)
+from analytics.rollups import add_app_status, add_tool_calls, app_status_counts, tool_call_figures
 from analytics.tool_call_parsing import TOOL_CALL_COLUMNS, ToolCallRow, parse_log_line
 
 BATCH_SIZE = 10_000
@@ -183,19 +172,21 @@ Encode = Callable[["_Events", list], bytes]
 class _Batch:
     """One transaction's events of one kind (unique identities, none before the retention
     horizon), with what the parser prepared for the writer: how many, their first and last
-    times, and on PostgreSQL the rows as binary COPY data. `rows` are the parsed rows themselves
-    (None when a worker process parsed them: the PostgreSQL writer does not need them)."""
+    times, the rollup deltas of the rows should all of them be new, and on PostgreSQL the rows as
+    binary COPY data. `rows` are the parsed rows themselves (None when a worker process parsed
+    them: the PostgreSQL writer does not need them)."""
 
     count: int
     first: datetime | None
     last: datetime | None
+    deltas: dict
     copy_data: bytes | None
     rows: list | None
 
     @classmethod
-    def of(cls, rows: list, copy_data: bytes | None) -> _Batch:
+    def of(cls, rows: list, deltas: dict, copy_data: bytes | None) -> _Batch:
         times = [row.time for row in rows]
-        return cls(len(rows), min(times, default=None), max(times, default=None), copy_data, rows)
+        return cls(len(rows), min(times, default=None), max(times, default=None), deltas, copy_data, rows)
 
 
 Batch = tuple[_Batch, _Batch]
@@ -302,7 +293,10 @@ def _parse_batches(
             rows, call_rows = kept, kept_calls
         app_data = encode(APP_STATUS, rows) if encode and rows else None
         call_data = encode(TOOL_CALLS, call_rows) if encode and call_rows else None
-        return _Batch.of(rows, app_data), _Batch.of(call_rows, call_data)
+        return (
+            _Batch.of(rows, app_status_counts(rows), app_data),
+            _Batch.of(call_rows, tool_call_figures(call_rows), call_data),
+        )
 
     number = events = unknown = calls = unknown_fields = skipped = 0
     batch: dict[bytes, EventRow] = {}
@@ -434,7 +428,7 @@ def parse_chunk(chunk: Chunk) -> Parsed:
         raise batches[0]
     report.malformed_lines = [(before + number, reason) for number, reason in report.malformed_lines]
     report.lines += before
-    app_status, tool_calls = batches[0] if batches else (_Batch.of([], None), _Batch.of([], None))
+    app_status, tool_calls = batches[0] if batches else (_Batch.of([], {}, None), _Batch.of([], {}, None))
     app_status.rows = tool_calls.rows = None
     return Parsed(report, app_status, tool_calls)
 
@@ -479,7 +473,13 @@ def _write(app_status: _Batch, tool_calls: _Batch) -> tuple[int, int]:
     """Store one batch in one transaction and add the events it stored to the rollups; return how
     many app-status and tool-call events were new."""
     with transaction.atomic():
-        return _insert(APP_STATUS, app_status), _insert(TOOL_CALLS, tool_calls)
+        new, counts = _insert(APP_STATUS, app_status)
+        if new:
+            add_app_status(app_status.deltas if counts is None else app_status_counts(counts))
+        calls_new, figures = _insert(TOOL_CALLS, tool_calls)
+        if calls_new:
+            add_tool_calls(tool_calls.deltas if figures is None else tool_call_figures(figures))
+    return new, calls_new
 
 
 _PG_TYPE_NAMES: dict[type, str] = {  # keyed by any type: get_field may also answer a relation
@@ -492,18 +492,34 @@ _PG_TYPE_NAMES: dict[type, str] = {  # keyed by any type: get_field may also ans
 }
 
 
+class _CountedEvent(NamedTuple):
+    time: datetime
+    client: str
+    tool: str
+    kind: str
+
+
+class _CountedCall(NamedTuple):
+    time: datetime
+    client: str
+    tool: str
+    backend: str
+    tenant: str
+    outcome: str
+    upstream_calls: int | None
+    bytes: int | None
+    upstream_ms: float | None
+    total_ms: float | None
+
+
 @dataclass(frozen=True, slots=True)
 class _Events:
-    """One kind of raw events: its model, the columns a parsed row fills, and its rollups: the
-    columns they count, the SQL statement adding a query's rows to them (PostgreSQL), and the
-    Python counting and adding (elsewhere)."""
+    """One kind of raw events: its model, the columns a parsed row fills, and the row type of
+    the columns its rollups count (returned by an insert that skipped stored events)."""
 
     model: type[models.Model]
     columns: tuple[str, ...]
-    counted: tuple[str, ...]
-    rollup: Callable[[str], str]
-    count: Callable[[list], dict]
-    add: Callable[[dict], None]
+    counted: type[_CountedEvent] | type[_CountedCall]
 
     @property
     def table(self) -> str:
@@ -526,59 +542,52 @@ class _Events:
         return row[: len(self.columns)]
 
 
-APP_STATUS = _Events(AppStatusEvent, COLUMNS, APP_STATUS_COUNTED, app_status_rollup, app_status_counts, add_app_status)
-TOOL_CALLS = _Events(
-    ToolCallEvent, TOOL_CALL_COLUMNS, TOOL_CALL_COUNTED, tool_call_rollup, tool_call_figures, add_tool_calls
-)
+APP_STATUS = _Events(AppStatusEvent, COLUMNS, _CountedEvent)
+TOOL_CALLS = _Events(ToolCallEvent, TOOL_CALL_COLUMNS, _CountedCall)
 
 
-def _insert(events: _Events, batch: _Batch) -> int:
-    """Insert the batch's events not stored yet and add them to the rollups; return how many."""
+def _insert(events: _Events, batch: _Batch) -> tuple[int, list | None]:
+    """Insert the batch's events not stored yet; return how many, and the rows inserted when not
+    all of them were (None when all were: the batch's deltas are theirs)."""
     if not batch.count:
-        return 0
+        return 0, None
     if batch.copy_data is not None:
         return _insert_postgresql(events, batch, batch.copy_data)
     assert batch.rows is not None, "a batch without COPY data holds its rows"
     new = _insert_orm(events, batch.rows)
-    if new:
-        events.add(events.count(new))
-    return len(new)
+    return len(new), None if len(new) == batch.count else new
 
 
-def _insert_postgresql(events: _Events, batch: _Batch, data: bytes) -> int:
-    """Copy the batch into a session-private table, then: when nothing is stored in the batch's
-    time range yet (new logs), copy it straight into the table too and count the private copy;
-    otherwise, or when a concurrent writer gets in between and the unique constraint refuses the
-    copy, insert from the private copy what is not stored yet and count exactly the rows
-    inserted. Counting is one statement with the insert (analytics/rollups.py)."""
+def _insert_postgresql(events: _Events, batch: _Batch, data: bytes) -> tuple[int, list | None]:
+    """Copy straight into the table when nothing is stored in the batch's time range yet (new
+    logs); otherwise, or when a concurrent writer gets in between and the unique constraint
+    refuses the copy, copy into a session-private table and insert what is not stored yet,
+    returning the counted columns of exactly the rows inserted."""
     first, last = batch.first, batch.last
     assert first is not None and last is not None
     if is_partitioned(events.table):
         ensure_partitions(events.table, _months_between(first, last))
-    columns, counted = events.column_list, ", ".join(events.counted)
+    if _nothing_stored_between(first, last, model=events.model):
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                _copy(cursor, events, events.table, data)
+            return batch.count, None
+        except IntegrityError:
+            pass
+    columns = events.column_list
     with connection.cursor() as cursor:
         cursor.execute(  # one round trip
             f"CREATE TEMPORARY TABLE IF NOT EXISTS {events.stage} AS SELECT {columns} FROM {events.table} "
             f"WITH NO DATA; TRUNCATE {events.stage}"
         )
         _copy(cursor, events, events.stage, data)
-        if _nothing_stored_between(first, last, model=events.model):
-            try:
-                with transaction.atomic():
-                    _copy(cursor, events, events.table, data)
-                    cursor.execute(events.rollup(f"SELECT {counted} FROM {events.stage}"))
-                return batch.count
-            except IntegrityError:
-                pass
         # Sorted, so two writers meet the same rows in the same order.
         cursor.execute(
-            events.rollup(
-                f"INSERT INTO {events.table} ({columns}) SELECT {columns} FROM {events.stage} "
-                f"ORDER BY time, event_id ON CONFLICT (time, event_id) DO NOTHING RETURNING {counted}"
-            )
+            f"INSERT INTO {events.table} ({columns}) SELECT {columns} FROM {events.stage} ORDER BY time, event_id "
+            f"ON CONFLICT (time, event_id) DO NOTHING RETURNING {', '.join(events.counted._fields)}"
         )
-        (new,) = cursor.fetchone()
-    return new
+        inserted = [events.counted._make(row) for row in cursor.fetchall()]
+    return len(inserted), None if len(inserted) == batch.count else inserted
 
 
 def _months_between(first: datetime, last: datetime) -> list[datetime]:

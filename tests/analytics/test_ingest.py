@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import io
 import random
@@ -228,11 +227,10 @@ def test_no_event_is_lost_across_batches_duplicates_and_reruns():
 
 
 def test_a_batch_that_fails_stores_neither_its_events_nor_its_counts(monkeypatch):
-    def broken(counts_or_query):
+    def broken(counts):
         raise RuntimeError("the database went away")
 
-    # Both ways of counting fail: SQLite's (Python) and PostgreSQL's (the statement it builds).
-    monkeypatch.setattr(services, "APP_STATUS", dataclasses.replace(services.APP_STATUS, add=broken, rollup=broken))
+    monkeypatch.setattr(services, "add_app_status", broken)
     with pytest.raises(RuntimeError):
         ingest(*EVENTS)
     monkeypatch.undo()
