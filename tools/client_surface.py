@@ -21,17 +21,15 @@ refresh time. A read that fails keeps the last rules (none at first) and logs wh
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 from fnmatch import fnmatchcase
 
 from tomtom_mcp.logging import log_event
+from tools.snapshots import LazySnapshot
 
 logger = logging.getLogger("tools.client_surface")
 
@@ -98,7 +96,7 @@ def read_rules() -> tuple[ClientRule, ...]:
 
 
 class ClientSurfaces:
-    """The operator's rules on one process, refreshed every `refresh_seconds`."""
+    """The operator's rules on one process, refreshed every `refresh_seconds` (tools/snapshots.py)."""
 
     def __init__(
         self,
@@ -109,48 +107,27 @@ class ClientSurfaces:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`refresh_seconds` None: the given `rules` for ever (tests, in-process servers)."""
-        self._rules = tuple(rules)
-        self.refresh_seconds = refresh_seconds
         self._load = load
-        self._clock = clock
-        self._due_at = 0.0
-        self._refresh: asyncio.Task[None] | None = None
+        self._rules = LazySnapshot(
+            tuple(rules),
+            read=self._attempt,
+            refresh_seconds=refresh_seconds,
+            wait_seconds=REFRESH_WAIT_SECONDS,
+            thread_name="client-surface",
+            clock=clock,
+        )
 
     @property
     def rules(self) -> tuple[ClientRule, ...]:
-        return self._rules
+        return self._rules.value
 
     def prime(self) -> None:
         """Read the rules now, before serving (on a worker thread: safe inside an event loop)."""
-        if self.refresh_seconds is None:
-            return
-        self._due_at = self._clock() + self.refresh_seconds
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="client-surface") as pool:
-            self._apply(pool.submit(self._attempt).result())
+        self._rules.prime()
 
     async def shape_for(self, client_name: str, apps_declared: bool | None) -> Shape:
         """The surface for this client, from rules at most `refresh_seconds` old."""
-        refresh = self._start_refresh_if_due()
-        if refresh is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(refresh), REFRESH_WAIT_SECONDS)
-        return shape(self._rules, client_name, apps_declared)
-
-    def _start_refresh_if_due(self) -> asyncio.Task[None] | None:
-        if self.refresh_seconds is None:
-            return None
-        loop = asyncio.get_running_loop()
-        running = self._refresh is not None and not self._refresh.done() and self._refresh.get_loop() is loop
-        if running:
-            return self._refresh
-        if self._clock() < self._due_at:
-            return None
-        self._due_at = self._clock() + self.refresh_seconds
-        self._refresh = loop.create_task(self._run_refresh())
-        return self._refresh
-
-    async def _run_refresh(self) -> None:
-        self._apply(await asyncio.to_thread(self._attempt))
+        return shape(await self._rules.fresh(), client_name, apps_declared)
 
     def _attempt(self) -> tuple[ClientRule, ...] | None:
         try:
@@ -161,13 +138,9 @@ class ClientSurfaces:
                 logging.WARNING,
                 "Client surface rules unreadable: shaping by the last rules",
                 error=f"{type(exc).__name__}: {exc}",
-                rules=len(self._rules),
+                rules=len(self._rules.value),
             )
             return None
-
-    def _apply(self, rules: tuple[ClientRule, ...] | None) -> None:
-        if rules is not None:
-            self._rules = rules
 
 
 def default_client_surfaces() -> ClientSurfaces:

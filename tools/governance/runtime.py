@@ -27,13 +27,10 @@ never breaks a call, and is never silently off.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from django.db import connections
 
@@ -45,6 +42,7 @@ from tools.dispatch import Next, ToolCall, ToolOutcome
 from tools.errors import ErrorCode, ToolError
 from tools.governance import fixtures, rules
 from tools.governance.surface import ChangeKind, InputChange, Retirement, Surface
+from tools.snapshots import LazySnapshot
 
 logger = logging.getLogger("tools.governance")
 
@@ -80,45 +78,42 @@ class Governance:
         self.refresh_seconds = refresh_seconds
         self._load = load
         self._fallback = fallback
-        self._clock = clock
-        self._snapshot = Surface()
-        self._from_tables = False
         self._unreadable = False
-        self._due_at = 0.0
-        self._refresh: asyncio.Task[None] | None = None
+        # The surface, and whether it came from the tables (not the committed fixture).
+        self._state: LazySnapshot[tuple[Surface, bool]] = LazySnapshot(
+            (Surface(), False),
+            read=self._attempt,
+            refresh_seconds=refresh_seconds,
+            wait_seconds=REFRESH_WAIT_SECONDS,
+            thread_name="governance",
+            clock=clock,
+        )
 
     @property
     def snapshot(self) -> Surface:
-        return self._snapshot
+        return self._state.value[0]
 
     def prime(self) -> None:
         """Read the first snapshot now, before serving (on a worker thread, so this is safe
         inside or outside an event loop, and never touches the caller's connection)."""
-        self._due_at = self._clock() + self.refresh_seconds
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="governance") as pool:
-            self._apply(pool.submit(self._attempt).result())
+        self._state.prime()
 
     async def refresh_if_due(self) -> None:
         """The freshness rule, for calls and listings alike: when the snapshot is older than
         `refresh_seconds`, reread the tables (one read at a time) and wait for the result, at
         most `REFRESH_WAIT_SECONDS`; a slower read is answered from the current snapshot."""
-        refresh = self._start_refresh_if_due()
-        if refresh is None and self._refresh is not None and not self._refresh.done():
-            refresh = self._refresh if self._refresh.get_loop() is asyncio.get_running_loop() else None
-        if refresh is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(refresh), REFRESH_WAIT_SECONDS)
+        await self._state.fresh()
 
     def filter_listing(self, tools: Sequence[Tool], context: CallContext) -> list[Tool]:
         """Hide retired tools. `Dispatcher.listing` awaits `refresh_if_due()` first (the tools/list
         handler); a caller that did not still starts the refresh, so the next request sees it."""
-        self._start_refresh_if_due()
-        retired = self._snapshot.retired_by_name
+        self._state.start_if_due()
+        retired = self.snapshot.retired_by_name
         return [tool for tool in tools if tool.name not in retired]
 
     async def intercept(self, call: ToolCall, next_: Next) -> ToolOutcome:
         await self.refresh_if_due()
-        snapshot = self._snapshot
+        snapshot = self.snapshot
         retirement = snapshot.retired_by_name.get(call.name)
         if retirement is not None:
             _log(AppStatus.RETIRED_TOOL, call, replaced_by=list(retirement.replaced_by))
@@ -129,23 +124,6 @@ class Governance:
                 return ToolOutcome.from_error(outdated_error(change, call.arguments[change.input]))
         return await next_(call)
 
-    def _start_refresh_if_due(self) -> asyncio.Task[None] | None:
-        """Start a refresh when the snapshot is stale and none is running; return it."""
-        if self._clock() < self._due_at:
-            return None
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # a synchronous caller: the next request in a loop refreshes
-            return None
-        if self._refresh is not None and not self._refresh.done() and self._refresh.get_loop() is loop:
-            return None
-        self._due_at = self._clock() + self.refresh_seconds
-        self._refresh = loop.create_task(self._run_refresh())
-        return self._refresh
-
-    async def _run_refresh(self) -> None:
-        self._apply(await asyncio.to_thread(self._attempt))
-
     def _attempt(self) -> tuple[Surface, bool] | None:
         """Read the tables (worker thread): the surface and True; or, when they cannot be read
         and no table snapshot is held, the committed fixture and False; None to keep the
@@ -154,8 +132,9 @@ class Governance:
             surface = self._load()
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-            if self._from_tables:
-                self._warn_unreadable(UNREADABLE_FROM_SNAPSHOT, error, self._snapshot)
+            current, from_tables = self._state.value
+            if from_tables:
+                self._warn_unreadable(UNREADABLE_FROM_SNAPSHOT, error, current)
                 return None
             try:
                 fallback = self._fallback()
@@ -181,10 +160,6 @@ class Governance:
             retired=len(answering.retired),
             contract_changes=len(answering.changes),
         )
-
-    def _apply(self, result: tuple[Surface, bool] | None) -> None:
-        if result is not None:
-            self._snapshot, self._from_tables = result
 
 
 def retired_error(retirement: Retirement) -> ToolError:
