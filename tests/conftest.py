@@ -53,6 +53,19 @@ async def _tomtom_session_closed() -> AsyncIterator[None]:
     await close_shared_clients()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _executor_connection_closed(django_db_setup: None) -> Iterator[None]:
+    """Async tests reach the ORM through asgiref's `sync_to_async`, whose one executor thread
+    keeps a database connection of its own (pytest-django closes only the main thread's): it
+    is closed here, before the test databases are dropped, or PostgreSQL refuses the drop while
+    a session still uses the database."""
+    yield
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
+    SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=10)
+
+
 @pytest.fixture(autouse=True)
 def _tomtom_sessions_closed(request: pytest.FixtureRequest) -> None:
     """An async test's event loop closes its pooled TomTom session, as the server's lifespan
