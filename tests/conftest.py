@@ -53,12 +53,12 @@ async def _tomtom_session_closed() -> AsyncIterator[None]:
     await close_shared_clients()
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _executor_connection_closed(django_db_setup: None) -> Iterator[None]:
-    """Async tests reach the ORM through asgiref's `sync_to_async`, whose one executor thread
-    keeps a database connection of its own (pytest-django closes only the main thread's): it
-    is closed here, before the test databases are dropped, or PostgreSQL refuses the drop while
-    a session still uses the database."""
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None) -> Iterator[None]:
+    """pytest-django's test databases, and before they are dropped, the connection of
+    asgiref's `sync_to_async` executor thread closed: async tests reach the ORM through that
+    thread, pytest-django closes only the main thread's connection, and PostgreSQL refuses to
+    drop a database a session still uses. (Only runs that set the databases up pay for it.)"""
     yield
     from asgiref.sync import SyncToAsync
     from django.db import connections
