@@ -11,20 +11,23 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from analytics.services import Chunk, Parsed
+    from analytics.services import Chunk, IngestReport
 
 
 _failed: BaseException | None = None
-"""Why `start` failed: raised by every `parse` instead (a pool restarts a worker whose initializer
+"""Why `start` failed: raised by every `ingest` instead (a pool restarts a worker whose initializer
 raises, forever; a task's error reaches the caller)."""
 
 
-def start(horizon: datetime | None) -> None:
-    """Set Django up, then the parser's state (the retention horizon, the COPY encoder)."""
+def start(horizon: datetime | None, database: str) -> None:
+    """Set Django up on the caller's database (`database`: its name, which a test run changes),
+    then the worker's state (the retention horizon, the COPY encoder)."""
     global _failed
     try:
         import django
+        from django.conf import settings
 
+        settings.DATABASES["default"]["NAME"] = database
         django.setup()
         from analytics import services
 
@@ -33,10 +36,10 @@ def start(horizon: datetime | None) -> None:
         _failed = error
 
 
-def parse(chunk: Chunk) -> Parsed:
-    """Parse one chunk of lines into a batch."""
+def ingest(chunk: Chunk) -> IngestReport:
+    """Parse one chunk of lines and store it; return its counts."""
     if _failed is not None:
         raise _failed
     from analytics import services
 
-    return services.parse_chunk(chunk)
+    return services.ingest_chunk(chunk)

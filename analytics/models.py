@@ -42,7 +42,8 @@ OLD_CALLER_KINDS: tuple[str, ...] = (AppStatus.RETIRED_TOOL.kind, AppStatus.OUTD
 
 class AppStatusEvent(models.Model):
     """One app-status line. `event_id` is its identity (128 bits of the SHA-256 of the line, see
-    analytics/parsing.py): the same line ingested twice is one row."""
+    analytics/parsing.py): the same line ingested twice is one row. `raw` is the line when the
+    columns do not hold all of it, else empty."""
 
     time = models.DateTimeField()
     event_id = models.BinaryField(max_length=16, editable=False)
@@ -159,8 +160,9 @@ class ToolCallEvent(models.Model):
     """One `Tool call` line (tools/catalog.py, `log_calls`): a tool call with its identity,
     outcome, times and size. Identity as for `AppStatusEvent`: 128 bits of the SHA-256 of the line.
 
-    Numbers a line does not carry (or carries with an unexpected type) are NULL; the raw line
-    keeps them. `tenant` is empty until the server logs one. The primary key is the identity,
+    Numbers a line does not carry (or carries with an unexpected type) are NULL. `raw` is the
+    line when the columns do not hold all of it (a field of a newer server, a value of another
+    type), else empty (analytics/tool_call_parsing.py). `tenant` is empty until the server logs one. The primary key is the identity,
     `(time, event_id)`."""
 
     pk = models.CompositePrimaryKey("time", "event_id")

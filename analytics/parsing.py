@@ -15,7 +15,13 @@ The identity of an event is the line itself: 128 bits of the SHA-256 of its byte
 surrounding whitespace. The formatter writes `time` to the millisecond with the replica and pid,
 so two lines that are byte for byte the same are the same event logged once, and a line read
 again (from the same file, a rotated copy, or the live path) gets the same identity.
-Optional fields of an unexpected type are stored empty; the raw line keeps them.
+Optional fields of an unexpected type are stored empty.
+
+The line itself (`raw`) is stored only when the columns do not hold all of it: a field they
+have no place for, a value they could not keep (of another type, out of range, holding NUL), a
+message the contract does not know. A line the server wrote is held whole by its columns and
+stored with `raw` empty, which halves what an event costs to store (ADR 17). `level` and
+`logger` are not kept: the table and the message imply them.
 """
 
 from __future__ import annotations
@@ -70,6 +76,8 @@ class EventRow(NamedTuple):
 _TEXT_KEYS = EventRow._fields[EventRow._fields.index("user_agent") : EventRow._fields.index("pid")]
 _WHOLE_KEYS = EventRow._fields[EventRow._fields.index("pid") : EventRow._fields.index("original_points")]
 _NUL_ESCAPE = "\\u0000"
+APP_STATUS_LOGGER = "tools.app_status"
+
 _MIN, _MAX = -(2**63), 2**63
 COLUMNS: tuple[str, ...] = EventRow._fields
 
@@ -121,26 +129,48 @@ def app_status_row(data: dict, stripped: bytes) -> EventRow | Malformed:
         when = when.astimezone(UTC)
     except (ValueError, OverflowError):
         return Malformed(f"'time' is not an ISO 8601 time: {time[:40]!r}")
+    kind = _KIND_OF_MESSAGE.get(message, UNKNOWN_KIND)
+    texts = [value if type(value) is str else "" for value in map(get, _TEXT_KEYS)]
+    wholes = [value if type(value) is int and _MIN < value < _MAX else None for value in map(get, _WHOLE_KEYS)]
     simplification = get("simplification")
     if type(simplification) is not dict:
         simplification = {}
-    replaced_by = get("replaced_by")
+    simplified = (
+        _whole(simplification.get("original_points")),
+        _whole(simplification.get("points")),
+        _number(simplification.get("max_error_m")),
+    )
+    duration_ms = _number(get("duration_ms"))
+    replaced_by, names, names_held = get("replaced_by"), "", False
+    if type(replaced_by) is list:
+        names = ", ".join(name for name in replaced_by if type(name) is str)
+        names_held = bool(names) and len(names.split(", ")) == len(replaced_by)
     text = stripped.decode()
+    # How many of the line's fields the columns hold, besides message, time, tool and client: each
+    # known field counts once when its value was kept, so any other field, or a value that was
+    # not, leaves `held + 4` short of the line's fields. `level`, `logger`, `event` and `kind` are
+    # implied by the table and the message.
+    held = (
+        len(texts) - texts.count("") + len(wholes) - wholes.count(None) + (duration_ms is not None)
+        + ("event" in data) + ("level" in data) + (get("logger") == APP_STATUS_LOGGER) + (get("kind") == kind)
+        + (len(simplified) - simplified.count(None) == len(simplification) > 0)
+        + names_held
+    )  # fmt: skip
+    complete = held + 4 == len(data) and kind != UNKNOWN_KIND and _NUL_ESCAPE not in text
     row = EventRow._make(
         (
             event_identity(stripped),
             when,
-            _KIND_OF_MESSAGE.get(message, UNKNOWN_KIND),
+            kind,
             tool,
             client,
-            *[value if type(value) is str else "" for value in map(get, _TEXT_KEYS)],
-            *[value if type(value) is int and _MIN < value < _MAX else None for value in map(get, _WHOLE_KEYS)],
-            _whole(simplification.get("original_points")),
-            _whole(simplification.get("points")),
-            _number(simplification.get("max_error_m")),
-            _number(get("duration_ms")),
-            ", ".join(name for name in replaced_by if type(name) is str) if type(replaced_by) is list else "",
-            text,
+            *texts,
+            *wholes,
+            *simplified[:2],
+            simplified[2],
+            duration_ms,
+            names,
+            "" if complete else text,
         )
     )
     return _without_nul(row) if _NUL_ESCAPE in text else row

@@ -19,9 +19,11 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, models
+from django.db import connection, models, transaction
 
 PARTITION_SUFFIX_LENGTH = len("_p202611")
+PARTITION_LOCK = 0x616E616C79746963
+"""The advisory lock key (b"analytic") that serialises creating partitions."""
 
 
 def month_start(moment: datetime | date) -> date:
@@ -56,9 +58,14 @@ def ensure_partitions(table: str, times: Iterable[datetime]) -> None:
             (missing,) = cursor.fetchone()
             if missing:
                 start, end = f"{month:%Y-%m-%d}T00:00:00+00:00", f"{next_month(month):%Y-%m-%d}T00:00:00+00:00"
-                cursor.execute(
-                    f"CREATE TABLE IF NOT EXISTS {name} PARTITION OF {table} FOR VALUES FROM ('{start}') TO ('{end}')"
-                )
+                with transaction.atomic():
+                    # Writers in other processes may create it at the same moment: one at a time,
+                    # each seeing the partition the one before committed.
+                    cursor.execute("SELECT pg_advisory_xact_lock(%s)", [PARTITION_LOCK])
+                    cursor.execute(
+                        f"CREATE TABLE IF NOT EXISTS {name} PARTITION OF {table} "
+                        f"FOR VALUES FROM ('{start}') TO ('{end}')"
+                    )
 
 
 def partitions(table: str) -> list[tuple[str, date]]:

@@ -210,9 +210,11 @@ def events_ingest(
     """Parse and store app-status and tool-call lines; see the module docstring for the guarantees.
 
     `progress`, when given, is called on the caller's thread with the report so far, about every
-    `progress_every` seconds (between batches). With `workers` > 0, on PostgreSQL, that many
-    worker processes parse the batches (see `_ingest_in_workers`); the result is the same."""
-    if workers > 0 and connection.vendor == "postgresql":
+    `progress_every` seconds (between batches). With `workers` > 0, on PostgreSQL and outside a
+    transaction, that many worker processes parse and store the batches (see
+    `_ingest_in_workers`); the result is the same. Inside a transaction every batch is written
+    in it, by this process."""
+    if workers > 0 and connection.vendor == "postgresql" and not connection.in_atomic_block:
         return _ingest_in_workers(lines, batch_size, progress, progress_every, workers)
     report = IngestReport()
     batches: queue.Queue[Batch | BaseException | None] = queue.Queue(maxsize=2)
@@ -341,7 +343,7 @@ the input broke off after them (None when it did not)."""
 
 @dataclass(slots=True)
 class Parsed:
-    """What a worker process made of one chunk: the line counts and the batch, without rows."""
+    """What a worker process made of one chunk: the line counts and the batch."""
 
     report: IngestReport
     app_status: _Batch
@@ -351,27 +353,34 @@ class Parsed:
 def _ingest_in_workers(
     lines: Iterable[bytes], batch_size: int, progress: Progress | None, progress_every: float, workers: int
 ) -> IngestReport:
-    """Parse in `workers` processes, write on the caller's thread, in input order.
+    """Parse and write in `workers` processes; count in input order on the caller's thread.
 
     The caller's process reads the lines and cuts them into chunks of `batch_size` lines (on a
     pool thread); each worker parses a chunk into one batch, exactly as the parser thread would
-    (`_parse_batches`), and sends back the counts and the batch without its rows: COPY data and
-    deltas are all the PostgreSQL writer needs. Lines repeated across chunks are two events in
-    two batches, and the second insert skips the stored one, as for any rerun. At most
-    `2 * workers` chunks are in flight, so memory stays bounded. Worker processes are started
-    afresh ("spawn": nothing of this process, its threads or its connection is inherited) and
-    open a database connection of their own, only for the COPY format's adapters."""
+    (`_parse_batches`), and stores it in its own database connection and transaction
+    (`_write`), then sends back the counts. The caller's process does no per-event work but
+    reading: parsing, formatting and writing run in the workers, side by side (ADR 17). Lines
+    repeated across chunks are two events in two batches, and the second insert skips the
+    stored one, as for any rerun; two batches written at once add to the same rollup rows one
+    after the other (analytics/rollups.py). At most `2 * workers` chunks are in flight, so
+    memory stays bounded. Worker processes are started afresh ("spawn": nothing of this
+    process, its threads or its connection is inherited) and connect to the caller's database.
+    Each batch commits on its own, so the caller is not inside a transaction."""
     report = IngestReport()
     slots = threading.BoundedSemaphore(2 * workers)
     stop = threading.Event()
     context = multiprocessing.get_context("spawn")
-    store = _Store(report, progress, progress_every)
-    with context.Pool(workers, initializer=ingest_workers.start, initargs=(retention_cutoff(),)) as pool:
+    next_progress = time.monotonic() + progress_every
+    with context.Pool(
+        workers, initializer=ingest_workers.start, initargs=(retention_cutoff(), connection.settings_dict["NAME"])
+    ) as pool:
         try:
-            for parsed in pool.imap(ingest_workers.parse, _chunks(lines, batch_size, slots, stop)):
+            for counts in pool.imap(ingest_workers.ingest, _chunks(lines, batch_size, slots, stop)):
                 slots.release()
-                _add_counts(report, parsed.report)
-                store(parsed.app_status, parsed.tool_calls)
+                _add_counts(report, counts)
+                if progress is not None and time.monotonic() >= next_progress:
+                    progress(report)
+                    next_progress = time.monotonic() + progress_every
         finally:
             stop.set()
     return report
@@ -406,14 +415,21 @@ _worker_encode: Encode | None = None
 
 
 def start_worker(horizon: datetime | None) -> None:
-    """A worker process's parser state: the retention horizon, and the COPY encoder on a
-    connection of its own (analytics/ingest_workers.py sets Django up first)."""
+    """A worker process's state: the retention horizon, and the COPY encoder on its connection
+    (analytics/ingest_workers.py sets Django up first, on the caller's database)."""
     global _worker_horizon, _worker_encode
     _worker_horizon, _worker_encode = horizon, _copy_encoder()
 
 
+def ingest_chunk(chunk: Chunk) -> IngestReport:
+    """Parse one chunk and store it, in a worker process (see `_ingest_in_workers`); return its counts."""
+    parsed = parse_chunk(chunk)
+    parsed.report.new, parsed.report.tool_calls_new = _write(parsed.app_status, parsed.tool_calls)
+    return parsed.report
+
+
 def parse_chunk(chunk: Chunk) -> Parsed:
-    """Parse one chunk in a worker process (see `_ingest_in_workers`)."""
+    """Parse one chunk into a batch (in a worker process)."""
     before, lines, broken = chunk
 
     def numbered() -> Iterator[bytes]:
@@ -429,7 +445,6 @@ def parse_chunk(chunk: Chunk) -> Parsed:
     report.malformed_lines = [(before + number, reason) for number, reason in report.malformed_lines]
     report.lines += before
     app_status, tool_calls = batches[0] if batches else (_Batch.of([], {}, None), _Batch.of([], {}, None))
-    app_status.rows = tool_calls.rows = None
     return Parsed(report, app_status, tool_calls)
 
 
@@ -444,9 +459,10 @@ class _Handed:
 
 
 def _add_counts(report: IngestReport, chunk: IngestReport) -> None:
-    """Add a chunk's line counts to the whole input's (`chunk.lines` is the last line's number)."""
+    """Add a chunk's counts to the whole input's (`chunk.lines` is the last line's number)."""
     report.lines = chunk.lines
-    for name in ("events", "unknown", "tool_calls", "unknown_fields", "expired", "tool_calls_expired", "skipped"):
+    for name in ("events", "new", "unknown", "tool_calls", "tool_calls_new", "unknown_fields", "expired",
+                 "tool_calls_expired", "skipped"):  # fmt: skip
         setattr(report, name, getattr(report, name) + getattr(chunk, name))
     for number, reason in chunk.malformed_lines:
         report.add_malformed(number, reason)
@@ -472,6 +488,8 @@ class _Store:
 def _write(app_status: _Batch, tool_calls: _Batch) -> tuple[int, int]:
     """Store one batch in one transaction and add the events it stored to the rollups; return how
     many app-status and tool-call events were new."""
+    _ensure_partitions(APP_STATUS, app_status)
+    _ensure_partitions(TOOL_CALLS, tool_calls)
     with transaction.atomic():
         new, counts = _insert(APP_STATUS, app_status)
         if new:
@@ -565,8 +583,6 @@ def _insert_postgresql(events: _Events, batch: _Batch, data: bytes) -> tuple[int
     returning the counted columns of exactly the rows inserted."""
     first, last = batch.first, batch.last
     assert first is not None and last is not None
-    if is_partitioned(events.table):
-        ensure_partitions(events.table, _months_between(first, last))
     if _nothing_stored_between(first, last, model=events.model):
         try:
             with transaction.atomic(), connection.cursor() as cursor:
@@ -588,6 +604,14 @@ def _insert_postgresql(events: _Events, batch: _Batch, data: bytes) -> tuple[int
         )
         inserted = [events.counted._make(row) for row in cursor.fetchall()]
     return len(inserted), None if len(inserted) == batch.count else inserted
+
+
+def _ensure_partitions(events: _Events, batch: _Batch) -> None:
+    """Create the monthly partitions the batch's events fall in, when missing: before the batch's
+    transaction, which then holds no lock a concurrent writer's DDL would wait for."""
+    if batch.count and is_partitioned(events.table):
+        assert batch.first is not None and batch.last is not None
+        ensure_partitions(events.table, _months_between(batch.first, batch.last))
 
 
 def _months_between(first: datetime, last: datetime) -> list[datetime]:

@@ -9,8 +9,9 @@ app-status parser (analytics/parsing.py) or to `tool_call_row`.
 A tool-call line is malformed without a text `time` (with a UTC offset), `tool`, `client` and
 `outcome`. Anything else is optional: a field of an unexpected type is stored empty (NULL for
 numbers), and a line with fields this parser does not know (a newer server) is kept with the
-fields it knows and counted (`unknown_fields`); the raw line keeps the rest. Identity is the
-line, as for app-status events.
+fields it knows and counted (`unknown_fields`); the raw line keeps the rest. As for app-status
+events, identity is the line, and the line is stored (`raw`) only when the columns do not hold
+all of it.
 """
 
 from __future__ import annotations
@@ -99,28 +100,26 @@ def tool_call_row(data: dict, stripped: bytes) -> ToolCallRow | Malformed:
     except (ValueError, OverflowError):
         return Malformed(f"'time' is not an ISO 8601 time: {time[:40]!r}")
     text = stripped.decode()
-    row = ToolCallRow._make(
-        (
-            event_identity(stripped),
-            when,
-            tool,
-            client,
-            outcome,
-            _text(get("backend")),
-            _text(get("transport")),
-            _text(get("tenant")),
-            _text(get("user_agent")),
-            _text(get("request_id")),
-            _text(get("replica")),
-            _whole(get("pid")),
-            _whole(get("upstream_calls")),
-            _whole(get("bytes")),
-            _milliseconds(get("upstream_ms")),
-            _milliseconds(get("total_ms")),
-            text,
-            not KNOWN_FIELDS.issuperset(data),
-        )
+    optional = (
+        _text(get("backend")),
+        _text(get("transport")),
+        _text(get("tenant")),
+        _text(get("user_agent")),
+        _text(get("request_id")),
+        _text(get("replica")),
+        _whole(get("pid")),
+        _whole(get("upstream_calls")),
+        _whole(get("bytes")),
+        _milliseconds(get("upstream_ms")),
+        _milliseconds(get("total_ms")),
     )
+    known = KNOWN_FIELDS.issuperset(data)
+    # The line is held whole by its columns when each of its fields but `level` (and `logger`
+    # and `message`, which make it a tool-call line) is a column that kept its value.
+    held = len(optional) - optional.count("") - optional.count(None)
+    complete = known and held + 6 + ("level" in data) == len(data) and "\\u0000" not in text
+    raw = "" if complete else text
+    row = ToolCallRow(event_identity(stripped), when, tool, client, outcome, *optional, raw, not known)
     if "\\u0000" in text:  # PostgreSQL text cannot hold NUL: replace it in every field but `raw`
         row = ToolCallRow._make(
             value.replace("\x00", "\ufffd") if type(value) is str and name != "raw" else value

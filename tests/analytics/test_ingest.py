@@ -75,11 +75,35 @@ def test_an_event_keeps_every_field_of_its_line():
     assert (failed.user_agent, failed.request_id, failed.time) == (
         "claude-ai/1.0", "req-1", datetime(2026, 11, 2, 10, 30, 1, tzinfo=UTC))  # fmt: skip
     assert failed.replica and failed.pid
-    assert failed.raw == EVENTS[3]
+    assert failed.raw == ""  # the columns hold the whole line
     dropped = AppStatusEvent.objects.get(kind="host_dropped")
     assert (dropped.source, dropped.reason) == ("inline", "host_dropped")
     retired = AppStatusEvent.objects.get(kind="retired_tool")
     assert (retired.tool, retired.replaced_by) == ("tomtom-fuzzy-search", "tomtom-geocode, tomtom-poi-search")
+
+
+NOT_HELD = {  # fields of an app-status line its columns cannot hold
+    "unknown field": {"cache": "hit"},
+    "wrong type": {"duration_ms": "slow"},
+    "out of range": {"features": 2**70},
+    "unknown simplification field": {"simplification": {"points": 3, "x": 1}},
+    "simplification type": {"simplification": {"points": "3"}},
+    "comma in a name": {"replaced_by": ["a, b"]},
+    "no names": {"replaced_by": []},
+    "empty text": {"source": ""},
+    "NUL": {"error": "a\u0000b"},
+}
+
+
+@pytest.mark.parametrize("fields", NOT_HELD.values(), ids=NOT_HELD.keys())
+def test_an_event_line_is_stored_whole_when_its_columns_cannot_hold_it(fields):
+    held = line(AppStatus.DRAWN, "2026-11-02T10:00:00")
+    not_held = line(AppStatus.DRAWN, "2026-11-02T10:00:01", **fields)
+    unknown_message = held.replace('"App drawn"', '"App drawn twice"')
+
+    ingest(held, not_held, unknown_message)
+
+    assert sorted(AppStatusEvent.objects.values_list("raw", flat=True)) == sorted(["", not_held, unknown_message])
 
 
 def test_gzip_and_plain_copies_of_a_log_are_the_same_events(tmp_path):
@@ -143,7 +167,10 @@ def test_lines_are_the_same_whatever_reads_they_span_and_a_too_long_line_is_malf
 
     assert (report.lines, report.events, report.new, report.skipped, report.malformed) == (6, 4, 4, 1, 1)
     assert [number for number, _ in report.malformed_lines] == [2]
-    assert sorted(AppStatusEvent.objects.values_list("raw", flat=True)) == sorted(EVENTS[:4])
+    moments = ("10:00:01", "10:00:02", "10:30:00", "10:30:01")
+    assert sorted(AppStatusEvent.objects.values_list("time", flat=True)) == [
+        datetime.fromisoformat(f"2026-11-02T{moment}+00:00") for moment in moments
+    ]
 
 
 def test_a_truncated_gzip_file_keeps_the_lines_before_the_break(tmp_path):
@@ -320,8 +347,14 @@ def truncate_all() -> None:
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="worker processes parse for PostgreSQL only")
-def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does():
+@pytest.mark.django_db(transaction=True)
+def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does(monkeypatch):
     from tests.analytics.conftest import KNOWN_CALLS, KNOWN_DATA
+
+    in_workers, ingest_in_workers = [], services._ingest_in_workers
+    monkeypatch.setattr(
+        services, "_ingest_in_workers", lambda *args: in_workers.append(args) or ingest_in_workers(*args)
+    )
 
     mixed = [*KNOWN_DATA[:9], "not json", *KNOWN_CALLS[:4], KNOWN_DATA[3], "", *KNOWN_DATA[9:], "[1]",
              *KNOWN_CALLS[4:], KNOWN_CALLS[0], '{"message":"Not Found: /favicon.ico"}']  # fmt: skip
@@ -340,9 +373,11 @@ def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does():
     )
     assert stored_tables() == expected
     assert (again.new, again.tool_calls_new, again.events, again.tool_calls) == (0, 0, 22, 9)
+    assert len(in_workers) == 2  # both ran in worker processes, which stored their batches themselves
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="worker processes parse for PostgreSQL only")
+@pytest.mark.django_db(transaction=True)
 def test_worker_processes_keep_every_line_before_a_break(tmp_path):
     path = tmp_path / "broken.gz"
     path.write_bytes(gzip.compress(distinct_events(300)) + b"garbage that is not gzip" * 40)

@@ -55,7 +55,8 @@ def test_a_tool_call_line_is_stored_with_every_field_once():
     assert (event.time, event.tool, event.client, event.backend, event.transport) == (
         datetime(2026, 11, 2, 11, tzinfo=UTC), "tomtom-routing", "claude-ai", "tomtom-maps", "http")  # fmt: skip
     assert (event.upstream_calls, event.upstream_ms, event.total_ms, event.bytes) == (1, 1450.0, 1500.0, 300)
-    assert (event.user_agent, event.request_id, event.raw) == ("claude-ai/1.0", "req-1", KNOWN_CALLS[3])
+    assert (event.user_agent, event.request_id) == ("claude-ai/1.0", "req-1")
+    assert event.raw == ""  # the columns hold the whole line
     assert event.replica and event.pid
     assert ToolCallEvent.objects.count() == 8
     assert hourly_matches_events()
@@ -71,6 +72,27 @@ def test_a_newer_format_keeps_the_fields_it_knows_and_counts_the_rest():
     assert report.malformed_lines == [(2, "tool-call line without a text 'outcome'")]
     event = ToolCallEvent.objects.get()
     assert (event.total_ms, event.upstream_ms, event.tenant) == (None, 80.0, "acme")
+    assert event.raw == newer  # the line keeps what the columns could not
+
+
+NOT_HELD = {  # fields of a tool-call line its columns cannot hold
+    "unknown field": {"cache": "hit"},
+    "wrong type": {"bytes": "big"},
+    "negative time": {"total_ms": -1},
+    "out of range": {"pid": 2**70},
+    "empty text": {"backend": ""},
+    "exception": {"exception": "Traceback ..."},
+    "NUL": {"tenant": "a\u0000b"},
+}
+
+
+@pytest.mark.parametrize("fields", NOT_HELD.values(), ids=NOT_HELD.keys())
+def test_a_line_is_stored_whole_when_its_columns_cannot_hold_it(fields):
+    held, not_held = call_line(f"{D1}T10:00:00"), call_line(f"{D1}T10:00:01", **fields)
+
+    ingest(held, not_held)
+
+    assert sorted(ToolCallEvent.objects.values_list("raw", flat=True)) == ["", not_held]
 
 
 def test_totals_by_host_family_and_tool(known_calls):
