@@ -162,8 +162,8 @@ class ToolCallEvent(models.Model):
 
     Numbers a line does not carry (or carries with an unexpected type) are NULL. `raw` is the
     line when the columns do not hold all of it (a field of a newer server, a value of another
-    type), else empty (analytics/tool_call_parsing.py). `tenant` is empty until the server logs one. The primary key is the identity,
-    `(time, event_id)`."""
+    type), else empty (analytics/tool_call_parsing.py). `tenant` is empty until the server logs
+    one. The primary key is the identity, `(time, event_id)`."""
 
     pk = models.CompositePrimaryKey("time", "event_id")
     time = models.DateTimeField()

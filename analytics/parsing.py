@@ -77,6 +77,8 @@ _TEXT_KEYS = EventRow._fields[EventRow._fields.index("user_agent") : EventRow._f
 _WHOLE_KEYS = EventRow._fields[EventRow._fields.index("pid") : EventRow._fields.index("original_points")]
 _NUL_ESCAPE = "\\u0000"
 APP_STATUS_LOGGER = "tools.app_status"
+_NO_SIMPLIFICATION = (None, None, None)
+_sha256 = hashlib.sha256
 
 _MIN, _MAX = -(2**63), 2**63
 COLUMNS: tuple[str, ...] = EventRow._fields
@@ -122,25 +124,22 @@ def app_status_row(data: dict, stripped: bytes) -> EventRow | Malformed:
     if not (type(message) is str and type(time) is str and type(tool) is str and type(client) is str):
         missing = [name for name in ("message", "time", "tool", "client") if type(get(name)) is not str]
         return Malformed(f"app-status event without a text {missing[0]!r}")
-    try:
-        when = datetime.fromisoformat(time)
-        if when.utcoffset() is None:
-            return Malformed("'time' has no UTC offset")
-        when = when.astimezone(UTC)
-    except (ValueError, OverflowError):
-        return Malformed(f"'time' is not an ISO 8601 time: {time[:40]!r}")
+    when = utc_time(time)
+    if isinstance(when, Malformed):
+        return when
     kind = _KIND_OF_MESSAGE.get(message, UNKNOWN_KIND)
     texts = [value if type(value) is str else "" for value in map(get, _TEXT_KEYS)]
     wholes = [value if type(value) is int and _MIN < value < _MAX else None for value in map(get, _WHOLE_KEYS)]
     simplification = get("simplification")
-    if type(simplification) is not dict:
-        simplification = {}
-    simplified = (
-        _whole(simplification.get("original_points")),
-        _whole(simplification.get("points")),
-        _number(simplification.get("max_error_m")),
-    )
-    duration_ms = _number(get("duration_ms"))
+    if type(simplification) is dict:
+        simplified = (
+            _whole(simplification.get("original_points")),
+            _whole(simplification.get("points")),
+            _number(simplification.get("max_error_m")),
+        )
+    else:
+        simplification, simplified = {}, _NO_SIMPLIFICATION
+    duration_ms = None if (duration := get("duration_ms")) is None else _number(duration)
     replaced_by, names, names_held = get("replaced_by"), "", False
     if type(replaced_by) is list:
         names = ", ".join(name for name in replaced_by if type(name) is str)
@@ -156,10 +155,11 @@ def app_status_row(data: dict, stripped: bytes) -> EventRow | Malformed:
         + (len(simplified) - simplified.count(None) == len(simplification) > 0)
         + names_held
     )  # fmt: skip
-    complete = held + 4 == len(data) and kind != UNKNOWN_KIND and _NUL_ESCAPE not in text
+    nul = _NUL_ESCAPE in text
+    complete = held + 4 == len(data) and kind != UNKNOWN_KIND and not nul
     row = EventRow._make(
         (
-            event_identity(stripped),
+            _sha256(stripped).digest()[:16],  # event_identity: `stripped` is stripped
             when,
             kind,
             tool,
@@ -173,7 +173,20 @@ def app_status_row(data: dict, stripped: bytes) -> EventRow | Malformed:
             "" if complete else text,
         )
     )
-    return _without_nul(row) if _NUL_ESCAPE in text else row
+    return _without_nul(row) if nul else row
+
+
+def utc_time(text: str) -> datetime | Malformed:
+    """The moment an ISO 8601 time with a UTC offset names, in UTC."""
+    try:
+        when = datetime.fromisoformat(text)
+        if when.tzinfo is UTC:  # the formatter's `+00:00`
+            return when
+        if when.utcoffset() is None:
+            return Malformed("'time' has no UTC offset")
+        return when.astimezone(UTC)
+    except (ValueError, OverflowError):
+        return Malformed(f"'time' is not an ISO 8601 time: {text[:40]!r}")
 
 
 def _is_utf8(data: bytes) -> bool:

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from itertools import accumulate
 
 from django.db import connection, models
 
@@ -53,13 +54,20 @@ CallKey = tuple[datetime, str, str, str, str, str]
 
 _BUCKETS = len(LATENCY_BOUNDS_MS) + 1  # one more for the calls slower than the last bound
 _TOTAL, _UPSTREAM = 7, 7 + _BUCKETS  # where the buckets start in an accumulator
+_HOUR = timedelta(hours=1)
+_NEVER = datetime.min.replace(tzinfo=UTC)
 
 
 def app_status_counts(rows: Iterable[EventRow]) -> dict[AppKey, int]:
     """How many of `rows` fall in each UTC hour, client, tool and kind."""
     counts: dict[AppKey, int] = {}
+    hour = end = _NEVER  # the UTC hour of the row before, and the next one: logs are in time order
     for row in rows:
-        key = (row.time.replace(minute=0, second=0, microsecond=0), row.client, row.tool, row.kind)
+        moment = row.time
+        if not hour <= moment < end:
+            hour = moment.replace(minute=0, second=0, microsecond=0)
+            end = hour + _HOUR
+        key = (hour, row.client, row.tool, row.kind)
         counts[key] = counts.get(key, 0) + 1
     return counts
 
@@ -70,10 +78,13 @@ def tool_call_figures(rows: Iterable[ToolCallRow]) -> dict[CallKey, list[float]]
     A call's total time counts when logged; its upstream time when it made at least one
     upstream request and logged the time (as `upstream_timed` is defined)."""
     accumulators: dict[CallKey, list[float]] = {}
+    hour = end = _NEVER  # the UTC hour of the row before, and the next one: logs are in time order
     for row in rows:
         moment = row.time
-        key = (moment.replace(minute=0, second=0, microsecond=0), row.client, row.tool, row.backend, row.tenant,
-               row.outcome)  # fmt: skip
+        if not hour <= moment < end:
+            hour = moment.replace(minute=0, second=0, microsecond=0)
+            end = hour + _HOUR
+        key = (hour, row.client, row.tool, row.backend, row.tenant, row.outcome)
         figures = accumulators.get(key)
         if figures is None:
             figures = accumulators[key] = [0] * (_UPSTREAM + _BUCKETS)
@@ -95,14 +106,12 @@ def tool_call_figures(rows: Iterable[ToolCallRow]) -> dict[CallKey, list[float]]
 
 
 def _cumulative(figures: list[float]) -> list[float]:
-    """An accumulator's figures with its buckets (calls per bucket) as cumulative counts at each bound."""
+    """An accumulator's figures with its buckets (calls per bucket) as cumulative counts at each
+    bound (the last bucket, slower than every bound, has no column)."""
     result = figures[:_TOTAL]
     result[4], result[6] = float(result[4]), float(result[6])  # the millisecond sums
-    for start in (_TOTAL, _UPSTREAM):
-        running = 0.0
-        for count in figures[start : start + _BUCKETS - 1]:
-            running += count
-            result.append(int(running))
+    result += accumulate(figures[_TOTAL : _UPSTREAM - 1])
+    result += accumulate(figures[_UPSTREAM : _UPSTREAM + _BUCKETS - 1])
     return result
 
 

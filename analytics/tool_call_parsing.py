@@ -16,13 +16,14 @@ all of it.
 
 from __future__ import annotations
 
+import hashlib
 import math
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import NamedTuple
 
 import orjson
 
-from analytics.parsing import SKIPPED, EventRow, Malformed, Skipped, _is_utf8, app_status_row, event_identity
+from analytics.parsing import SKIPPED, EventRow, Malformed, Skipped, _is_utf8, app_status_row, utc_time
 
 TOOL_CALL_LOGGER = "tools.calls"
 TOOL_CALL_MESSAGE = "Tool call"
@@ -92,13 +93,9 @@ def tool_call_row(data: dict, stripped: bytes) -> ToolCallRow | Malformed:
     if not (type(time) is str and type(tool) is str and type(client) is str and type(outcome) is str):
         missing = [name for name in _REQUIRED if type(get(name)) is not str]
         return Malformed(f"tool-call line without a text {missing[0]!r}")
-    try:
-        when = datetime.fromisoformat(time)
-        if when.utcoffset() is None:
-            return Malformed("'time' has no UTC offset")
-        when = when.astimezone(UTC)
-    except (ValueError, OverflowError):
-        return Malformed(f"'time' is not an ISO 8601 time: {time[:40]!r}")
+    when = utc_time(time)
+    if isinstance(when, Malformed):
+        return when
     text = stripped.decode()
     optional = (
         _text(get("backend")),
@@ -119,7 +116,8 @@ def tool_call_row(data: dict, stripped: bytes) -> ToolCallRow | Malformed:
     held = len(optional) - optional.count("") - optional.count(None)
     complete = known and held + 6 + ("level" in data) == len(data) and "\\u0000" not in text
     raw = "" if complete else text
-    row = ToolCallRow(event_identity(stripped), when, tool, client, outcome, *optional, raw, not known)
+    identity = hashlib.sha256(stripped).digest()[:16]  # event_identity: `stripped` is stripped
+    row = ToolCallRow(identity, when, tool, client, outcome, *optional, raw, not known)
     if "\\u0000" in text:  # PostgreSQL text cannot hold NUL: replace it in every field but `raw`
         row = ToolCallRow._make(
             value.replace("\x00", "\ufffd") if type(value) is str and name != "raw" else value

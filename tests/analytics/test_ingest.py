@@ -144,6 +144,20 @@ def test_malformed_lines_are_reported_with_their_line_numbers_and_the_events_aro
     assert stored() == 3
 
 
+@pytest.mark.parametrize(
+    "written", ["2026-11-02T12:00:02.000+02:00", "2026-11-02T05:00:02-05:00", "2026-11-02T10:00:02Z"]
+)
+def test_a_time_with_any_utc_offset_is_stored_and_counted_in_its_utc_hour(written):
+    assert '"time":"2026-11-02T10:00:02.000+00:00"' in EVENTS[1]
+    report = ingest(EVENTS[1].replace("2026-11-02T10:00:02.000+00:00", written))
+
+    assert (report.new, report.malformed) == (1, 0)
+    assert AppStatusEvent.objects.get().time == datetime(2026, 11, 2, 10, 0, 2, tzinfo=UTC)
+    assert list(AppStatusHourlyCount.objects.values_list("hour", "count")) == [
+        (datetime(2026, 11, 2, 10, tzinfo=UTC), 1)
+    ]
+
+
 def test_a_partial_last_line_is_malformed_until_the_line_is_complete():
     complete = log(*EVENTS)
     cut = complete[: -len(EVENTS[-1]) // 2 - 1]  # the last line half written, no newline
