@@ -11,6 +11,7 @@ postgres://postgres@127.0.0.1:5432/test), migrates it, and measures:
   each time: events/s and peak RSS, for a tenth of the app-status file and for all of it
   (bounded memory: the two peaks match), and for the tool-call file;
 - the app-status file again (idempotent: nothing new);
+- the stored size of the raw events (every partition and index);
 - the 30-day reports (median of 7): the widget dashboard's table and chart from the hourly
   counts, the whole page, the API's hourly rows, the table from the raw events instead (why
   the rollups exist); the tool-call totals by family and tool, by backend, the chart's series,
@@ -119,6 +120,7 @@ def run(full: Path, tenth: Path | None, events: int, calls: Path, call_count: in
     with_calls = ingest(calls)
     assert with_calls["new"] == call_count, with_calls
     rows.append((f"ingest {call_count:,} tool-call events (gzip), fresh process", describe(with_calls)))
+    rows.append(("stored size of the events, with their indexes (app-status / tool-call)", stored_sizes()))
     if tenth is not None:
         again = ingest(full)
         assert again["new"] == 0, again
@@ -165,6 +167,24 @@ def describe(result: dict[str, float]) -> str:
         f"{result['seconds']:.1f} s, **{rate:,.0f} events/s**, peak RSS {result['peak_kb'] / 1024:.0f} MB "
         f"({result['baseline_kb'] / 1024:.0f} MB before reading)"
     )
+
+
+def stored_sizes() -> str:
+    """The raw event tables' size on disk, all partitions and indexes, per kind."""
+    from django.db import connection
+
+    from analytics.models import AppStatusEvent, ToolCallEvent
+
+    sizes = []
+    with connection.cursor() as cursor:
+        for model in (AppStatusEvent, ToolCallEvent):
+            cursor.execute(
+                "SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0) + pg_total_relation_size(%s::regclass) "
+                "FROM pg_inherits WHERE inhparent = %s::regclass",
+                [model._meta.db_table, model._meta.db_table],
+            )
+            sizes.append(f"{cursor.fetchone()[0] / 1e6:,.0f} MB")
+    return " / ".join(sizes)
 
 
 def truncate() -> None:
