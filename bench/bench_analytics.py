@@ -183,7 +183,7 @@ def stored_sizes() -> str:
                 "FROM pg_inherits WHERE inhparent = %s::regclass",
                 [model._meta.db_table, model._meta.db_table],
             )
-            sizes.append(f"{cursor.fetchone()[0] / 1e6:,.0f} MB")
+            sizes.append(f"{float(cursor.fetchone()[0]) / 1e6:,.0f} MB")
     return " / ".join(sizes)
 
 
