@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple, Protocol
 
-from django.db import IntegrityError, connection, models, transaction
+from django.db import IntegrityError, OperationalError, connection, models, transaction
 from django.db.backends.utils import CursorWrapper
 from psycopg.copy import Copy, FileWriter
+from psycopg.errors import DeadlockDetected
 
 from analytics import ingest_workers
 from analytics.models import UNKNOWN_KIND, AppStatusEvent, ToolCallEvent
@@ -423,10 +424,24 @@ def start_worker(horizon: datetime | None) -> None:
     _worker_horizon, _worker_encode = horizon, _copy_encoder()
 
 
+WRITE_ATTEMPTS = 3
+"""Times a worker writes a batch that PostgreSQL chose as a deadlock's victim."""
+
+
 def ingest_chunk(chunk: Chunk) -> IngestReport:
-    """Parse one chunk and store it, in a worker process (see `_ingest_in_workers`); return its counts."""
+    """Parse one chunk and store it, in a worker process (see `_ingest_in_workers`); return its counts.
+
+    Two workers whose batches hold the same lines in another order (an unsorted log ingested
+    twice at once) can each wait for a row the other inserted: PostgreSQL then rolls one
+    transaction back, and its batch is written again, which is safe (the transaction left nothing)."""
     parsed = parse_chunk(chunk)
-    parsed.report.new, parsed.report.tool_calls_new = _write(parsed.app_status, parsed.tool_calls)
+    for attempt in range(1, WRITE_ATTEMPTS + 1):
+        try:
+            parsed.report.new, parsed.report.tool_calls_new = _write(parsed.app_status, parsed.tool_calls)
+            break
+        except OperationalError as error:
+            if attempt == WRITE_ATTEMPTS or not isinstance(error.__cause__, DeadlockDetected):
+                raise
     return parsed.report
 
 

@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection
+from django.db import OperationalError, connection
 from django.db.models import Sum
+from psycopg.errors import DeadlockDetected
 
 from analytics import services
 from analytics.models import AppStatusDailyCount, AppStatusEvent, AppStatusHourlyCount
@@ -403,3 +404,33 @@ def test_worker_processes_keep_every_line_before_a_break(tmp_path):
     number, reason = report.malformed_lines[0]
     assert number == 301 and reason.startswith("unreadable, the rest of the input is lost")
     assert stored() == 300
+
+
+def test_a_worker_writes_a_batch_again_when_postgresql_chose_it_as_a_deadlocks_victim(monkeypatch):
+    write, attempts = services._write, []
+
+    def deadlocked_once(*batches):
+        attempts.append(batches)
+        if len(attempts) == 1:
+            raise OperationalError("deadlock detected") from DeadlockDetected("deadlock detected")
+        return write(*batches)
+
+    monkeypatch.setattr(services, "_write", deadlocked_once)
+    report = services.ingest_chunk((0, [text.encode() for text in EVENTS], None))
+
+    assert (len(attempts), report.events, report.new, stored()) == (2, 5, 5, 5)
+    assert hourly_matches_events()
+
+
+def test_a_worker_does_not_write_again_after_any_other_error(monkeypatch):
+    attempts = []
+
+    def broken(*batches):
+        attempts.append(batches)
+        raise OperationalError("server closed the connection") from OSError("connection reset")
+
+    monkeypatch.setattr(services, "_write", broken)
+    with pytest.raises(OperationalError, match="server closed"):
+        services.ingest_chunk((0, [text.encode() for text in EVENTS], None))
+
+    assert (len(attempts), stored()) == (1, 0)
