@@ -157,7 +157,9 @@ def ingest_child(path: str) -> None:
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     events, new = report.events + report.tool_calls, report.new + report.tool_calls_new
-    print(json.dumps({"events": events, "new": new, "seconds": seconds, "peak_kb": peak, "baseline_kb": baseline}))
+    workers_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the largest worker's, once they ended
+    print(json.dumps({"events": events, "new": new, "seconds": seconds, "peak_kb": peak, "baseline_kb": baseline,
+                      "workers_peak_kb": workers_peak}))  # fmt: skip
 
 
 def describe(result: dict[str, float]) -> str:
@@ -165,7 +167,8 @@ def describe(result: dict[str, float]) -> str:
     print(f"  {result['events']:,} events in {result['seconds']:.1f} s: {rate:,.0f} events/s", file=sys.stderr)
     return (
         f"{result['seconds']:.1f} s, **{rate:,.0f} events/s**, peak RSS {result['peak_kb'] / 1024:.0f} MB "
-        f"({result['baseline_kb'] / 1024:.0f} MB before reading)"
+        f"({result['baseline_kb'] / 1024:.0f} MB before reading), each worker at most "
+        f"{result['workers_peak_kb'] / 1024:.0f} MB"
     )
 
 
