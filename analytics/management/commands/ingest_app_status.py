@@ -4,9 +4,9 @@ Files may be plain or gzip (recognised by their first bytes); `-`, or no FILE, r
 Running it again on the same lines adds nothing. One summary line per input goes to stdout,
 and each malformed line to stderr as `NAME:LINE: reason`. While an input is read, a progress
 line goes to stderr every few seconds (lines so far, events per second, malformed so far),
-TTY or not; `--quiet` leaves it out. On PostgreSQL `--workers` processes parse the lines (the
-events and counts are the same as with `--workers 0`). Exit status 0 when every input was read (malformed lines
-included), 1 when a file cannot be opened.
+TTY or not; `--quiet` leaves it out. On PostgreSQL `--workers` processes parse and store the
+lines (the events and counts are the same as with `--workers 0`). Exit status 0 when every
+input was read (malformed lines included), 1 when a file cannot be opened.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from analytics.services import BATCH_SIZE, IngestReport, events_ingest, log_line
 PROGRESS_EVERY = 5.0
 """Seconds between progress lines."""
 WORKERS = 2
-"""Parser processes on PostgreSQL: on two cores, parsing in two processes beside PostgreSQL's own
-work measured faster than one (ADR 15)."""
+"""Processes parsing and storing on PostgreSQL: on two cores, two of them beside PostgreSQL's
+own work measured faster than one (ADR 15, ADR 17)."""
 
 
 class Command(BaseCommand):
@@ -37,7 +37,7 @@ class Command(BaseCommand):
             "--workers",
             type=int,
             default=WORKERS,
-            help=f"Processes parsing the lines, on PostgreSQL (default {WORKERS}; 0 parses in this process).",
+            help=f"Processes parsing and storing the lines, on PostgreSQL (default {WORKERS}; 0: this process).",
         )
 
     def handle(self, *args, **options):
