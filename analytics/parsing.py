@@ -78,7 +78,6 @@ _WHOLE_KEYS = EventRow._fields[EventRow._fields.index("pid") : EventRow._fields.
 _NUL_ESCAPE = "\\u0000"
 APP_STATUS_LOGGER = "tools.app_status"
 _NO_SIMPLIFICATION = (None, None, None)
-_sha256 = hashlib.sha256
 
 _MIN, _MAX = -(2**63), 2**63
 COLUMNS: tuple[str, ...] = EventRow._fields
@@ -96,10 +95,11 @@ SKIPPED = Skipped()
 _KIND_OF_MESSAGE = {status.message: status.kind for status in AppStatus}
 
 
-def event_identity(line: bytes) -> bytes:
-    """The identity of the event a line records: the first 16 bytes of the SHA-256 of the
-    stripped line (128 bits: a collision is as likely as between two random UUIDs)."""
-    return hashlib.sha256(line.strip()).digest()[:16]
+def event_identity(stripped: bytes) -> bytes:
+    """The identity of the event a line records: the first 16 bytes of the SHA-256 of the line
+    stripped of surrounding whitespace (128 bits: a collision is as likely as between two random
+    UUIDs). `stripped` is already stripped."""
+    return hashlib.sha256(stripped).digest()[:16]
 
 
 def parse_line(line: bytes) -> EventRow | Skipped | Malformed:
@@ -159,7 +159,7 @@ def app_status_row(data: dict, stripped: bytes) -> EventRow | Malformed:
     complete = held + 4 == len(data) and kind != UNKNOWN_KIND and not nul
     row = EventRow._make(
         (
-            _sha256(stripped).digest()[:16],  # event_identity: `stripped` is stripped
+            event_identity(stripped),
             when,
             kind,
             tool,

@@ -16,14 +16,22 @@ all of it.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from datetime import datetime
 from typing import NamedTuple
 
 import orjson
 
-from analytics.parsing import SKIPPED, EventRow, Malformed, Skipped, _is_utf8, app_status_row, utc_time
+from analytics.parsing import (
+    SKIPPED,
+    EventRow,
+    Malformed,
+    Skipped,
+    _is_utf8,
+    app_status_row,
+    event_identity,
+    utc_time,
+)
 
 TOOL_CALL_LOGGER = "tools.calls"
 TOOL_CALL_MESSAGE = "Tool call"
@@ -114,11 +122,11 @@ def tool_call_row(data: dict, stripped: bytes) -> ToolCallRow | Malformed:
     # The line is held whole by its columns when each of its fields but `level` (and `logger`
     # and `message`, which make it a tool-call line) is a column that kept its value.
     held = len(optional) - optional.count("") - optional.count(None)
-    complete = known and held + 6 + ("level" in data) == len(data) and "\\u0000" not in text
+    nul = "\\u0000" in text
+    complete = known and held + 6 + ("level" in data) == len(data) and not nul
     raw = "" if complete else text
-    identity = hashlib.sha256(stripped).digest()[:16]  # event_identity: `stripped` is stripped
-    row = ToolCallRow(identity, when, tool, client, outcome, *optional, raw, not known)
-    if "\\u0000" in text:  # PostgreSQL text cannot hold NUL: replace it in every field but `raw`
+    row = ToolCallRow(event_identity(stripped), when, tool, client, outcome, *optional, raw, not known)
+    if nul:  # PostgreSQL text cannot hold NUL: replace it in every field but `raw`
         row = ToolCallRow._make(
             value.replace("\x00", "\ufffd") if type(value) is str and name != "raw" else value
             for name, value in zip(ToolCallRow._fields, row, strict=True)

@@ -75,7 +75,6 @@ class Governance:
         fallback: Loader = fixtures.read_fixture,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.refresh_seconds = refresh_seconds
         self._load = load
         self._fallback = fallback
         self._unreadable = False
