@@ -11,8 +11,8 @@ writers too. Memory is bounded by the batch size and the line-length limit, what
 input's length: at most four batches exist at once (one being parsed, two queued, one being
 written), or with worker processes, two chunks per worker.
 
-The parser thread does all the per-line work: it decodes the lines, counts the batch into
-rollup deltas and, on PostgreSQL, formats the rows as binary COPY data. The writer sends that
+The parser thread does all the per-line work: it decodes the lines (analytics/server_lines.py),
+counts the batch into rollup deltas and, on PostgreSQL, formats the rows as binary COPY data. The writer sends that
 data as it is: a batch of new lines is copied straight into the table; a batch that may hold
 stored events goes through a temporary table and `INSERT ... ON CONFLICT DO NOTHING RETURNING`,
 and only the rows it returns are counted. On SQLite the ORM inserts the events not stored yet.
@@ -47,7 +47,8 @@ from analytics.models import UNKNOWN_KIND, AppStatusEvent, ToolCallEvent
 from analytics.parsing import COLUMNS, EventRow, Malformed
 from analytics.partitions import ensure_partitions, is_partitioned, retention_cutoff
 from analytics.rollups import add_app_status, add_tool_calls, app_status_counts, tool_call_figures
-from analytics.tool_call_parsing import TOOL_CALL_COLUMNS, ToolCallRow, parse_log_line
+from analytics.server_lines import parse_log_line
+from analytics.tool_call_parsing import TOOL_CALL_COLUMNS, ToolCallRow
 
 BATCH_SIZE = 10_000
 MAX_LINE_BYTES = 1024 * 1024

@@ -4,7 +4,9 @@ The server logs one `Tool call` line per tool call (tools/catalog.py, `log_calls
 `tools.calls`, message `Tool call`, with `tool`, `client`, `outcome` (`ok` or an error code),
 `backend`, `transport`, `user_agent`, `request_id`, `upstream_calls`, `upstream_ms`, `total_ms`
 and `bytes` (the answer's size). `parse_log_line` decodes a line once and hands it to the
-app-status parser (analytics/parsing.py) or to `tool_call_row`.
+app-status parser (analytics/parsing.py) or to `tool_call_row`. It is the general parser, and
+the specification: the ingestion first tries analytics/server_lines.py, which decodes the lines
+the server writes in one compiled step and gives the same answer for them (ADR 18).
 
 A tool-call line is malformed without a text `time` (with a UTC offset), `tool`, `client` and
 `outcome`. Anything else is optional: a field of an unexpected type is stored empty (NULL for
