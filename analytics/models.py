@@ -157,7 +157,7 @@ LATENCY_COLUMNS: dict[str, tuple[str, ...]] = {
 
 
 class ToolCallEvent(models.Model):
-    """One `Tool call` line (tools/catalog.py, `log_calls`): a tool call with its identity,
+    """One `Tool call` line (tools/dispatch.py, `log_calls`): a tool call with its identity,
     outcome, times and size. Identity as for `AppStatusEvent`: 128 bits of the SHA-256 of the line.
 
     Numbers a line does not carry (or carries with an unexpected type) are NULL. `raw` is the

@@ -15,13 +15,14 @@ The identity of an event is the line itself: 128 bits of the SHA-256 of its byte
 surrounding whitespace. The formatter writes `time` to the millisecond with the replica and pid,
 so two lines that are byte for byte the same are the same event logged once, and a line read
 again (from the same file, a rotated copy, or the live path) gets the same identity.
-Optional fields of an unexpected type are stored empty.
+Optional fields that are null (as if absent) or of an unexpected type are stored empty.
 
 The line itself (`raw`) is stored only when the columns do not hold all of it: a field they
 have no place for, a value they could not keep (of another type, out of range, holding NUL), a
-message the contract does not know. A line the server wrote is held whole by its columns and
-stored with `raw` empty, which halves what an event costs to store (ADR 17). `level` and
-`logger` are not kept: the table and the message imply them.
+message the contract does not know. A null optional field is held: its empty column says the same
+(ADR 18). A line the server wrote is held whole by its columns and stored with `raw` empty,
+which halves what an event costs to store (ADR 17). `level` and `logger` are not kept: the
+table and the message imply them.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ class EventRow(NamedTuple):
 _TEXT_KEYS = EventRow._fields[EventRow._fields.index("user_agent") : EventRow._fields.index("pid")]
 _WHOLE_KEYS = EventRow._fields[EventRow._fields.index("pid") : EventRow._fields.index("original_points")]
 _NUL_ESCAPE = "\\u0000"
+_NULLABLE_KEYS = (*_TEXT_KEYS, *_WHOLE_KEYS, "duration_ms", "simplification", "replaced_by")
+"""Optional fields a null leaves empty, as if absent (`emit` writes `"user_agent": null`)."""
 APP_STATUS_LOGGER = "tools.app_status"
 _NO_SIMPLIFICATION = (None, None, None)
 
@@ -154,6 +157,7 @@ def app_status_row(data: dict, stripped: bytes) -> EventRow | Malformed:
         + ("event" in data) + ("level" in data) + (get("logger") == APP_STATUS_LOGGER) + (get("kind") == kind)
         + (len(simplified) - simplified.count(None) == len(simplification) > 0)
         + names_held
+        + sum(1 for name in _NULLABLE_KEYS if name in data and data[name] is None)  # null: absent
     )  # fmt: skip
     nul = _NUL_ESCAPE in text
     complete = held + 4 == len(data) and kind != UNKNOWN_KIND and not nul

@@ -43,9 +43,9 @@ Number = Whole | float
 """A finite number: JSON has no infinity, and msgspec refuses a literal out of a float's range."""
 Milliseconds = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | Annotated[float, msgspec.Meta(ge=0)]
 
-# The defaults are what an absent field stores. msgspec checks decoded values, never defaults, so
-# `None` stands for an absent field while a JSON null fails the shape: the general parser keeps
-# the line whole for a null.
+# The defaults are what an absent field stores; a null optional field is stored the same (a text
+# as "", below). Inside a simplification a null is not held: msgspec checks decoded values, never
+# defaults, so there `None` stands for an absent number while a JSON null fails the shape.
 
 
 class _Simplification(msgspec.Struct, forbid_unknown_fields=True):
@@ -65,29 +65,29 @@ class _AppStatusLine(msgspec.Struct, forbid_unknown_fields=True):
     level: Any = None
     logger: Literal["tools.app_status"] = "tools.app_status"
     kind: str = None  # type: ignore[assignment]
-    user_agent: Text = ""
-    request_id: Text = ""
-    replica: Text = ""
-    delivery: Text = ""
-    source: Text = ""
-    reason: Text = ""
-    stage: Text = ""
-    error: Text = ""
-    error_code: Text = ""
-    input: Text = ""
-    change: Text = ""
-    pid: Whole = None  # type: ignore[assignment]
-    raw_bytes: Whole = None  # type: ignore[assignment]
-    encoded_chars: Whole = None  # type: ignore[assignment]
-    result_chars: Whole = None  # type: ignore[assignment]
-    features: Whole = None  # type: ignore[assignment]
-    simplification: _Simplification = None  # type: ignore[assignment]
-    duration_ms: Number = None  # type: ignore[assignment]
-    replaced_by: list[str] = None  # type: ignore[assignment]
+    user_agent: Text | None = ""
+    request_id: Text | None = ""
+    replica: Text | None = ""
+    delivery: Text | None = ""
+    source: Text | None = ""
+    reason: Text | None = ""
+    stage: Text | None = ""
+    error: Text | None = ""
+    error_code: Text | None = ""
+    input: Text | None = ""
+    change: Text | None = ""
+    pid: Whole | None = None
+    raw_bytes: Whole | None = None
+    encoded_chars: Whole | None = None
+    result_chars: Whole | None = None
+    features: Whole | None = None
+    simplification: _Simplification | None = None
+    duration_ms: Number | None = None
+    replaced_by: list[str] | None = None
 
 
 class _ToolCallLine(msgspec.Struct, forbid_unknown_fields=True):
-    """A `Tool call` line as tools/catalog.py logs it, every field one the columns keep."""
+    """A `Tool call` line as tools/dispatch.py (`log_calls`) logs it, every field one the columns keep."""
 
     logger: Literal["tools.calls"]
     message: Literal["Tool call"]
@@ -96,17 +96,17 @@ class _ToolCallLine(msgspec.Struct, forbid_unknown_fields=True):
     client: str
     outcome: str
     level: Any = None
-    backend: Text = ""
-    transport: Text = ""
-    tenant: Text = ""
-    user_agent: Text = ""
-    request_id: Text = ""
-    replica: Text = ""
-    pid: Whole = None  # type: ignore[assignment]
-    upstream_calls: Whole = None  # type: ignore[assignment]
-    bytes: Whole = None  # type: ignore[assignment]
-    upstream_ms: Milliseconds = None  # type: ignore[assignment]
-    total_ms: Milliseconds = None  # type: ignore[assignment]
+    backend: Text | None = ""
+    transport: Text | None = ""
+    tenant: Text | None = ""
+    user_agent: Text | None = ""
+    request_id: Text | None = ""
+    replica: Text | None = ""
+    pid: Whole | None = None
+    upstream_calls: Whole | None = None
+    bytes: Whole | None = None
+    upstream_ms: Milliseconds | None = None
+    total_ms: Milliseconds | None = None
 
 
 _decode_app_status = msgspec.json.Decoder(_AppStatusLine).decode
@@ -147,12 +147,12 @@ def _tool_call_row(line: _ToolCallLine, stripped: bytes) -> ToolCallRow | None:
         line.tool,
         line.client,
         line.outcome,
-        line.backend,
-        line.transport,
-        line.tenant,
-        line.user_agent,
-        line.request_id,
-        line.replica,
+        line.backend or "",
+        line.transport or "",
+        line.tenant or "",
+        line.user_agent or "",
+        line.request_id or "",
+        line.replica or "",
         line.pid,
         line.upstream_calls,
         line.bytes,
@@ -186,17 +186,17 @@ def _app_status_row(line: _AppStatusLine, stripped: bytes) -> EventRow | None:
         kind,
         line.tool,
         line.client,
-        line.user_agent,
-        line.request_id,
-        line.replica,
-        line.delivery,
-        line.source,
-        line.reason,
-        line.stage,
-        line.error,
-        line.error_code,
-        line.input,
-        line.change,
+        line.user_agent or "",
+        line.request_id or "",
+        line.replica or "",
+        line.delivery or "",
+        line.source or "",
+        line.reason or "",
+        line.stage or "",
+        line.error or "",
+        line.error_code or "",
+        line.input or "",
+        line.change or "",
         line.pid,
         line.raw_bytes,
         line.encoded_chars,

@@ -1,6 +1,6 @@
 """Turn one log line into an app-status event, a tool-call event, or say why it is neither.
 
-The server logs one `Tool call` line per tool call (tools/catalog.py, `log_calls`): logger
+The server logs one `Tool call` line per tool call (tools/dispatch.py, `log_calls`): logger
 `tools.calls`, message `Tool call`, with `tool`, `client`, `outcome` (`ok` or an error code),
 `backend`, `transport`, `user_agent`, `request_id`, `upstream_calls`, `upstream_ms`, `total_ms`
 and `bytes` (the answer's size). `parse_log_line` decodes a line once and hands it to the
@@ -9,8 +9,8 @@ the specification: the ingestion first tries analytics/server_lines.py, which de
 the server writes in one compiled step and gives the same answer for them (ADR 18).
 
 A tool-call line is malformed without a text `time` (with a UTC offset), `tool`, `client` and
-`outcome`. Anything else is optional: a field of an unexpected type is stored empty (NULL for
-numbers), and a line with fields this parser does not know (a newer server) is kept with the
+`outcome`. Anything else is optional: a field that is null, or of an unexpected type, is stored
+empty (NULL for numbers), and a line with fields this parser does not know (a newer server) is kept with the
 fields it knows and counted (`unknown_fields`); the raw line keeps the rest. As for app-status
 events, identity is the line, and the line is stored (`raw`) only when the columns do not hold
 all of it.
@@ -71,6 +71,7 @@ TOOL_CALL_COLUMNS: tuple[str, ...] = ToolCallRow._fields[:-1]
 _REQUIRED = ("time", "tool", "client", "outcome")
 _TEXT_KEYS = ToolCallRow._fields[ToolCallRow._fields.index("backend") : ToolCallRow._fields.index("pid")]
 _WHOLE_KEYS = ("pid", "upstream_calls", "bytes")
+_OPTIONAL_KEYS = (*_TEXT_KEYS, *_WHOLE_KEYS, "upstream_ms", "total_ms")
 KNOWN_FIELDS = frozenset(
     {"level", "logger", "message", "exception", *_REQUIRED, *_TEXT_KEYS, *_WHOLE_KEYS, "upstream_ms", "total_ms"}
 )
@@ -122,8 +123,9 @@ def tool_call_row(data: dict, stripped: bytes) -> ToolCallRow | Malformed:
     )
     known = KNOWN_FIELDS.issuperset(data)
     # The line is held whole by its columns when each of its fields but `level` (and `logger`
-    # and `message`, which make it a tool-call line) is a column that kept its value.
-    held = len(optional) - optional.count("") - optional.count(None)
+    # and `message`, which make it a tool-call line) is a column that kept its value, or is null
+    # (as absent: the column is empty).
+    held = len(optional) - optional.count("") - optional.count(None) + _nulls(data)
     nul = "\\u0000" in text
     complete = known and held + 6 + ("level" in data) == len(data) and not nul
     raw = "" if complete else text
@@ -134,6 +136,12 @@ def tool_call_row(data: dict, stripped: bytes) -> ToolCallRow | Malformed:
             for name, value in zip(ToolCallRow._fields, row, strict=True)
         )
     return row
+
+
+def _nulls(data: dict) -> int:
+    """How many of the optional fields are null: logged as absent (`log_calls` writes `"tenant":
+    null` for a caller without one), so their empty columns hold them."""
+    return sum(1 for name in _OPTIONAL_KEYS if name in data and data[name] is None)
 
 
 def _text(value: object) -> str:

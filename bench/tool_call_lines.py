@@ -1,6 +1,6 @@
 """Realistic `Tool call` log lines for the analytics benchmark: deterministic for a seed.
 
-One line per call, as tools/catalog.py (`log_calls`) writes it through
+One line per call, as tools/dispatch.py (`log_calls`) writes it through
 tomtom_mcp.logging.JsonLinesFormatter: the hosts of bench/app_status_lines.py (ChatGPT under
 several version strings), the common tools, both backends, mostly `ok` with the error codes a
 real server sees, latencies with a long tail. Lines are in time order over `days` days ending at `end`.
@@ -20,6 +20,8 @@ TOOLS = ("tomtom-geocode", "tomtom-routing", "tomtom-traffic", "tomtom-fuzzy-sea
 TOOL_WEIGHTS = (0.25, 0.2, 0.1, 0.12, 0.1, 0.08, 0.05, 0.1)
 OUTCOMES = ("ok", "invalid_arguments", "unavailable", "retry_later", "unauthorized", "malformed", "internal")
 OUTCOME_WEIGHTS = (0.93, 0.035, 0.015, 0.01, 0.005, 0.003, 0.002)
+TENANTS = (None, "acme-logistics", "fleetco", "mapsy")  # None: a caller with an API key, not signed in
+TENANT_WEIGHTS = (0.7, 0.1, 0.1, 0.1)
 CHATGPT_VERSIONS = ("ChatGPT/1.2026.310", "ChatGPT/1.2026.317", "ChatGPT/1.2026.324", "openai-mcp/1.0.0")
 
 
@@ -48,6 +50,7 @@ def tool_call_lines(count: int, *, end: datetime, days: int = 30, seed: int = 11
             "client": client,
             "user_agent": f"{client}/1.0 (bench)",
             "transport": "http",
+            "tenant": rng.choices(TENANTS, TENANT_WEIGHTS)[0],
             "backend": "tomtom-orbis-maps" if rng.random() < 0.7 else "tomtom-maps",
             "outcome": outcome,
             "upstream_calls": upstream_calls,

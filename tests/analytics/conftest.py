@@ -71,9 +71,10 @@ def call_line(
     upstream_ms: float = 80.0,
     total_ms: float = 100.0,
     bytes: int = 2_000,
+    tenant: str | None = None,
     **fields: Any,
 ) -> str:
-    """One `Tool call` line with the fields `tools.catalog.log_calls` logs, logged at `at` (UTC)."""
+    """One `Tool call` line with the fields `tools.dispatch.log_calls` logs, logged at `at` (UTC)."""
     with _captured(datetime.fromisoformat(at).replace(tzinfo=UTC), calls_logger) as capture:
         log_event(
             calls_logger,
@@ -83,6 +84,7 @@ def call_line(
             client=client,
             user_agent=f"{client}/1.0",
             transport="http",
+            tenant=tenant,
             backend=backend,
             outcome=outcome,
             upstream_calls=upstream_calls,

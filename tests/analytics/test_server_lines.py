@@ -37,10 +37,12 @@ APP_STATUS_LINES = {
     "outdated call": line(AppStatus.OUTDATED_CALL, AT, input="avoid", change="renamed to avoid_areas"),
 }  # fmt: skip
 TOOL_CALL = call_line(AT, tenant="acme", upstream_ms=98.25, total_ms=120.5)
+NO_TENANT = call_line(AT)  # `"tenant": null`, as `log_calls` writes it for a caller with an API key
 
 
 def test_every_line_the_server_writes_takes_the_compiled_path():
-    for text in [*APP_STATUS_LINES.values(), TOOL_CALL, call_line(AT, outcome="unavailable", upstream_calls=0)]:
+    unavailable = call_line(AT, outcome="unavailable", upstream_calls=0)
+    for text in [*APP_STATUS_LINES.values(), TOOL_CALL, NO_TENANT, unavailable]:
         stripped = text.encode()
 
         assert server_line(stripped) == parse_generally(stripped) != None  # noqa: E711 - a row, the same one
@@ -76,7 +78,8 @@ CASES = {
     "unknown field": ("general", changed(TOOL_CALL, cache="hit")),
     "an exception": ("general", changed(TOOL_CALL, exception="Traceback ...")),
     "an event field": ("general", changed(TOOL_CALL, event="other")),
-    "a null number": ("general", changed(TOOL_CALL, pid=None)),
+    "a null number": ("compiled", changed(TOOL_CALL, pid=None, upstream_ms=None)),
+    "a null text": ("compiled", changed(TOOL_CALL, tenant=None, user_agent=None)),
     "a bool for a number": ("general", changed(TOOL_CALL, upstream_calls=True)),
     "a fraction for a whole number": ("general", changed(TOOL_CALL, bytes=1.5)),
     "a text for a number": ("general", changed(TOOL_CALL, bytes="big")),
@@ -114,24 +117,24 @@ CASES = {
     "unknown app field": ("general", changed(DRAWN, cache="hit")),
     "a top-level points": ("general", changed(DRAWN, points=3)),
     "an empty simplification": ("general", changed(APP_DATA, simplification={})),
-    "a null simplification": ("general", changed(APP_DATA, simplification=None)),
+    "a null simplification": ("compiled", changed(APP_DATA, simplification=None)),
     "unknown simplification field": ("general", changed(APP_DATA, simplification={"points": 3, "x": 1})),
     "simplification type": ("general", changed(APP_DATA, simplification={"points": "3"})),
     "a null in a simplification": ("general", changed(APP_DATA, simplification={"points": None})),
     "no replacements": ("general", changed(RETIRED, replaced_by=[])),
     "a comma in a name": ("general", changed(RETIRED, replaced_by=["a, b"])),
     "a number for a name": ("general", changed(RETIRED, replaced_by=["a", 1])),
-    "null replacements": ("general", changed(RETIRED, replaced_by=None)),
+    "null replacements": ("compiled", changed(RETIRED, replaced_by=None)),
     "a text duration": ("general", changed(DRAWN, duration_ms="slow")),
-    "a null duration": ("general", changed(DRAWN, duration_ms=None)),
+    "a null duration": ("compiled", changed(DRAWN, duration_ms=None)),
     "an app number out of range": ("general", changed(DRAWN, features=2**70)),
     "an empty app text": ("general", changed(DRAWN, source="")),
     "app NUL": ("general", changed(DRAWN, error="a\u0000b")),
     "no client": ("general", changed(DRAWN, client=...)),
     "no event field": ("general", changed(DRAWN, event=..., note="app_status")),
     "app-status without an offset": ("general", changed(DRAWN, time=AT)),
-    # `emit` writes `"user_agent": null` for a client that sent none: the line is stored whole.
-    "no user agent": ("general", line(AppStatus.DRAWN, AT, user_agent=None)),
+    # `emit` writes `"user_agent": null` for a client that sent none: as absent.
+    "no user agent": ("compiled", line(AppStatus.DRAWN, AT, user_agent=None)),
 }  # fmt: skip
 
 

@@ -1,1 +1,1 @@
-"""One module per tool. Each declares `TOOL = define_tool(...)`; `tools.catalog` lists them."""
+"""One module per tool. Each declares `TOOL = define_tool(...)`; `tools.registry` lists them."""
