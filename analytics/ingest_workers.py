@@ -36,6 +36,13 @@ def start(horizon: datetime | None, database: str) -> None:
         _failed = error
 
 
+def started() -> None:
+    """Nothing, once this worker has started (or why it could not): the caller stores chunks
+    itself until one worker has."""
+    if _failed is not None:
+        raise _failed
+
+
 def ingest(chunk: Chunk) -> IngestReport:
     """Parse one chunk of lines and store it; return its counts."""
     if _failed is not None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import itertools
 import multiprocessing
 import queue
 import sys
@@ -355,7 +356,13 @@ class Parsed:
 
 
 def _ingest_in_workers(
-    lines: Iterable[bytes], batch_size: int, progress: Progress | None, progress_every: float, workers: int
+    lines: Iterable[bytes],
+    batch_size: int,
+    progress: Progress | None,
+    progress_every: float,
+    workers: int,
+    *,
+    store_while_starting: bool = True,
 ) -> IngestReport:
     """Parse and write in `workers` processes; count in input order on the caller's thread.
 
@@ -368,23 +375,41 @@ def _ingest_in_workers(
     stored one, as for any rerun; two batches written at once add to the same rollup rows one
     after the other (analytics/rollups.py). At most `2 * workers` chunks are in flight, so
     memory stays bounded. Worker processes are started afresh ("spawn": nothing of this
-    process, its threads or its connection is inherited) and connect to the caller's database.
-    Each batch commits on its own, so the caller is not inside a transaction."""
+    process, its threads or its connection is inherited) and connect to the caller's database;
+    until the first has started, this process parses and stores the chunks itself (ADR 18;
+    `store_while_starting=False` waits for the workers instead). Each batch commits on its own,
+    so the caller is not inside a transaction."""
     report = IngestReport()
     slots = threading.BoundedSemaphore(2 * workers)
     stop = threading.Event()
     context = multiprocessing.get_context("spawn")
     next_progress = time.monotonic() + progress_every
+    horizon = retention_cutoff()
+
+    def counted(counts: IngestReport) -> None:
+        nonlocal next_progress
+        slots.release()
+        _add_counts(report, counts)
+        if progress is not None and time.monotonic() >= next_progress:
+            progress(report)
+            next_progress = time.monotonic() + progress_every
+
     with context.Pool(
-        workers, initializer=ingest_workers.start, initargs=(retention_cutoff(), connection.settings_dict["NAME"])
+        workers, initializer=ingest_workers.start, initargs=(horizon, connection.settings_dict["NAME"])
     ) as pool:
         try:
-            for counts in pool.imap(ingest_workers.ingest, _chunks(lines, batch_size, slots, stop)):
-                slots.release()
-                _add_counts(report, counts)
-                if progress is not None and time.monotonic() >= next_progress:
-                    progress(report)
-                    next_progress = time.monotonic() + progress_every
+            chunks = _chunks(lines, batch_size, slots, stop)
+            # A worker takes most of a second to start (it sets Django up): until one has, this
+            # process stores the chunks itself, as a worker would, so a small input needs none.
+            started = pool.apply_async(ingest_workers.started)
+            start_worker(horizon)
+            for chunk in chunks:
+                if started.ready() or not store_while_starting:
+                    chunks = itertools.chain([chunk], chunks)
+                    break
+                counted(ingest_chunk(chunk))
+            for counts in pool.imap(ingest_workers.ingest, chunks):
+                counted(counts)
         finally:
             stop.set()
     return report

@@ -366,10 +366,9 @@ def truncate_all() -> None:
 def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does(monkeypatch):
     from tests.analytics.conftest import KNOWN_CALLS, KNOWN_DATA
 
-    in_workers, ingest_in_workers = [], services._ingest_in_workers
-    monkeypatch.setattr(
-        services, "_ingest_in_workers", lambda *args: in_workers.append(args) or ingest_in_workers(*args)
-    )
+    in_workers, ingest_in_workers, ingest_chunk = [], services._ingest_in_workers, services.ingest_chunk
+    here = []  # the chunks this process stored itself (worker processes do not see this patch)
+    monkeypatch.setattr(services, "ingest_chunk", lambda chunk: here.append(chunk) or ingest_chunk(chunk))
 
     mixed = [*KNOWN_DATA[:9], "not json", *KNOWN_CALLS[:4], KNOWN_DATA[3], "", *KNOWN_DATA[9:], "[1]",
              *KNOWN_CALLS[4:], KNOWN_CALLS[0], '{"message":"Not Found: /favicon.ico"}']  # fmt: skip
@@ -378,17 +377,26 @@ def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does(mo
     sequential = events_ingest(lines, batch_size=4)
     expected = stored_tables()
     truncate_all()
+    monkeypatch.setattr(  # every chunk to the workers
+        services,
+        "_ingest_in_workers",
+        lambda *args: in_workers.append(args) or ingest_in_workers(*args, store_while_starting=False),
+    )
     parallel = events_ingest(lines, batch_size=4, workers=2)
+    stored_here, in_parallel = len(here), stored_tables()
+    truncate_all()
+    monkeypatch.setattr(services, "_ingest_in_workers", ingest_in_workers)
+    mixed = events_ingest(lines, batch_size=4, workers=2)  # this process stores chunks until a worker starts
     again = events_ingest(lines, batch_size=3, workers=2)
 
-    assert parallel == sequential
+    assert parallel == mixed == sequential
     assert (parallel.malformed_lines, parallel.skipped) == (
         [(10, "not JSON (a partial line?)"), (29, "not a JSON object")],
         2,
     )
-    assert stored_tables() == expected
+    assert in_parallel == stored_tables() == expected
     assert (again.new, again.tool_calls_new, again.events, again.tool_calls) == (0, 0, 22, 9)
-    assert len(in_workers) == 2  # both ran in worker processes, which stored their batches themselves
+    assert (len(in_workers), stored_here) == (1, 0)  # worker processes stored every batch themselves
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="worker processes parse for PostgreSQL only")
