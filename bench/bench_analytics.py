@@ -9,7 +9,8 @@ postgres://postgres@127.0.0.1:5432/test), migrates it, and measures:
 
 - ingestion (`events_ingest`, as `manage.py ingest_app_status` runs it) in a fresh process
   each time: events/s and peak RSS, for a tenth of the app-status file and for all of it
-  (bounded memory: the two peaks match), and for the tool-call file;
+  (bounded memory: the two peaks match), and for the tool-call file (every caller with an API
+  key, `"tenant": null`; at the end, again with 30 % of the calls from three tenants);
 - the app-status file again (idempotent: nothing new);
 - the stored size of the raw events (every partition and index);
 - the 30-day reports (median of 7): the widget dashboard's table and chart from the hourly
@@ -73,6 +74,8 @@ def main() -> None:
         if not args.quick:
             write_log(tenth, args.events // 10)
         write_log(calls, call_count, tool_calls=True)
+        if not args.quick:
+            write_log(Path(tmp) / "tool-calls-tenants.jsonl.gz", call_count, tool_calls=True, tenants=True)
         print(f"{full.stat().st_size / 1e6:.1f} MB gzip; creating database {scratch}", file=sys.stderr)
         with psycopg.connect(admin_url, autocommit=True) as admin:
             admin.execute(f"CREATE DATABASE {scratch}")
@@ -86,11 +89,14 @@ def main() -> None:
     print_table(rows)
 
 
-def write_log(path: Path, count: int, *, tool_calls: bool = False) -> None:
+def write_log(path: Path, count: int, *, tool_calls: bool = False, tenants: bool = False) -> None:
     from app_status_lines import app_status_lines  # beside this file
     from tool_call_lines import tool_call_lines
 
-    lines = (tool_call_lines if tool_calls else app_status_lines)(count, end=END, days=DAYS)
+    if tool_calls:
+        lines = tool_call_lines(count, end=END, days=DAYS, tenants=tenants)
+    else:
+        lines = app_status_lines(count, end=END, days=DAYS)
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as out:
         for line in lines:
             out.write(line + "\n")
@@ -106,6 +112,7 @@ def run(full: Path, tenth: Path | None, events: int, calls: Path, call_count: in
     from django.db import connection
 
     call_command("migrate", verbosity=0)
+    tenant_calls = calls.with_name("tool-calls-tenants.jsonl.gz")
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
         (version,) = cursor.fetchone()
@@ -126,6 +133,12 @@ def run(full: Path, tenth: Path | None, events: int, calls: Path, call_count: in
         assert again["new"] == 0, again
         rows.append(("ingest the app-status file again (idempotent: 0 new)", describe(again)))
     rows.extend(report_latencies())
+    if tenant_calls.exists():  # more rollup rows: a tenant is one more dimension of them
+        truncate()
+        with_tenants = ingest(tenant_calls)
+        assert with_tenants["new"] == call_count, with_tenants
+        rows.append((f"ingest {call_count:,} tool-call events, 30 % from 3 tenants (gzip), fresh process",
+                     describe(with_tenants)))  # fmt: skip
     rows.append(("load average (1, 5, 15 min) at the end", ", ".join(f"{load:.1f}" for load in os.getloadavg())))
     return rows
 

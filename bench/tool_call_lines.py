@@ -25,8 +25,11 @@ TENANT_WEIGHTS = (0.7, 0.1, 0.1, 0.1)
 CHATGPT_VERSIONS = ("ChatGPT/1.2026.310", "ChatGPT/1.2026.317", "ChatGPT/1.2026.324", "openai-mcp/1.0.0")
 
 
-def tool_call_lines(count: int, *, end: datetime, days: int = 30, seed: int = 11) -> Iterator[str]:
-    """`count` lines (without newlines) spread evenly over `days` days before `end`."""
+def tool_call_lines(
+    count: int, *, end: datetime, days: int = 30, seed: int = 11, tenants: bool = False
+) -> Iterator[str]:
+    """`count` lines (without newlines) spread evenly over `days` days before `end`. Every caller
+    has an API key (`"tenant": null`), or with `tenants` 30 % are signed in as one of three tenants."""
     rng = random.Random(seed)
     hosts, host_weights = list(HOSTS), [share for share, _, _ in HOSTS.values()]
     start = end - timedelta(days=days)
@@ -50,7 +53,7 @@ def tool_call_lines(count: int, *, end: datetime, days: int = 30, seed: int = 11
             "client": client,
             "user_agent": f"{client}/1.0 (bench)",
             "transport": "http",
-            "tenant": rng.choices(TENANTS, TENANT_WEIGHTS)[0],
+            "tenant": rng.choices(TENANTS, TENANT_WEIGHTS)[0] if tenants else None,
             "backend": "tomtom-orbis-maps" if rng.random() < 0.7 else "tomtom-maps",
             "outcome": outcome,
             "upstream_calls": upstream_calls,
