@@ -191,7 +191,7 @@ class ToolCallEvent(models.Model):
 
 
 class ToolCallRollup(models.Model):
-    """The figures of the tool calls of one period, per client, tool, backend, tenant and outcome.
+    """The figures of the tool calls of one period, per client, tool, backend and tenant.
 
     Sums (`upstream_calls`, `bytes`, the latency sums) and cumulative latency histograms: a
     `total_le_<ms>` column counts the calls whose total time was at most that many ms, of the
@@ -202,7 +202,6 @@ class ToolCallRollup(models.Model):
     tool = models.TextField()
     backend = models.TextField()
     tenant = models.TextField()
-    outcome = models.TextField()
     calls = models.BigIntegerField()
     upstream_calls = models.BigIntegerField()
     bytes = models.BigIntegerField()
@@ -217,20 +216,22 @@ class ToolCallRollup(models.Model):
 
 class ToolCallHourly(ToolCallRollup):
     """Tool calls in the UTC hour starting at `hour`: added to like `AppStatusHourlyCount`
-    (analytics/rollups.py). Reports with hourly buckets read it."""
+    (analytics/rollups.py). Reports with hourly buckets read it. Every outcome together, the
+    calls by outcome in columns as in `ToolCallDaily`: a row per hour and combination, not one
+    per outcome too, which took a third of the rows away and as much of the ingestion's rollup
+    work (ADR 18)."""
 
     hour = models.DateTimeField()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["hour", "client", "tool", "backend", "tenant", "outcome"],
-                name="analytics_toolcall_hourly_unique",
+                fields=["hour", "client", "tool", "backend", "tenant"], name="analytics_toolcall_hourly_unique"
             )
         ]
 
     def __str__(self) -> str:
-        return f"{self.hour:%Y-%m-%d %H:00} {self.client} {self.tool} {self.outcome}: {self.calls}"
+        return f"{self.hour:%Y-%m-%d %H:00} {self.client} {self.tool}: {self.calls}"
 
 
 class ToolCallDaily(models.Model):
@@ -271,9 +272,9 @@ for _columns in LATENCY_COLUMNS.values():
     for _column in _columns:
         ToolCallHourly.add_to_class(_column, models.BigIntegerField(default=0))
         ToolCallDaily.add_to_class(_column, models.IntegerField(default=0))
-for _column in OUTCOME_COLUMNS.values():
+for _column in (*OUTCOME_COLUMNS.values(), OTHER_OUTCOMES_COLUMN):
+    ToolCallHourly.add_to_class(_column, models.BigIntegerField(default=0))
     ToolCallDaily.add_to_class(_column, models.IntegerField(default=0))
-ToolCallDaily.add_to_class(OTHER_OUTCOMES_COLUMN, models.IntegerField(default=0))
 
 
 MAX_PATTERN_LENGTH = 500

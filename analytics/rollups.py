@@ -39,21 +39,25 @@ from analytics.tool_call_parsing import ToolCallRow
 
 CALL_FIGURES: tuple[str, ...] = (
     "calls", "upstream_calls", "bytes", "total_timed", "total_ms_sum", "upstream_timed", "upstream_ms_sum",
-    *LATENCY_COLUMNS["total"], *LATENCY_COLUMNS["upstream"],
+    *LATENCY_COLUMNS["total"], *LATENCY_COLUMNS["upstream"], *OUTCOME_COLUMNS.values(), OTHER_OUTCOMES_COLUMN,
 )  # fmt: skip
-"""The figures of a tool-call rollup row, in the order `tool_call_figures` gives them."""
-DAILY_CALL_FIGURES: tuple[str, ...] = (*CALL_FIGURES, *OUTCOME_COLUMNS.values(), OTHER_OUTCOMES_COLUMN)
+"""The figures of a tool-call rollup row, hourly or daily, in the order `tool_call_figures` gives
+them: sums, cumulative latency buckets, then the calls by outcome (`ok`, each error code of
+tools/errors.py, and the other outcomes')."""
 _OUTCOME_INDEX = {outcome: index for index, outcome in enumerate(KNOWN_OUTCOMES)}
+_OTHER_OUTCOME = len(KNOWN_OUTCOMES)
 APP_DIMENSIONS = ("client", "tool", "kind")
-CALL_DIMENSIONS = ("client", "tool", "backend", "tenant", "outcome")
+CALL_DIMENSIONS = ("client", "tool", "backend", "tenant")
 
 AppKey = tuple[datetime, str, str, str]
 """(UTC hour or day, client, tool, kind)."""
-CallKey = tuple[datetime, str, str, str, str, str]
-"""(UTC hour or day, client, tool, backend, tenant, outcome)."""
+CallKey = tuple[datetime, str, str, str, str]
+"""(UTC hour or day, client, tool, backend, tenant)."""
 
 _BUCKETS = len(LATENCY_BOUNDS_MS) + 1  # one more for the calls slower than the last bound
 _TOTAL, _UPSTREAM = 7, 7 + _BUCKETS  # where the buckets start in an accumulator
+_OUTCOMES = _UPSTREAM + _BUCKETS  # where the calls by outcome start
+_WIDTH = _OUTCOMES + len(KNOWN_OUTCOMES) + 1
 _HOUR = timedelta(hours=1)
 _NEVER = datetime.min.replace(tzinfo=UTC)
 
@@ -73,7 +77,8 @@ def app_status_counts(rows: Iterable[EventRow]) -> dict[AppKey, int]:
 
 
 def tool_call_figures(rows: Iterable[ToolCallRow]) -> dict[CallKey, list[float]]:
-    """The `CALL_FIGURES` of `rows` per UTC hour, client, tool, backend, tenant and outcome.
+    """The `CALL_FIGURES` of `rows` per UTC hour, client, tool, backend and tenant (every outcome
+    together, the calls by outcome among the figures).
 
     A call's total time counts when logged; its upstream time when it made at least one
     upstream request and logged the time (as `upstream_timed` is defined)."""
@@ -84,11 +89,12 @@ def tool_call_figures(rows: Iterable[ToolCallRow]) -> dict[CallKey, list[float]]
         if not hour <= moment < end:
             hour = moment.replace(minute=0, second=0, microsecond=0)
             end = hour + _HOUR
-        key = (hour, row.client, row.tool, row.backend, row.tenant, row.outcome)
+        key = (hour, row.client, row.tool, row.backend, row.tenant)
         figures = accumulators.get(key)
         if figures is None:
-            figures = accumulators[key] = [0] * (_UPSTREAM + _BUCKETS)
+            figures = accumulators[key] = [0] * _WIDTH
         figures[0] += 1
+        figures[_OUTCOMES + _OUTCOME_INDEX.get(row.outcome, _OTHER_OUTCOME)] += 1
         upstream_calls, upstream_ms, total_ms = row.upstream_calls, row.upstream_ms, row.total_ms
         if upstream_calls is not None:
             figures[1] += upstream_calls
@@ -111,17 +117,18 @@ def _cumulative(figures: list[float]) -> list[float]:
     result = figures[:_TOTAL]
     result[4], result[6] = float(result[4]), float(result[6])  # the millisecond sums
     result += accumulate(figures[_TOTAL : _UPSTREAM - 1])
-    result += accumulate(figures[_UPSTREAM : _UPSTREAM + _BUCKETS - 1])
+    result += accumulate(figures[_UPSTREAM : _OUTCOMES - 1])
+    result += figures[_OUTCOMES:]
     return result
 
 
-def by_day(deltas: Mapping[tuple, int | list[float]], *, width: int | None = None) -> dict[tuple, list[float]]:
+def by_day(deltas: Mapping[tuple, int | list[float]]) -> dict[tuple, list[float]]:
     """Hourly deltas summed per UTC day (a key's first item is the hour): keyed by the day and
-    the rest of the key, or its first `width - 1` dimensions only."""
+    the rest of the key."""
     daily: dict[tuple, list[float]] = {}
     for key, value in deltas.items():
         figures = [value] if isinstance(value, int) else value
-        day_key = (key[0].replace(hour=0), *key[1:width])
+        day_key = (key[0].replace(hour=0), *key[1:])
         if (sums := daily.get(day_key)) is None:
             daily[day_key] = list(figures)
         else:
@@ -139,45 +146,32 @@ def add_app_status(counts: dict[AppKey, int]) -> None:
 
 def add_tool_calls(figures: dict[CallKey, list[float]]) -> None:
     """Add hourly tool-call figures to the hourly rollup, and their sums per day and combination
-    (outcomes together, the calls by outcome in their columns) to the daily one."""
+    to the daily one."""
     if not figures:
         return
     _add(ToolCallHourly, "hour", CALL_DIMENSIONS, CALL_FIGURES, [(*k, *v) for k, v in figures.items()])
     if connection.vendor == "postgresql":
         _add_daily_calls_from_stage()
-        return
-    with_outcomes = {key: [*value, *_by_outcome(key[-1], int(value[0]))] for key, value in figures.items()}
-    daily = by_day(with_outcomes, width=len(CALL_DIMENSIONS))  # the key without its outcome
-    _add(ToolCallDaily, "day", CALL_DIMENSIONS[:-1], DAILY_CALL_FIGURES, [(*k, *v) for k, v in daily.items()])
+    else:
+        _add(ToolCallDaily, "day", CALL_DIMENSIONS, CALL_FIGURES, [(*k, *v) for k, v in by_day(figures).items()])
 
 
 def _add_daily_calls_from_stage() -> None:
     """On PostgreSQL: add the hourly deltas `_add` just staged (its temporary table) to the daily
-    rollup, summed per day and combination in SQL, the calls by outcome in their columns: what
-    `by_day` and `_by_outcome` compute elsewhere, without sending the deltas twice (ADR 18)."""
+    rollup, summed per day and combination in SQL (what `by_day` computes elsewhere), without
+    sending the deltas twice (ADR 18)."""
     daily, stage = ToolCallDaily._meta.db_table, f"{ToolCallHourly._meta.db_table}_delta"
-    key = ("day", *CALL_DIMENSIONS[:-1])
-    outcome_sums = [f"coalesce(sum(calls) FILTER (WHERE outcome = '{outcome}'), 0)" for outcome in KNOWN_OUTCOMES]
-    known = ", ".join(f"'{outcome}'" for outcome in KNOWN_OUTCOMES)  # names of tools/errors.py: no quotes
-    figures = (*CALL_FIGURES, *(OUTCOME_COLUMNS[outcome] for outcome in KNOWN_OUTCOMES), OTHER_OUTCOMES_COLUMN)
-    sums = [*(f"sum({name})" for name in CALL_FIGURES), *outcome_sums,
-            f"coalesce(sum(calls) FILTER (WHERE outcome <> ALL (ARRAY[{known}])), 0)"]  # fmt: skip
+    key = ("day", *CALL_DIMENSIONS)
     groups = ", ".join(str(position) for position in range(1, len(key) + 1))
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {daily} ({', '.join((*key, *figures))}) "
-            f"SELECT date_trunc('day', hour, 'UTC'), {', '.join(CALL_DIMENSIONS[:-1])}, {', '.join(sums)} "
+            f"INSERT INTO {daily} ({', '.join((*key, *CALL_FIGURES))}) "
+            f"SELECT date_trunc('day', hour, 'UTC'), {', '.join(CALL_DIMENSIONS)}, "
+            f"{', '.join(f'sum({name})' for name in CALL_FIGURES)} "
             f"FROM {stage} GROUP BY {groups} ORDER BY {groups} "
             f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET "
-            + ", ".join(f"{name} = {daily}.{name} + excluded.{name}" for name in figures)
+            + ", ".join(f"{name} = {daily}.{name} + excluded.{name}" for name in CALL_FIGURES)
         )
-
-
-def _by_outcome(outcome: str, calls: int) -> list[int]:
-    """`calls` in the column of `outcome` (OUTCOME_COLUMNS, then the other outcomes'), 0 in the others."""
-    counts = [0] * (len(KNOWN_OUTCOMES) + 1)
-    counts[_OUTCOME_INDEX.get(outcome, len(KNOWN_OUTCOMES))] = calls
-    return counts
 
 
 _PG_TYPES: dict[type, str] = {

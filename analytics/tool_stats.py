@@ -41,11 +41,11 @@ ERROR_CODES: tuple[str, ...] = tuple(code.value for code in ErrorCode)
 """The closed set of error codes (tools/errors.py); an outcome outside it counts as `other_errors`."""
 _SUMS = ("calls", "upstream_calls", "bytes", "total_timed", "total_ms_sum", "upstream_timed", "upstream_ms_sum",
          *LATENCY_COLUMNS["total"], *LATENCY_COLUMNS["upstream"])  # fmt: skip
-_DAILY_SUMS = (*_SUMS, *(OUTCOME_COLUMNS[outcome] for outcome in KNOWN_OUTCOMES))
-"""The daily rollup's figures, then its calls by outcome: `ok` and each error code (the other
-codes are errors too: `errors` is every call not `ok`)."""
-_COUNTS = ("calls",)
-_DAILY_COUNTS = (*_COUNTS, *(OUTCOME_COLUMNS[outcome] for outcome in KNOWN_OUTCOMES))
+_BY_OUTCOME = tuple(OUTCOME_COLUMNS[outcome] for outcome in KNOWN_OUTCOMES)
+_ALL_SUMS = (*_SUMS, *_BY_OUTCOME)
+"""A rollup's figures, then its calls by outcome: `ok` and each error code (the other codes are
+errors too: `errors` is every call not `ok`)."""
+_COUNTS = ("calls", *_BY_OUTCOME)
 """The same, for `figures="counts"`: the calls, and the calls by outcome."""
 
 
@@ -151,24 +151,25 @@ def tool_call_stats(
 ) -> list[CallRow]:
     """Tool-call figures per group of `by`, sorted by its dimensions; groups without calls are absent.
 
-    Hourly buckets read `ToolCallHourly` (a row per outcome); everything else reads
-    `ToolCallDaily` (a row per day and combination, the calls by outcome in columns). With
+    Hourly buckets read `ToolCallHourly`; everything else reads `ToolCallDaily` (a row per day
+    and combination). Both hold every outcome together, the calls by outcome in columns. With
     `figures="counts"` only the calls and their outcomes are summed (what an error-rate chart
-    draws: a sum of 2 columns a row instead of 50); such rows have no `stats()`."""
+    draws: a sum of 11 columns a row instead of 50); such rows have no `stats()`."""
     host = _host_of(query) if "client" in by else None
-    sums_of, daily_sums_of = (_SUMS, _DAILY_SUMS) if figures == "all" else (_COUNTS, _DAILY_COUNTS)
+    columns = _ALL_SUMS if figures == "all" else _COUNTS
+    figure_count = len(columns) - len(_BY_OUTCOME)
     sums: dict[_GroupKey, dict[str, float]] = {}
     outcomes: dict[_GroupKey, dict[str, int]] = {}
     positions = [(CALL_DIMENSIONS.index(name), index) for index, name in enumerate(by)]
-    hourly = query.bucket == "hour" and "bucket" in by
-    if hourly:
-        hours = ToolCallHourly.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time)
-        grouped = _grouped(hours.annotate(bucket=F("hour")), query, [*by, "outcome"], sums_of)
+    rows: QuerySet
+    if query.bucket == "hour" and "bucket" in by:
+        rows = ToolCallHourly.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time)
+        rows = rows.annotate(bucket=F("hour"))
     else:
-        days = ToolCallDaily.objects.filter(day__gte=query.start_time, day__lt=query.end_time)
-        grouped = _grouped(days.annotate(bucket=F("day")) if "bucket" in by else days, query, by, daily_sums_of)
+        rows = ToolCallDaily.objects.filter(day__gte=query.start_time, day__lt=query.end_time)
+        rows = rows.annotate(bucket=F("day")) if "bucket" in by else rows
     width = len(by)
-    for row in grouped:
+    for row in _grouped(rows, query, by, columns):
         dimensions: list = [None] * len(CALL_DIMENSIONS)
         for position, index in positions:
             dimensions[position] = row[index]
@@ -176,15 +177,13 @@ def tool_call_stats(
             dimensions[1] = host(dimensions[1])
         key: _GroupKey = tuple(dimensions)
         if (group := sums.get(key)) is None:
-            sums[key] = group = dict.fromkeys(sums_of, 0)
+            sums[key] = group = dict.fromkeys(columns[:figure_count], 0)
             outcomes[key] = {}
-        values = row[width + 1 :] if hourly else row[width:]
-        for name, value in zip(sums_of, values, strict=False):
+        values = row[width:]
+        for name, value in zip(columns[:figure_count], values, strict=False):
             group[name] += value or 0
         by_outcome = outcomes[key]
-        # (outcome, calls) pairs: the row's own outcome, or each outcome column of the daily row.
-        pairs = [(row[width], values[0])] if hourly else zip(KNOWN_OUTCOMES, values[len(sums_of) :], strict=True)
-        for outcome, calls in pairs:
+        for outcome, calls in zip(KNOWN_OUTCOMES, values[figure_count:], strict=True):
             if calls:
                 by_outcome[outcome] = by_outcome.get(outcome, 0) + int(calls)
     result = [CallRow(*key, sums=sums[key], outcomes=outcomes[key]) for key in sums]

@@ -35,13 +35,13 @@ def table(rows, *dimensions: str) -> list[tuple]:
 
 def hourly_matches_events() -> bool:
     counted = {
-        (r.hour, r.client, r.tool, r.backend, r.outcome): (r.calls, r.bytes) for r in ToolCallHourly.objects.all()
+        (r.hour, r.client, r.tool, r.backend): (r.calls, r.outcome_ok, r.bytes) for r in ToolCallHourly.objects.all()
     }
-    raw: dict[tuple, tuple[int, int]] = {}
+    raw: dict[tuple, tuple[int, int, int]] = {}
     for e in ToolCallEvent.objects.all():
-        key = (e.time.replace(minute=0, second=0, microsecond=0), e.client, e.tool, e.backend, e.outcome)
-        calls, size = raw.get(key, (0, 0))
-        raw[key] = (calls + 1, size + e.bytes)
+        key = (e.time.replace(minute=0, second=0, microsecond=0), e.client, e.tool, e.backend)
+        calls, ok, size = raw.get(key, (0, 0, 0))
+        raw[key] = (calls + 1, ok + (e.outcome == "ok"), size + e.bytes)
     return counted == raw
 
 
@@ -178,7 +178,7 @@ def test_the_daily_rollup_is_the_sum_of_the_hourly_one(known_calls):
 
 
 def figures_from_events(
-    model, moment: str, truncate, dimensions=("client", "tool", "backend", "tenant", "outcome"), by_outcome=False
+    model, moment: str, truncate, dimensions=("client", "tool", "backend", "tenant")
 ) -> dict[str, dict[tuple, dict[str, float]]]:
     """Every count and sum of a tool-call rollup: as stored, and counted from the raw events with
     the ORM (the oracle)."""
@@ -193,9 +193,8 @@ def figures_from_events(
         **{f"upstream_le_{ms}": Count("time", filter=timed_upstream & Q(upstream_ms__lte=ms))
            for ms in LATENCY_BOUNDS_MS},
     }  # fmt: skip
-    if by_outcome:
-        aggregates.update({column: Count("time", filter=Q(outcome=name)) for name, column in OUTCOME_COLUMNS.items()})
-        aggregates["outcome_other"] = Count("time", filter=~Q(outcome__in=KNOWN_OUTCOMES))
+    aggregates.update({column: Count("time", filter=Q(outcome=name)) for name, column in OUTCOME_COLUMNS.items()})
+    aggregates["outcome_other"] = Count("time", filter=~Q(outcome__in=KNOWN_OUTCOMES))
     grouped = (
         ToolCallEvent.objects.annotate(at=truncate("time", tzinfo=UTC))
         .values("at", *dimensions)
@@ -228,6 +227,6 @@ def test_rollups_hold_exactly_the_figures_of_the_stored_events_across_batches_an
 
     assert ToolCallEvent.objects.count() == len(lines)
     hourly = figures_from_events(ToolCallHourly, "hour", TruncHour)
-    daily = figures_from_events(ToolCallDaily, "day", TruncDay, ("client", "tool", "backend", "tenant"), True)
+    daily = figures_from_events(ToolCallDaily, "day", TruncDay)
     assert hourly["stored"] == hourly["expected"]
     assert daily["stored"] == daily["expected"]

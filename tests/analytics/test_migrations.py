@@ -1,0 +1,46 @@
+"""Migrations that rewrite rollups keep what the reports read."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from analytics.models import ToolCallHourly
+from tests.analytics.conftest import D1, KNOWN_CALLS, call_line, ingest
+
+BEFORE = ("analytics", "0006_split_daily_tool_call_rollup")
+FOLDED = ("analytics", "0007_fold_outcomes_into_hourly_tool_call_rollup")
+
+
+def migrate(target: tuple[str, str]):
+    """Migrate analytics to `target`; the models as they were there."""
+    executor = MigrationExecutor(connection)
+    executor.migrate([target])
+    return executor.loader.project_state([target]).apps
+
+
+def rows(model) -> list[dict]:
+    return sorted(
+        ({name: value for name, value in row.items() if name != "id"} for row in model.objects.values()),
+        key=lambda row: tuple(str(value) for value in row.values()),
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_hourly_tool_call_rollup_folds_its_outcomes_into_columns_and_back():
+    newer_code = call_line(f"{D1}T10:20:00", client="goose", outcome="quota_exceeded", tenant="acme")
+    slow = call_line(f"{D1}T10:40:00", client="goose", outcome="unavailable", tenant="acme", total_ms=90_000)
+    ingest(*KNOWN_CALLS, newer_code, slow)
+    ingested = rows(ToolCallHourly)
+
+    per_outcome = migrate(BEFORE).get_model("analytics", "ToolCallHourly")
+    goose = per_outcome.objects.filter(client="goose").order_by("outcome")
+    assert [(row.outcome, row.calls, row.total_le_60000, row.total_timed) for row in goose] == [
+        ("quota_exceeded", 1, 1, 1),
+        ("unavailable", 1, 0, 1),
+    ]
+    assert sum(row.calls for row in per_outcome.objects.all()) == len(KNOWN_CALLS) + 2
+
+    folded = migrate(FOLDED).get_model("analytics", "ToolCallHourly")
+    assert rows(folded) == ingested
