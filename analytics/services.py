@@ -12,10 +12,10 @@ input's length: at most four batches exist at once (one being parsed, two queued
 written), or with worker processes, two chunks per worker.
 
 The parser thread does all the per-line work: it decodes the lines (analytics/server_lines.py),
-counts the batch into rollup deltas and, on PostgreSQL, formats the rows as binary COPY data. The writer sends that
-data as it is: a batch of new lines is copied straight into the table; a batch that may hold
-stored events goes through a temporary table and `INSERT ... ON CONFLICT DO NOTHING RETURNING`,
-and only the rows it returns are counted. On SQLite the ORM inserts the events not stored yet.
+counts the batch into rollup deltas and, on PostgreSQL, formats the rows as binary COPY data.
+The writer sends that data as it is: a batch of new lines is copied straight into the table; a
+batch that may hold stored events goes through a temporary table and `INSERT ... ON CONFLICT DO
+NOTHING RETURNING`, and only the rows it returns are counted. On SQLite the ORM inserts the events not stored yet.
 ADR 15 has the measurements behind this split. With worker processes (`workers`, PostgreSQL,
 outside a transaction) each worker parses and writes its own batches in its own connection,
 and this process only reads and counts (ADR 17).
