@@ -157,7 +157,7 @@ def app_status_row(data: dict, stripped: bytes) -> EventRow | Malformed:
         + ("event" in data) + ("level" in data) + (get("logger") == APP_STATUS_LOGGER) + (get("kind") == kind)
         + (len(simplified) - simplified.count(None) == len(simplification) > 0)
         + names_held
-        + sum(1 for name in _NULLABLE_KEYS if name in data and data[name] is None)  # null: absent
+        + null_fields(data, _NULLABLE_KEYS)
     )  # fmt: skip
     nul = _NUL_ESCAPE in text
     complete = held + 4 == len(data) and kind != UNKNOWN_KIND and not nul
@@ -178,6 +178,12 @@ def app_status_row(data: dict, stripped: bytes) -> EventRow | Malformed:
         )
     )
     return _without_nul(row) if nul else row
+
+
+def null_fields(data: dict, names: tuple[str, ...]) -> int:
+    """How many of the optional fields `names` are null in `data`: logged as absent, so their
+    empty columns hold them."""
+    return sum(1 for name in names if name in data and data[name] is None)
 
 
 def utc_time(text: str) -> datetime | Malformed:

@@ -10,10 +10,10 @@ the server writes in one compiled step and gives the same answer for them (ADR 1
 
 A tool-call line is malformed without a text `time` (with a UTC offset), `tool`, `client` and
 `outcome`. Anything else is optional: a field that is null, or of an unexpected type, is stored
-empty (NULL for numbers), and a line with fields this parser does not know (a newer server) is kept with the
-fields it knows and counted (`unknown_fields`); the raw line keeps the rest. As for app-status
-events, identity is the line, and the line is stored (`raw`) only when the columns do not hold
-all of it.
+empty (NULL for numbers), and a line with fields this parser does not know (a newer server) is
+kept with the fields it knows and counted (`unknown_fields`); the raw line keeps the rest. As
+for app-status events, identity is the line, and the line is stored (`raw`) only when the
+columns do not hold all of it.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from analytics.parsing import (
     _is_utf8,
     app_status_row,
     event_identity,
+    null_fields,
     utc_time,
 )
 
@@ -72,9 +73,7 @@ _REQUIRED = ("time", "tool", "client", "outcome")
 _TEXT_KEYS = ToolCallRow._fields[ToolCallRow._fields.index("backend") : ToolCallRow._fields.index("pid")]
 _WHOLE_KEYS = ("pid", "upstream_calls", "bytes")
 _OPTIONAL_KEYS = (*_TEXT_KEYS, *_WHOLE_KEYS, "upstream_ms", "total_ms")
-KNOWN_FIELDS = frozenset(
-    {"level", "logger", "message", "exception", *_REQUIRED, *_TEXT_KEYS, *_WHOLE_KEYS, "upstream_ms", "total_ms"}
-)
+KNOWN_FIELDS = frozenset({"level", "logger", "message", "exception", *_REQUIRED, *_OPTIONAL_KEYS})
 """Every field of a `Tool call` line this parser knows (the formatter's own included)."""
 
 
@@ -125,7 +124,7 @@ def tool_call_row(data: dict, stripped: bytes) -> ToolCallRow | Malformed:
     # The line is held whole by its columns when each of its fields but `level` (and `logger`
     # and `message`, which make it a tool-call line) is a column that kept its value, or is null
     # (as absent: the column is empty).
-    held = len(optional) - optional.count("") - optional.count(None) + _nulls(data)
+    held = len(optional) - optional.count("") - optional.count(None) + null_fields(data, _OPTIONAL_KEYS)
     nul = "\\u0000" in text
     complete = known and held + 6 + ("level" in data) == len(data) and not nul
     raw = "" if complete else text
@@ -136,12 +135,6 @@ def tool_call_row(data: dict, stripped: bytes) -> ToolCallRow | Malformed:
             for name, value in zip(ToolCallRow._fields, row, strict=True)
         )
     return row
-
-
-def _nulls(data: dict) -> int:
-    """How many of the optional fields are null: logged as absent (`log_calls` writes `"tenant":
-    null` for a caller without one), so their empty columns hold them."""
-    return sum(1 for name in _OPTIONAL_KEYS if name in data and data[name] is None)
 
 
 def _text(value: object) -> str:
