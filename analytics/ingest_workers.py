@@ -1,8 +1,8 @@
 """The entry points of the ingestion's worker processes (analytics/services.py, `_ingest_in_workers`).
 
-A worker process is started afresh ("spawn"), so these functions are looked up by name in a
-process where Django is not set up yet: this module imports nothing of Django's models until
-`start` has set Django up.
+A worker process is forked from the command's, with Django set up, or started afresh ("spawn"):
+then these functions are looked up by name in a process where Django is not set up yet, so this
+module imports nothing of Django's models until `start` has set Django up.
 """
 
 from __future__ import annotations
@@ -20,15 +20,19 @@ raises, forever; a task's error reaches the caller)."""
 
 
 def start(horizon: datetime | None, database: str) -> None:
-    """Set Django up on the caller's database (`database`: its name, which a test run changes),
-    then the worker's state (the retention horizon, the COPY encoder)."""
+    """Set Django up on the caller's database (`database`: its name, which a test run changes)
+    unless the worker was forked with Django set up, then the worker's state (the retention
+    horizon, the COPY encoder)."""
     global _failed
     try:
-        import django
-        from django.conf import settings
+        from django.apps import apps
 
-        settings.DATABASES["default"]["NAME"] = database
-        django.setup()
+        if not apps.ready:  # started afresh
+            import django
+            from django.conf import settings
+
+            settings.DATABASES["default"]["NAME"] = database
+            django.setup()
         from analytics import services
 
         services.start_worker(horizon)

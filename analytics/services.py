@@ -363,6 +363,7 @@ def _ingest_in_workers(
     workers: int,
     *,
     store_while_starting: bool = True,
+    start_method: str | None = None,
 ) -> IngestReport:
     """Parse and write in `workers` processes; count in input order on the caller's thread.
 
@@ -374,17 +375,20 @@ def _ingest_in_workers(
     repeated across chunks are two events in two batches, and the second insert skips the
     stored one, as for any rerun; two batches written at once add to the same rollup rows one
     after the other (analytics/rollups.py). At most `2 * workers` chunks are in flight, so
-    memory stays bounded. Worker processes are started afresh ("spawn": nothing of this
-    process, its threads or its connection is inherited) and connect to the caller's database;
-    until the first has started, this process parses and stores the chunks itself (ADR 18;
-    `store_while_starting=False` waits for the workers instead). Each batch commits on its own,
-    so the caller is not inside a transaction."""
+    memory stays bounded. Worker processes are forked from this one when it can be
+    (`worker_start_method`): Django is set up already; this process's connection is closed
+    first, so each worker opens its own. Otherwise they are started afresh ("spawn") and set
+    Django up on the caller's database; until the first has started, this process parses and
+    stores the chunks itself (ADR 18; `store_while_starting=False` waits for the workers
+    instead). Each batch commits on its own, so the caller is not inside a transaction."""
     report = IngestReport()
     slots = threading.BoundedSemaphore(2 * workers)
     stop = threading.Event()
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context(start_method or worker_start_method())
     next_progress = time.monotonic() + progress_every
     horizon = retention_cutoff()
+    if context.get_start_method() == "fork":
+        connection.close()  # a forked worker must not share this process's connection (nor close it)
 
     def counted(counts: IngestReport) -> None:
         nonlocal next_progress
@@ -413,6 +417,15 @@ def _ingest_in_workers(
         finally:
             stop.set()
     return report
+
+
+def worker_start_method() -> str:
+    """How worker processes start: "fork" where the platform has it and this process runs no
+    other thread (the command's case: a worker then starts in milliseconds, Django already set
+    up), else "spawn" (a fresh interpreter, which inherits no lock another thread might hold)."""
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
 
 
 def _chunks(

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import random
 import re
+import subprocess
 import sys
+import threading
 import zlib
 from datetime import UTC, datetime
 
@@ -21,6 +24,7 @@ from analytics import services
 from analytics.models import AppStatusDailyCount, AppStatusEvent, AppStatusHourlyCount
 from analytics.services import events_ingest, log_lines, log_open
 from tests.analytics.conftest import call_line, ingest, line, log
+from tests.conftest import REPO
 from tools.app_status import AppStatus
 
 pytestmark = pytest.mark.django_db
@@ -361,26 +365,35 @@ def truncate_all() -> None:
         model.objects.all().delete()
 
 
+def mixed_lines() -> list[bytes]:
+    """The known data set's app-status and tool-call lines, with repeats, an empty line, lines
+    that are not events and lines that are malformed."""
+    from tests.analytics.conftest import KNOWN_CALLS, KNOWN_DATA
+
+    mixed = [*KNOWN_DATA[:9], "not json", *KNOWN_CALLS[:4], KNOWN_DATA[3], "", *KNOWN_DATA[9:], "[1]",
+             *KNOWN_CALLS[4:], KNOWN_CALLS[0], '{"message":"Not Found: /favicon.ico"}']  # fmt: skip
+    return [text.encode() for text in mixed]
+
+
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="worker processes parse for PostgreSQL only")
 @pytest.mark.django_db(transaction=True)
 def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does(monkeypatch):
-    from tests.analytics.conftest import KNOWN_CALLS, KNOWN_DATA
 
     in_workers, ingest_in_workers, ingest_chunk = [], services._ingest_in_workers, services.ingest_chunk
     here = []  # the chunks this process stored itself (worker processes do not see this patch)
     monkeypatch.setattr(services, "ingest_chunk", lambda chunk: here.append(chunk) or ingest_chunk(chunk))
 
-    mixed = [*KNOWN_DATA[:9], "not json", *KNOWN_CALLS[:4], KNOWN_DATA[3], "", *KNOWN_DATA[9:], "[1]",
-             *KNOWN_CALLS[4:], KNOWN_CALLS[0], '{"message":"Not Found: /favicon.ico"}']  # fmt: skip
-    lines = [text.encode() for text in mixed]
+    lines = mixed_lines()
 
     sequential = events_ingest(lines, batch_size=4)
     expected = stored_tables()
     truncate_all()
-    monkeypatch.setattr(  # every chunk to the workers
+    monkeypatch.setattr(  # every chunk to the workers, started afresh
         services,
         "_ingest_in_workers",
-        lambda *args: in_workers.append(args) or ingest_in_workers(*args, store_while_starting=False),
+        lambda *args: (
+            in_workers.append(args) or ingest_in_workers(*args, store_while_starting=False, start_method="spawn")
+        ),
     )
     parallel = events_ingest(lines, batch_size=4, workers=2)
     stored_here, in_parallel = len(here), stored_tables()
@@ -397,6 +410,47 @@ def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does(mo
     assert in_parallel == stored_tables() == expected
     assert (again.new, again.tool_calls_new, again.events, again.tool_calls) == (0, 0, 22, 9)
     assert (len(in_workers), stored_here) == (1, 0)  # worker processes stored every batch themselves
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="worker processes parse for PostgreSQL only")
+@pytest.mark.django_db(transaction=True)
+def test_the_commands_forked_workers_store_exactly_what_the_parser_thread_does(tmp_path):
+    """The command runs no other thread, so its workers are forked (the test process may run
+    threads, and then starts them afresh): run it as an operator does, in its own process."""
+    lines = mixed_lines()
+    sequential = events_ingest(lines, batch_size=4)
+    expected = stored_tables()
+    truncate_all()
+    path = tmp_path / "server.log.gz"
+    path.write_bytes(gzip.compress(b"\n".join(lines) + b"\n"))
+    settings = connection.settings_dict
+    database = (
+        f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
+    )
+    command = [sys.executable, "manage.py", "ingest_app_status", "--workers", "2", "--batch-size", "4", str(path)]
+    env = {**os.environ, "DATABASE_URL": database, "DOTENV_PATH": "/nonexistent"}
+
+    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+    assert (result.returncode, result.stdout) == (
+        0,
+        f"{path}: 35 lines: 22 app-status events (21 new, 1 already stored, 1 of unknown kind), 9 tool calls "
+        "(8 new, 1 already stored, 0 with unknown fields), 2 other lines skipped, 2 malformed\n",
+    )
+    assert (sequential.lines, sequential.events, sequential.new, sequential.tool_calls_new) == (35, 22, 21, 8)
+    assert stored_tables() == expected
+
+
+def test_workers_are_forked_where_this_process_runs_no_other_thread(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    alone = services.worker_start_method()
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    beside_a_thread = services.worker_start_method()
+    monkeypatch.setattr(sys, "platform", "darwin")  # fork is unsafe there with system frameworks loaded
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+
+    assert (alone, beside_a_thread, services.worker_start_method()) == ("fork", "spawn", "spawn")
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="worker processes parse for PostgreSQL only")
