@@ -43,18 +43,20 @@ Number = Whole | float
 """A finite number: JSON has no infinity, and msgspec refuses a literal out of a float's range."""
 Milliseconds = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | Annotated[float, msgspec.Meta(ge=0)]
 
+# The shapes are not tracked by the cyclic garbage collector (`gc=False`): they hold texts,
+# numbers and lists of texts, never a cycle, and a chunk decodes thousands of them.
 # The defaults are what an absent field stores; a null optional field is stored the same (a text
 # as "", below). Inside a simplification a null is not held: msgspec checks decoded values, never
 # defaults, so there `None` stands for an absent number while a JSON null fails the shape.
 
 
-class _Simplification(msgspec.Struct, forbid_unknown_fields=True):
+class _Simplification(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     original_points: Whole = None  # type: ignore[assignment]
     points: Whole = None  # type: ignore[assignment]
     max_error_m: Number = None  # type: ignore[assignment]
 
 
-class _AppStatusLine(msgspec.Struct, forbid_unknown_fields=True):
+class _AppStatusLine(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """An app-status line as tools/app_status.py logs it, every field one the columns keep."""
 
     event: Literal["app_status"]
@@ -86,7 +88,7 @@ class _AppStatusLine(msgspec.Struct, forbid_unknown_fields=True):
     replaced_by: list[str] | None = None
 
 
-class _ToolCallLine(msgspec.Struct, forbid_unknown_fields=True):
+class _ToolCallLine(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A `Tool call` line as tools/dispatch.py (`log_calls`) logs it, every field one the columns keep."""
 
     logger: Literal["tools.calls"]
@@ -114,6 +116,9 @@ _decode_tool_call = msgspec.json.Decoder(_ToolCallLine).decode
 _NOT_IN_SHAPE = (msgspec.ValidationError, msgspec.DecodeError)
 _APP_STATUS_MARK: Final = b'"app_status"'
 _NUL_ESCAPE: Final = b"\\u0000"
+_row = tuple.__new__
+"""Builds a row from its values in order, as the row type's `_make` does but without a Python
+call per line."""
 
 
 def parse_log_line(line: bytes) -> EventRow | ToolCallRow | Skipped | Malformed:
@@ -141,25 +146,28 @@ def _tool_call_row(line: _ToolCallLine, stripped: bytes) -> ToolCallRow | None:
     if type(when) is Malformed:
         return None
     upstream_ms, total_ms = line.upstream_ms, line.total_ms
-    return ToolCallRow(
-        event_identity(stripped),
-        when,  # type: ignore[arg-type]
-        line.tool,
-        line.client,
-        line.outcome,
-        line.backend or "",
-        line.transport or "",
-        line.tenant or "",
-        line.user_agent or "",
-        line.request_id or "",
-        line.replica or "",
-        line.pid,
-        line.upstream_calls,
-        line.bytes,
-        None if upstream_ms is None else float(upstream_ms),
-        None if total_ms is None else float(total_ms),
-        "",
-        False,
+    return _row(  # ToolCallRow(...)
+        ToolCallRow,
+        (
+            event_identity(stripped),
+            when,
+            line.tool,
+            line.client,
+            line.outcome,
+            line.backend or "",
+            line.transport or "",
+            line.tenant or "",
+            line.user_agent or "",
+            line.request_id or "",
+            line.replica or "",
+            line.pid,
+            line.upstream_calls,
+            line.bytes,
+            None if upstream_ms is None else float(upstream_ms),
+            None if total_ms is None else float(total_ms),
+            "",
+            False,
+        ),
     )
 
 
@@ -180,32 +188,35 @@ def _app_status_row(line: _AppStatusLine, stripped: bytes) -> EventRow | None:
         if not names or len(names.split(", ")) != len(line.replaced_by):  # the column could not hold the list
             return None
     duration_ms = line.duration_ms
-    return EventRow(
-        event_identity(stripped),
-        when,  # type: ignore[arg-type]
-        kind,
-        line.tool,
-        line.client,
-        line.user_agent or "",
-        line.request_id or "",
-        line.replica or "",
-        line.delivery or "",
-        line.source or "",
-        line.reason or "",
-        line.stage or "",
-        line.error or "",
-        line.error_code or "",
-        line.input or "",
-        line.change or "",
-        line.pid,
-        line.raw_bytes,
-        line.encoded_chars,
-        line.result_chars,
-        line.features,
-        original_points,
-        points,
-        None if max_error_m is None else float(max_error_m),
-        None if duration_ms is None else float(duration_ms),
-        names,
-        "",
+    return _row(  # EventRow(...)
+        EventRow,
+        (
+            event_identity(stripped),
+            when,
+            kind,
+            line.tool,
+            line.client,
+            line.user_agent or "",
+            line.request_id or "",
+            line.replica or "",
+            line.delivery or "",
+            line.source or "",
+            line.reason or "",
+            line.stage or "",
+            line.error or "",
+            line.error_code or "",
+            line.input or "",
+            line.change or "",
+            line.pid,
+            line.raw_bytes,
+            line.encoded_chars,
+            line.result_chars,
+            line.features,
+            original_points,
+            points,
+            None if max_error_m is None else float(max_error_m),
+            None if duration_ms is None else float(duration_ms),
+            names,
+            "",
+        ),
     )
