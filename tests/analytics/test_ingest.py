@@ -378,7 +378,6 @@ def mixed_lines() -> list[bytes]:
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="worker processes parse for PostgreSQL only")
 @pytest.mark.django_db(transaction=True)
 def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does(monkeypatch):
-
     in_workers, ingest_in_workers, ingest_chunk = [], services._ingest_in_workers, services.ingest_chunk
     here = []  # the chunks this process stored itself (worker processes do not see this patch)
     monkeypatch.setattr(services, "ingest_chunk", lambda chunk: here.append(chunk) or ingest_chunk(chunk))
