@@ -512,14 +512,13 @@ def _no_cycle_collection() -> Iterator[None]:
     """The cyclic garbage collector paused (reference counting still frees every row): parsing a
     chunk keeps thousands of rows alive until it ends, none in a cycle, and the young collections
     that would traverse them again and again took about 8 % of the parse (ADR 19)."""
-    if not gc.isenabled():
-        yield
-        return
+    enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.enable()
+        if enabled:
+            gc.enable()
 
 
 class _Handed:
