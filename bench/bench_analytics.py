@@ -7,6 +7,8 @@ Writes `--events` realistic app-status lines (bench/app_status_lines.py) and `--
 temporary gzip files, creates a scratch database beside DATABASE_URL's (default
 postgres://postgres@127.0.0.1:5432/test), migrates it, and measures:
 
+- the machine's speed: a fixed loop in one process (orjson, SHA-256 and `fromisoformat` of the
+  tool-call file's first 200,000 lines), so that tables from different machines compare;
 - ingestion (`events_ingest`, as `manage.py ingest_app_status` runs it) in a fresh process
   each time: events/s and peak RSS, for a tenth of the app-status file and for all of it
   (bounded memory: the two peaks match), and for the tool-call file (every caller with an API
@@ -116,7 +118,11 @@ def run(full: Path, tenth: Path | None, events: int, calls: Path, call_count: in
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
         (version,) = cursor.fetchone()
-    rows = [("machine", f"PostgreSQL {version}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")]
+    rows = [
+        ("machine", f"PostgreSQL {version}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs"),
+        ("machine speed: orjson, SHA-256 and `fromisoformat` of 200,000 tool-call lines, one process",
+         machine_reference(calls)),
+    ]  # fmt: skip
     if tenth is not None:
         small = ingest(tenth)
         rows.append((f"ingest {events // 10:,} app-status events (gzip), fresh process", describe(small)))
@@ -141,6 +147,27 @@ def run(full: Path, tenth: Path | None, events: int, calls: Path, call_count: in
                      describe(with_tenants)))  # fmt: skip
     rows.append(("load average (1, 5, 15 min) at the end", ", ".join(f"{load:.1f}" for load in os.getloadavg())))
     return rows
+
+
+def machine_reference(calls: Path) -> str:
+    """CPU time per line of a fixed loop over the tool-call file's first 200,000 lines, best of 3:
+    the same work on any machine, so tables from different days can be compared (ADR 20). The
+    machines this benchmark runs on have differed by more than twice in a week."""
+    import hashlib
+    import itertools
+
+    import orjson
+
+    with gzip.open(calls, "rb") as stream:
+        lines = [line.rstrip(b"\n") for line in itertools.islice(stream, 200_000)]
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        for line in lines:
+            hashlib.sha256(line).digest()
+            datetime.fromisoformat(orjson.loads(line)["time"])
+        best = min(best, time.process_time() - started)
+    return f"**{best / len(lines) * 1e6:.2f} µs** per line (CPU time, best of 3)"
 
 
 def ingest(path: Path) -> dict[str, float]:

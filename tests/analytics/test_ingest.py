@@ -272,6 +272,40 @@ def test_no_event_is_lost_across_batches_duplicates_and_reruns():
     assert hourly_matches_events()
 
 
+def test_a_batch_ends_at_its_byte_limit_before_its_event_count(monkeypatch):
+    written = []  # the events of each batch, as each transaction writes them
+    write = services._write
+    monkeypatch.setattr(services, "_write", lambda *batch: written.append(sum(b.count for b in batch)) or write(*batch))
+    lines = [text.encode() + b"\n" for text in (*EVENTS, TOOL_CALL, *EVENTS[:2])]
+    longest = max(len(text) for text in lines)
+
+    report = events_ingest(lines, batch_size=100, batch_bytes=2 * longest)
+    batches, by_bytes = list(written), stored_tables()
+    truncate_all()
+    events_ingest(lines, batch_size=100)
+
+    # A batch ends with the line that brings it to twice the longest line's length, long before
+    # 100 events; in one batch of 100 the same lines store the same.
+    assert (batches, written[len(batches) :]) == ([3, 3, 2], [6])
+    assert (report.events, report.new, report.tool_calls, report.tool_calls_new) == (7, 5, 1, 1)
+    assert by_bytes == stored_tables()
+
+
+def test_a_chunk_for_the_workers_ends_at_its_byte_limit_or_its_line_count():
+    lines = [b"x" * length for length in (5, 5, 30, 1, 1, 1, 1, 1, 12, 2)]
+    slots, stop = threading.BoundedSemaphore(100), threading.Event()
+
+    chunks = list(services._chunks(lines, 4, slots, stop, 10))
+
+    assert [(before, [len(line) for line in chunk], broken) for before, chunk, broken in chunks] == [
+        (0, [5, 5], None),  # 10 bytes: the limit
+        (2, [30], None),  # one line longer than the limit is a chunk of its own
+        (3, [1, 1, 1, 1], None),  # 4 lines: the count
+        (7, [1, 12], None),
+        (9, [2], None),
+    ]
+
+
 def test_a_batch_that_fails_stores_neither_its_events_nor_its_counts(monkeypatch):
     def broken(counts):
         raise RuntimeError("the database went away")
@@ -390,8 +424,9 @@ def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does(mo
     monkeypatch.setattr(  # every chunk to the workers, started afresh
         services,
         "_ingest_in_workers",
-        lambda *args: (
-            in_workers.append(args) or ingest_in_workers(*args, store_while_starting=False, start_method="spawn")
+        lambda *args, **options: (
+            in_workers.append(args)
+            or ingest_in_workers(*args, **options, store_while_starting=False, start_method="spawn")
         ),
     )
     parallel = events_ingest(lines, batch_size=4, workers=2)
@@ -399,9 +434,13 @@ def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does(mo
     truncate_all()
     monkeypatch.setattr(services, "_ingest_in_workers", ingest_in_workers)
     mixed = events_ingest(lines, batch_size=4, workers=2)  # this process stores chunks until a worker starts
+    mixed_tables = stored_tables()
+    truncate_all()
+    by_bytes = events_ingest(lines, batch_size=100, workers=2, batch_bytes=max(map(len, lines)) * 3)
     again = events_ingest(lines, batch_size=3, workers=2)
 
-    assert parallel == mixed == sequential
+    assert parallel == mixed == by_bytes == sequential
+    assert mixed_tables == expected
     assert (parallel.malformed_lines, parallel.skipped) == (
         [(10, "not JSON (a partial line?)"), (29, "not a JSON object")],
         2,

@@ -15,7 +15,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics.services import BATCH_SIZE, IngestReport, events_ingest, log_lines, log_open
+from analytics.services import BATCH_BYTES, BATCH_SIZE, IngestReport, events_ingest, log_lines, log_open
 
 PROGRESS_EVERY = 5.0
 """Seconds between progress lines."""
@@ -30,7 +30,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="*", default=["-"], metavar="FILE", help="Log files; '-' is stdin.")
         parser.add_argument(
-            "--batch-size", type=int, default=BATCH_SIZE, help=f"Events per transaction (default {BATCH_SIZE})."
+            "--batch-size",
+            type=int,
+            default=BATCH_SIZE,
+            help=f"Events per transaction (default {BATCH_SIZE:,}; fewer once their lines reach "
+            f"{BATCH_BYTES // 2**20} MiB).",
         )
         parser.add_argument("--quiet", action="store_true", help="No progress lines on stderr.")
         parser.add_argument(
