@@ -12,7 +12,8 @@ postgres://postgres@127.0.0.1:5432/test), migrates it, and measures:
 - ingestion (`events_ingest`, as `manage.py ingest_app_status` runs it) in a fresh process
   each time: events/s and peak RSS, for a tenth of the app-status file and for all of it
   (bounded memory: the two peaks match), and for the tool-call file (every caller with an API
-  key, `"tenant": null`; at the end, again with 30 % of the calls from three tenants);
+  key, `"tenant": null`; at the end, again with 30 % of the calls from three tenants), and last
+  4,000 lines of 200 kB each (memory with long lines: a batch is also bounded by bytes);
 - the app-status file again (idempotent: nothing new);
 - the stored size of the raw events (every partition and index);
 - the 30-day reports (median of 7): the widget dashboard's table and chart from the hourly
@@ -78,6 +79,7 @@ def main() -> None:
         write_log(calls, call_count, tool_calls=True)
         if not args.quick:
             write_log(Path(tmp) / "tool-calls-tenants.jsonl.gz", call_count, tool_calls=True, tenants=True)
+            write_long_lines(Path(tmp) / "long-lines.jsonl.gz")
         print(f"{full.stat().st_size / 1e6:.1f} MB gzip; creating database {scratch}", file=sys.stderr)
         with psycopg.connect(admin_url, autocommit=True) as admin:
             admin.execute(f"CREATE DATABASE {scratch}")
@@ -102,6 +104,22 @@ def write_log(path: Path, count: int, *, tool_calls: bool = False, tenants: bool
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as out:
         for line in lines:
             out.write(line + "\n")
+
+
+LONG_LINES, LONG_LINE_BYTES = 4_000, 200_000
+
+
+def write_long_lines(path: Path) -> None:
+    """Tool-call lines of about LONG_LINE_BYTES each, from a newer server (a field this version
+    does not know): 800 MB of lines, which batches of 25,000 lines would hold all at once were
+    batches not also bounded by bytes (ADR 20)."""
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as out:
+        for number in range(LONG_LINES):
+            moment = END - timedelta(days=1) + timedelta(seconds=number)
+            line = {"time": moment.isoformat(timespec="milliseconds"), "level": "info", "logger": "tools.calls",
+                    "message": "Tool call", "tool": "tomtom-routing", "client": "claude-ai", "outcome": "ok",
+                    "total_ms": 12.5, "request_id": f"{number:016x}", "trace": "x" * LONG_LINE_BYTES}  # fmt: skip
+            out.write(json.dumps(line) + "\n")
 
 
 def run(full: Path, tenth: Path | None, events: int, calls: Path, call_count: int) -> list[tuple[str, str]]:
@@ -145,6 +163,13 @@ def run(full: Path, tenth: Path | None, events: int, calls: Path, call_count: in
         assert with_tenants["new"] == call_count, with_tenants
         rows.append((f"ingest {call_count:,} tool-call events, 30 % from 3 tenants (gzip), fresh process",
                      describe(with_tenants)))  # fmt: skip
+    long_lines = calls.with_name("long-lines.jsonl.gz")
+    if long_lines.exists():  # memory, not speed: about 84 of these lines fill a batch's 16 MiB
+        truncate()
+        result = ingest(long_lines)
+        assert result["new"] == LONG_LINES, result
+        rows.append((f"ingest {LONG_LINES:,} tool-call lines of {LONG_LINE_BYTES // 1000:,} kB each (a field this "
+                     "version does not know: stored whole), fresh process", describe(result)))  # fmt: skip
     rows.append(("load average (1, 5, 15 min) at the end", ", ".join(f"{load:.1f}" for load in os.getloadavg())))
     return rows
 
