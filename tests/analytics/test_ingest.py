@@ -361,6 +361,35 @@ def test_the_command_refuses_a_missing_file(tmp_path):
         call_command("ingest_app_status", str(tmp_path / "missing.log"))
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--batch-size", "0", "Error: argument --batch-size: must be a whole number from 1 to 1,000,000, not '0'"),
+        (
+            "--batch-size",
+            "2000000",
+            "Error: argument --batch-size: must be a whole number from 1 to 1,000,000, not '2000000'",
+        ),
+        (
+            "--batch-size",
+            "many",
+            "Error: argument --batch-size: must be a whole number from 1 to 1,000,000, not 'many'",
+        ),
+        ("--workers", "-1", "Error: argument --workers: must be a whole number from 0 to 64, not '-1'"),
+        ("--workers", "65", "Error: argument --workers: must be a whole number from 0 to 64, not '65'"),
+    ],
+)
+def test_the_command_refuses_a_batch_size_or_worker_count_out_of_range(tmp_path, option, value, message):
+    path = tmp_path / "app.log"
+    path.write_bytes(log(*EVENTS))
+
+    with pytest.raises(CommandError) as refused:
+        call_command("ingest_app_status", str(path), option, value)
+
+    assert str(refused.value) == message
+    assert stored() == 0
+
+
 def test_the_command_reports_progress_on_stderr_unless_quiet(tmp_path, monkeypatch, capsys):
     from analytics.management.commands import ingest_app_status
 

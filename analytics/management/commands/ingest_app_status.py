@@ -6,12 +6,15 @@ and each malformed line to stderr as `NAME:LINE: reason`. While an input is read
 line goes to stderr every few seconds (lines so far, events per second, malformed so far),
 TTY or not; `--quiet` leaves it out. On PostgreSQL `--workers` processes parse and store the
 lines (the events and counts are the same as with `--workers 0`). Exit status 0 when every
-input was read (malformed lines included), 1 when a file cannot be opened.
+input was read (malformed lines included), 1 when a file cannot be opened, 2 when an option is
+out of its range (`--batch-size` 1 to 1,000,000, `--workers` 0 to 64).
 """
 
 from __future__ import annotations
 
+import argparse
 import time
+from collections.abc import Callable
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -22,6 +25,23 @@ PROGRESS_EVERY = 5.0
 WORKERS = 2
 """Processes parsing and storing on PostgreSQL: on two cores, two of them beside PostgreSQL's
 own work measured faster than one (ADR 15, ADR 17)."""
+MAX_BATCH_SIZE = 1_000_000
+MAX_WORKERS = 64
+
+
+def whole_number(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high`, else the option's error names both."""
+
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            number = None
+        if number is None or not low <= number <= high:
+            raise argparse.ArgumentTypeError(f"must be a whole number from {low:,} to {high:,}, not {text!r}")
+        return number
+
+    return parse
 
 
 class Command(BaseCommand):
@@ -31,7 +51,7 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="*", default=["-"], metavar="FILE", help="Log files; '-' is stdin.")
         parser.add_argument(
             "--batch-size",
-            type=int,
+            type=whole_number(1, MAX_BATCH_SIZE),
             default=BATCH_SIZE,
             help=f"Events per transaction (default {BATCH_SIZE:,}; fewer once their lines reach "
             f"{BATCH_BYTES // 2**20} MiB).",
@@ -39,7 +59,7 @@ class Command(BaseCommand):
         parser.add_argument("--quiet", action="store_true", help="No progress lines on stderr.")
         parser.add_argument(
             "--workers",
-            type=int,
+            type=whole_number(0, MAX_WORKERS),
             default=WORKERS,
             help=f"Processes parsing and storing the lines, on PostgreSQL (default {WORKERS}; 0: this process).",
         )
