@@ -135,6 +135,35 @@ class AppStatusDailyCount(models.Model):
         return f"{self.day:%Y-%m-%d} {self.client} {self.tool} {self.kind}: {self.count}"
 
 
+class OldCallerDaily(models.Model):
+    """Calls of a retired tool name, or with an outdated input (the app-status kinds in
+    `OLD_CALLER_KINDS`), per UTC day, client, tool and what changed, with when they were first
+    and last seen that day: the old-callers report's rollup, added to in the transaction that
+    stores the events (analytics/rollups.py). Like every rollup it outlives the raw events."""
+
+    day = models.DateTimeField()
+    kind = models.CharField(max_length=16, choices=KIND_CHOICES)
+    client = models.TextField()
+    tool = models.TextField()
+    replaced_by = models.TextField()
+    input = models.TextField()
+    change = models.TextField()
+    calls = models.BigIntegerField()
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["day", "kind", "client", "tool", "replaced_by", "input", "change"],
+                name="analytics_oldcaller_daily_unique",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day:%Y-%m-%d} {self.client} {self.tool} {self.kind}: {self.calls}"
+
+
 LATENCY_BOUNDS_MS: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 60000)
 """Upper bounds (inclusive, milliseconds) of the latency histograms in `ToolCallHourly`: a 1-2-5
 series from 1 ms to a minute. Percentiles are estimated from these buckets (analytics/tool_stats.py)."""

@@ -9,6 +9,10 @@ events: both change in one transaction, and concurrent writers' additions commut
 for the other's row lock, then adds to the row as committed), which a recount of the hour from
 the events its own transaction can see would not guarantee.
 
+Calls of retired names and outdated inputs are counted per UTC day into `OldCallerDaily`, with
+the first and last time each was seen: those two are kept as the earliest and the latest of the
+rows added, which commutes as the sums do.
+
 Figures are those of `ToolCallRollup` (analytics/models.py): calls, sums, and cumulative
 latency histograms (`total_le_<ms>` counts the calls whose total time was at most `<ms>`),
 exactly as `count(*) FILTER (WHERE total_ms <= <ms>)` would count them.
@@ -20,6 +24,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import accumulate
+from typing import NamedTuple, Protocol
 
 from django.db import connection, models
 
@@ -27,14 +32,15 @@ from analytics.models import (
     KNOWN_OUTCOMES,
     LATENCY_BOUNDS_MS,
     LATENCY_COLUMNS,
+    OLD_CALLER_KINDS,
     OTHER_OUTCOMES_COLUMN,
     OUTCOME_COLUMNS,
     AppStatusDailyCount,
     AppStatusHourlyCount,
+    OldCallerDaily,
     ToolCallDaily,
     ToolCallHourly,
 )
-from analytics.parsing import EventRow
 from analytics.tool_call_parsing import ToolCallRow
 
 CALL_FIGURES: tuple[str, ...] = (
@@ -49,8 +55,12 @@ _OTHER_OUTCOME = len(KNOWN_OUTCOMES)
 APP_DIMENSIONS = ("client", "tool", "kind")
 CALL_DIMENSIONS = ("client", "tool", "backend", "tenant")
 
+OLD_CALLER_DIMENSIONS = ("kind", "client", "tool", "replaced_by", "input", "change")
+
 AppKey = tuple[datetime, str, str, str]
 """(UTC hour or day, client, tool, kind)."""
+OldCallerKey = tuple[datetime, str, str, str, str, str, str]
+"""(UTC day, kind, client, tool, replaced_by, input, change)."""
 CallKey = tuple[datetime, str, str, str, str]
 """(UTC hour or day, client, tool, backend, tenant)."""
 
@@ -59,10 +69,65 @@ _TOTAL, _UPSTREAM = 7, 7 + _BUCKETS  # where the buckets start in an accumulator
 _OUTCOMES = _UPSTREAM + _BUCKETS  # where the calls by outcome start
 _WIDTH = _OUTCOMES + len(KNOWN_OUTCOMES) + 1
 _HOUR = timedelta(hours=1)
+_OLD_CALLER_KINDS = frozenset(OLD_CALLER_KINDS)
 _NEVER = datetime.min.replace(tzinfo=UTC)
 
 
-def app_status_counts(rows: Iterable[EventRow]) -> dict[AppKey, int]:
+class AppStatusDeltas(NamedTuple):
+    """What a batch of app-status events adds to the rollups."""
+
+    counts: dict[AppKey, int]
+    """Events per UTC hour, client, tool and kind."""
+    old_callers: dict[OldCallerKey, list]
+    """[calls, first seen, last seen] of the old callers per UTC day and what they called."""
+
+
+class AppStatusRow(Protocol):
+    """The columns of an app-status event the rollups count (an `EventRow` has them)."""
+
+    @property
+    def time(self) -> datetime: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def client(self) -> str: ...
+    @property
+    def tool(self) -> str: ...
+    @property
+    def replaced_by(self) -> str: ...
+    @property
+    def input(self) -> str: ...
+    @property
+    def change(self) -> str: ...
+
+
+def app_status_deltas(rows: Sequence[AppStatusRow]) -> AppStatusDeltas:
+    """The rollup deltas of app-status events (rows of `EventRow`, or the counted columns of the
+    events an insert stored)."""
+    return AppStatusDeltas(app_status_counts(rows), old_caller_counts(rows))
+
+
+def old_caller_counts(rows: Iterable[AppStatusRow]) -> dict[OldCallerKey, list]:
+    """[calls, first seen, last seen] of the old-caller events among `rows` per UTC day, kind,
+    client, tool and what changed."""
+    counts: dict[OldCallerKey, list] = {}
+    for row in rows:
+        if row.kind not in _OLD_CALLER_KINDS:
+            continue
+        moment = row.time
+        key = (
+            moment.replace(hour=0, minute=0, second=0, microsecond=0),
+            row.kind, row.client, row.tool, row.replaced_by, row.input, row.change,
+        )  # fmt: skip
+        if (seen := counts.get(key)) is None:
+            counts[key] = [1, moment, moment]
+        else:
+            seen[0] += 1
+            seen[1], seen[2] = min(seen[1], moment), max(seen[2], moment)
+    return counts
+
+
+def app_status_counts(rows: Iterable[AppStatusRow]) -> dict[AppKey, int]:
     """How many of `rows` fall in each UTC hour, client, tool and kind."""
     counts: dict[AppKey, int] = {}
     hour = end = _NEVER  # the UTC hour of the row before, and the next one: logs are in time order
@@ -137,11 +202,15 @@ def by_day(deltas: Mapping[tuple, int | list[float]]) -> dict[tuple, list[float]
     return daily
 
 
-def add_app_status(counts: dict[AppKey, int]) -> None:
-    """Add hourly app-status counts to the hourly and daily rollups."""
+def add_app_status(deltas: AppStatusDeltas) -> None:
+    """Add hourly app-status counts to the hourly and daily rollups, and the old callers to theirs."""
+    counts, old_callers = deltas
     if counts:
         _add(AppStatusHourlyCount, "hour", APP_DIMENSIONS, ("count",), [(*k, v) for k, v in counts.items()])
         _add(AppStatusDailyCount, "day", APP_DIMENSIONS, ("count",), [(*k, *v) for k, v in by_day(counts).items()])
+    if old_callers:
+        _add(OldCallerDaily, "day", OLD_CALLER_DIMENSIONS, ("calls",), [(*k, *v) for k, v in old_callers.items()],
+             earliest=("first_seen",), latest=("last_seen",))  # fmt: skip
 
 
 def add_tool_calls(figures: dict[CallKey, list[float]]) -> None:
@@ -185,16 +254,27 @@ _PG_TYPES: dict[type, str] = {
 
 
 def _add(
-    model: type[models.Model], moment: str, dimensions: Sequence[str], figures: Sequence[str], rows: list[tuple]
+    model: type[models.Model],
+    moment: str,
+    dimensions: Sequence[str],
+    figures: Sequence[str],
+    rows: list[tuple],
+    *,
+    earliest: Sequence[str] = (),
+    latest: Sequence[str] = (),
 ) -> None:
-    """Add `rows` (moment, dimensions, figures) to `model`'s table: new rows are inserted, existing
-    ones get the figures added. Rows are written in key order,
+    """Add `rows` (moment, dimensions, figures, then the `earliest` and `latest` columns) to
+    `model`'s table: new rows are inserted, existing ones get the figures added, and keep the
+    earlier of the `earliest` and the later of the `latest` values. Rows are written in key order,
     so two writers lock them in the same order."""
     table = model._meta.db_table
     key = (moment, *dimensions)
-    columns = (*key, *figures)
+    columns = (*key, *figures, *earliest, *latest)
+    least, greatest = ("LEAST", "GREATEST") if connection.vendor == "postgresql" else ("min", "max")
     conflict = f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET " + ", ".join(
-        f"{name} = {table}.{name} + excluded.{name}" for name in figures
+        [f"{name} = {table}.{name} + excluded.{name}" for name in figures]
+        + [f"{name} = {least}({table}.{name}, excluded.{name})" for name in earliest]
+        + [f"{name} = {greatest}({table}.{name}, excluded.{name})" for name in latest]
     )
     rows.sort(key=lambda row: row[: len(key)])
     with connection.cursor() as cursor:
@@ -217,7 +297,8 @@ def _add(
             )
         else:
             adapt = connection.ops.adapt_datetimefield_value
+            moments = [0] + [len(key) + len(figures) + index for index in range(len(earliest) + len(latest))]
             cursor.executemany(
                 f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))}) {conflict}",
-                [(adapt(row[0]), *row[1:]) for row in rows],
+                [[adapt(value) if index in moments else value for index, value in enumerate(row)] for row in rows],
             )

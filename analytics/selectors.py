@@ -15,15 +15,15 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Literal, get_args
 
-from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum
+from django.db.models import F, Max, Min, Q, QuerySet, Sum
 
 from analytics.families import Families
 from analytics.models import (
     FAILING_KINDS,
-    OLD_CALLER_KINDS,
     AppStatusDailyCount,
     AppStatusEvent,
     AppStatusHourlyCount,
+    OldCallerDaily,
     ToolCallDaily,
 )
 from analytics.stats import COUNT_STATS, RATE_STATS, REPORT_KINDS
@@ -197,14 +197,13 @@ class OldCaller:
 
 def old_callers(query: ReportQuery) -> list[OldCaller]:
     """Who still calls retired names or outdated inputs, with counts and first and last seen;
-    sorted by kind, then most calls first."""
-    events = AppStatusEvent.objects.filter(
-        kind__in=OLD_CALLER_KINDS, time__gte=query.start_time, time__lt=query.end_time
-    )
+    sorted by kind, then most calls first. Read from the daily rollup, so days whose raw events
+    the retention dropped still count."""
+    days = OldCallerDaily.objects.filter(day__gte=query.start_time, day__lt=query.end_time)
     grouped = (
-        _filtered(events, query)
+        _filtered(days, query)
         .values("kind", "client", "tool", "replaced_by", "input", "change")
-        .annotate(calls=Count("id"), first_seen=Min("time"), last_seen=Max("time"))
+        .annotate(calls=Sum("calls"), first_seen=Min("first_seen"), last_seen=Max("last_seen"))
         .order_by()
     )
     host = _host_of(query)

@@ -38,7 +38,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from django.db import IntegrityError, OperationalError, connection, models, transaction
 from django.db.backends.utils import CursorWrapper
@@ -49,7 +49,7 @@ from analytics import ingest_workers
 from analytics.models import UNKNOWN_KIND, AppStatusEvent, ToolCallEvent
 from analytics.parsing import COLUMNS, EventRow, Malformed
 from analytics.partitions import ensure_partitions, is_partitioned, retention_cutoff
-from analytics.rollups import add_app_status, add_tool_calls, app_status_counts, tool_call_figures
+from analytics.rollups import add_app_status, add_tool_calls, app_status_deltas, tool_call_figures
 from analytics.server_lines import parse_log_line
 from analytics.tool_call_parsing import TOOL_CALL_COLUMNS, ToolCallRow
 
@@ -194,12 +194,13 @@ class _Batch:
     count: int
     first: datetime | None
     last: datetime | None
-    deltas: dict
+    deltas: Any
+    """`AppStatusDeltas` for app-status events, the figures per hour and key for tool calls."""
     copy_data: bytes | None
     rows: list | None
 
     @classmethod
-    def of(cls, rows: list, deltas: dict, copy_data: bytes | None) -> _Batch:
+    def of(cls, rows: list, deltas: Any, copy_data: bytes | None) -> _Batch:
         times = [row.time for row in rows]
         return cls(len(rows), min(times, default=None), max(times, default=None), deltas, copy_data, rows)
 
@@ -315,7 +316,7 @@ def _parse_batches(
         app_data = encode(APP_STATUS, rows) if encode and rows else None
         call_data = encode(TOOL_CALLS, call_rows) if encode and call_rows else None
         return (
-            _Batch.of(rows, app_status_counts(rows), app_data),
+            _Batch.of(rows, app_status_deltas(rows), app_data),
             _Batch.of(call_rows, tool_call_figures(call_rows), call_data),
         )
 
@@ -590,7 +591,7 @@ def _write(app_status: _Batch, tool_calls: _Batch) -> tuple[int, int]:
     with transaction.atomic():
         new, counts = _insert(APP_STATUS, app_status)
         if new:
-            add_app_status(app_status.deltas if counts is None else app_status_counts(counts))
+            add_app_status(app_status.deltas if counts is None else app_status_deltas(counts))
         calls_new, figures = _insert(TOOL_CALLS, tool_calls)
         if calls_new:
             add_tool_calls(tool_calls.deltas if figures is None else tool_call_figures(figures))
@@ -612,6 +613,9 @@ class _CountedEvent(NamedTuple):
     client: str
     tool: str
     kind: str
+    replaced_by: str
+    input: str
+    change: str
 
 
 class _CountedCall(NamedTuple):

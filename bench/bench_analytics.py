@@ -277,7 +277,7 @@ def truncate() -> None:
     tables = [
         model._meta.db_table
         for model in (models.AppStatusEvent, models.AppStatusHourlyCount, models.AppStatusDailyCount,
-                      models.ToolCallEvent, models.ToolCallHourly, models.ToolCallDaily)
+                      models.OldCallerDaily, models.ToolCallEvent, models.ToolCallHourly, models.ToolCallDaily)
     ]  # fmt: skip
     with connection.cursor() as cursor:
         cursor.execute(f"TRUNCATE {', '.join(tables)}")

@@ -21,7 +21,7 @@ from django.db.models import Sum
 from psycopg.errors import DeadlockDetected
 
 from analytics import services
-from analytics.models import AppStatusDailyCount, AppStatusEvent, AppStatusHourlyCount
+from analytics.models import AppStatusDailyCount, AppStatusEvent, AppStatusHourlyCount, OldCallerDaily
 from analytics.services import events_ingest, log_lines, log_open
 from tests.analytics.conftest import call_line, ingest, line, log
 from tests.conftest import REPO
@@ -272,6 +272,36 @@ def test_no_event_is_lost_across_batches_duplicates_and_reruns():
     assert hourly_matches_events()
 
 
+def test_old_callers_are_counted_once_across_batches_duplicates_and_reruns():
+    calls = [
+        line(AppStatus.RETIRED_TOOL, at, client=client, tool="tomtom-fuzzy-search", replaced_by=["tomtom-geocode"])
+        for at, client in [("2026-11-02T23:59:59.999", "goose"), ("2026-11-02T08:00:00", "goose"),
+                           ("2026-11-03T00:00:00", "goose"), ("2026-11-02T12:00:00", "cline")]
+    ] + [line(AppStatus.OUTDATED_CALL, "2026-11-03T07:00:00", client="ChatGPT", tool="tomtom-traffic",
+              input="language", change="string_now_list")]  # fmt: skip
+    doubled = [text for pair in zip(calls, calls, strict=True) for text in pair]
+
+    ingest(*doubled[:2], batch_size=3)  # goose's last call of the day first
+    ingest(*doubled, batch_size=3)  # its first call of the day is added to the stored row
+    ingest(*reversed(calls), batch_size=2)
+
+    def at(text: str) -> datetime:
+        return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+    rows = OldCallerDaily.objects.values_list("day", "kind", "client", "tool", "replaced_by", "input", "change",
+                                              "calls", "first_seen", "last_seen")  # fmt: skip
+    assert sorted(rows) == [
+        (at("2026-11-02T00:00"), "retired_tool", "cline", "tomtom-fuzzy-search", "tomtom-geocode", "", "", 1,
+         at("2026-11-02T12:00"), at("2026-11-02T12:00")),
+        (at("2026-11-02T00:00"), "retired_tool", "goose", "tomtom-fuzzy-search", "tomtom-geocode", "", "", 2,
+         at("2026-11-02T08:00"), at("2026-11-02T23:59:59.999")),
+        (at("2026-11-03T00:00"), "outdated_call", "ChatGPT", "tomtom-traffic", "", "language", "string_now_list", 1,
+         at("2026-11-03T07:00"), at("2026-11-03T07:00")),
+        (at("2026-11-03T00:00"), "retired_tool", "goose", "tomtom-fuzzy-search", "tomtom-geocode", "", "", 1,
+         at("2026-11-03T00:00"), at("2026-11-03T00:00")),
+    ]  # fmt: skip
+
+
 def test_a_batch_ends_at_its_byte_limit_before_its_event_count(monkeypatch):
     written = []  # the events of each batch, as each transaction writes them
     write = services._write
@@ -408,23 +438,25 @@ def test_the_command_reports_progress_on_stderr_unless_quiet(tmp_path, monkeypat
     assert quiet == []
 
 
-def stored_tables() -> dict[str, list[tuple]]:
-    """Every stored event and rollup row, without surrogate ids, in a stable order."""
+def ingested_tables() -> tuple[type, ...]:
+    """Every table ingestion writes: the raw events and their rollups."""
     from analytics import models
 
+    return (models.AppStatusEvent, models.AppStatusHourlyCount, models.AppStatusDailyCount, models.OldCallerDaily,
+            models.ToolCallEvent, models.ToolCallHourly, models.ToolCallDaily)  # fmt: skip
+
+
+def stored_tables() -> dict[str, list[tuple]]:
+    """Every stored event and rollup row, without surrogate ids, in a stable order."""
     tables = {}
-    for model in (models.AppStatusEvent, models.AppStatusHourlyCount, models.AppStatusDailyCount,
-                  models.ToolCallEvent, models.ToolCallHourly, models.ToolCallDaily):  # fmt: skip
+    for model in ingested_tables():
         names = [f.name for f in model._meta.concrete_fields if f.name not in ("id", "pk")]
         tables[model.__name__] = sorted(model.objects.values_list(*names), key=repr)
     return tables
 
 
 def truncate_all() -> None:
-    from analytics import models
-
-    for model in (models.AppStatusEvent, models.AppStatusHourlyCount, models.AppStatusDailyCount,
-                  models.ToolCallEvent, models.ToolCallHourly, models.ToolCallDaily):  # fmt: skip
+    for model in ingested_tables():
         model.objects.all().delete()
 
 

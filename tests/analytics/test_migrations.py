@@ -20,6 +20,14 @@ def migrate(target: tuple[str, str]):
     return executor.loader.project_state([target]).apps
 
 
+@pytest.fixture(autouse=True)
+def latest_schema_after():
+    """Each test migrates back and forth; the tests after it need every migration applied."""
+    yield
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
 def rows(model) -> list[dict]:
     return sorted(
         ({name: value for name, value in row.items() if name != "id"} for row in model.objects.values()),
@@ -44,3 +52,18 @@ def test_the_hourly_tool_call_rollup_folds_its_outcomes_into_columns_and_back():
 
     folded = migrate(FOLDED).get_model("analytics", "ToolCallHourly")
     assert rows(folded) == ingested
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_old_caller_rollup_is_counted_from_the_stored_events_when_it_is_created():
+    from analytics.models import OldCallerDaily
+    from tests.analytics.conftest import KNOWN_DATA
+
+    ingest(*KNOWN_DATA)
+    ingested = rows(OldCallerDaily)
+    assert [(row["client"], row["calls"]) for row in ingested] == [("goose", 1), ("ChatGPT", 1), ("goose", 1)]
+
+    migrate(FOLDED)  # before the rollup: the table goes
+    created = migrate(("analytics", "0008_old_caller_daily_rollup")).get_model("analytics", "OldCallerDaily")
+
+    assert rows(created) == ingested

@@ -10,7 +10,7 @@ from django.db import connection
 
 from analytics.models import AppStatusEvent, ToolCallEvent
 from analytics.partitions import drop_before, is_partitioned, partitions, retention_cutoff
-from analytics.selectors import ReportQuery, failure_counts
+from analytics.selectors import ReportQuery, failure_counts, old_callers
 from analytics.tool_stats import tool_call_stats
 from tests.analytics.conftest import KNOWN_CALLS, KNOWN_DATA, call_line, ingest
 
@@ -19,15 +19,17 @@ pytestmark = pytest.mark.django_db
 BOTH_DAYS = ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3))
 
 
-def reports() -> tuple[list, list]:
+def reports() -> tuple[list, list, list]:
     return (
         [row.as_dict() for row in failure_counts(BOTH_DAYS, by=("bucket", "client", "tool"))],
         [row.as_dict() for row in tool_call_stats(BOTH_DAYS, by=("bucket", "client", "tool", "backend"))],
+        old_callers(BOTH_DAYS),
     )
 
 
 def test_retention_drops_raw_events_and_the_reports_stay(known_data, known_calls, capsys):
     before = reports()
+    assert [(caller.client, caller.calls) for caller in before[2]] == [("ChatGPT", 1), ("goose", 2)]
 
     call_command("analytics_retention", "--days", "1")  # everything in November 2026 is older
 
