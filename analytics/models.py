@@ -37,6 +37,8 @@ FAILING_KINDS: tuple[str, ...] = tuple(
 """The kinds the drill-down lists: every event that means a widget did not draw as it should."""
 
 OLD_CALLER_KINDS: tuple[str, ...] = (AppStatus.RETIRED_TOOL.kind, AppStatus.OUTDATED_CALL.kind)
+OLD_CALLER_DIMENSIONS: tuple[str, ...] = ("kind", "client", "tool", "replaced_by", "input", "change")
+"""What an old caller is reported by: the kind, who called what, and what replaced it or changed."""
 """Governance answers: calls to a retired tool name, or with inputs that changed."""
 
 
@@ -154,10 +156,7 @@ class OldCallerDaily(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["day", "kind", "client", "tool", "replaced_by", "input", "change"],
-                name="analytics_oldcaller_daily_unique",
-            )
+            models.UniqueConstraint(fields=["day", *OLD_CALLER_DIMENSIONS], name="analytics_oldcaller_daily_unique")
         ]
 
     def __str__(self) -> str:

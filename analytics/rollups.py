@@ -32,6 +32,7 @@ from analytics.models import (
     KNOWN_OUTCOMES,
     LATENCY_BOUNDS_MS,
     LATENCY_COLUMNS,
+    OLD_CALLER_DIMENSIONS,
     OLD_CALLER_KINDS,
     OTHER_OUTCOMES_COLUMN,
     OUTCOME_COLUMNS,
@@ -54,8 +55,6 @@ _OUTCOME_INDEX = {outcome: index for index, outcome in enumerate(KNOWN_OUTCOMES)
 _OTHER_OUTCOME = len(KNOWN_OUTCOMES)
 APP_DIMENSIONS = ("client", "tool", "kind")
 CALL_DIMENSIONS = ("client", "tool", "backend", "tenant")
-
-OLD_CALLER_DIMENSIONS = ("kind", "client", "tool", "replaced_by", "input", "change")
 
 AppKey = tuple[datetime, str, str, str]
 """(UTC hour or day, client, tool, kind)."""
@@ -297,8 +296,7 @@ def _add(
             )
         else:
             adapt = connection.ops.adapt_datetimefield_value
-            moments = [0] + [len(key) + len(figures) + index for index in range(len(earliest) + len(latest))]
             cursor.executemany(
                 f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))}) {conflict}",
-                [[adapt(value) if index in moments else value for index, value in enumerate(row)] for row in rows],
+                [[adapt(value) if isinstance(value, datetime) else value for value in row] for row in rows],
             )

@@ -20,6 +20,7 @@ from django.db.models import F, Max, Min, Q, QuerySet, Sum
 from analytics.families import Families
 from analytics.models import (
     FAILING_KINDS,
+    OLD_CALLER_DIMENSIONS,
     AppStatusDailyCount,
     AppStatusEvent,
     AppStatusHourlyCount,
@@ -202,7 +203,7 @@ def old_callers(query: ReportQuery) -> list[OldCaller]:
     days = OldCallerDaily.objects.filter(day__gte=query.start_time, day__lt=query.end_time)
     grouped = (
         _filtered(days, query)
-        .values("kind", "client", "tool", "replaced_by", "input", "change")
+        .values(*OLD_CALLER_DIMENSIONS)
         .annotate(calls=Sum("calls"), first_seen=Min("first_seen"), last_seen=Max("last_seen"))
         .order_by()
     )

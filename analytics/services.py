@@ -287,7 +287,7 @@ def _parse_batches(
     stop: threading.Event,
     horizon: datetime | None,
     encode: Encode | None,
-    batch_bytes: int = BATCH_BYTES,
+    batch_bytes: int,
 ) -> None:
     """The parser thread: count every line in `report`, hand batches of unique events over, each
     ending at `batch_size` events or with the line that brings its lines to `batch_bytes` bytes.
@@ -378,7 +378,7 @@ def _ingest_in_workers(
     progress_every: float,
     workers: int,
     *,
-    batch_bytes: int = BATCH_BYTES,
+    batch_bytes: int,
     store_while_starting: bool = True,
     start_method: str | None = None,
 ) -> IngestReport:
@@ -450,7 +450,7 @@ def _chunks(
     size: int,
     slots: threading.BoundedSemaphore,
     stop: threading.Event,
-    max_bytes: int = BATCH_BYTES,
+    max_bytes: int,
 ) -> Iterator[Chunk]:
     """`lines` in chunks, each ending at `size` lines or with the line that brings it to
     `max_bytes` bytes, each handed out once a slot is free (none once `stop` is set). When the
