@@ -25,8 +25,8 @@ from django.db import connection
 
 from analytics.services import events_ingest
 from analytics.tool_call_parsing import TOOL_CALL_LOGGER
-from tomtom_mcp.logging import JsonLinesFormatter
-from tools.app_status import logger as app_status_logger
+from core.app_status import logger as app_status_logger
+from core.logging import JsonLinesFormatter
 
 calls_logger = logging.getLogger(TOOL_CALL_LOGGER)
 

@@ -16,8 +16,8 @@ import re
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from tools.app_status import AppStatus
-from tools.errors import ErrorCode
+from core.app_status import AppStatus
+from core.errors import ErrorCode
 
 UNKNOWN_KIND = "unknown"
 """The kind of a line marked `"event": "app_status"` whose message is none of the contract's."""
@@ -266,7 +266,7 @@ class ToolCallDaily(models.Model):
     """Tool calls on the UTC day starting at `day`, per client, tool, backend and tenant, every
     outcome together: the sums and histograms of its `ToolCallHourly` rows, and the calls by
     outcome, one `outcome_<code>` column per outcome this version knows (`ok` and the error codes
-    of tools/errors.py) and `outcome_other` for the codes it does not. Daily and whole-range
+    of core/errors.py) and `outcome_other` for the codes it does not. Daily and whole-range
     reports read it: a 30-day report reads 30 days of rows, not 720 hours of them, and one row
     per day and combination, not one per outcome. Counters are `integer` (a day of one
     combination stays far below 2**31 calls), which PostgreSQL sums as `bigint`, not `numeric`;

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from analytics.models import UNKNOWN_KIND
-from tools.app_status import AppStatus
+from core.app_status import AppStatus
 
 
 class EventRow(NamedTuple):

@@ -50,7 +50,7 @@ CALL_FIGURES: tuple[str, ...] = (
 )  # fmt: skip
 """The figures of a tool-call rollup row, hourly or daily, in the order `tool_call_figures` gives
 them: sums, cumulative latency buckets, then the calls by outcome (`ok`, each error code of
-tools/errors.py, and the other outcomes')."""
+core/errors.py, and the other outcomes')."""
 _OUTCOME_INDEX = {outcome: index for index, outcome in enumerate(KNOWN_OUTCOMES)}
 _OTHER_OUTCOME = len(KNOWN_OUTCOMES)
 APP_DIMENSIONS = ("client", "tool", "kind")

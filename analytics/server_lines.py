@@ -57,7 +57,7 @@ class _Simplification(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 
 class _AppStatusLine(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """An app-status line as tools/app_status.py logs it, every field one the columns keep."""
+    """An app-status line as core/app_status.py logs it, every field one the columns keep."""
 
     event: Literal["app_status"]
     message: Literal[tuple(_KIND_OF_MESSAGE)]  # type: ignore[valid-type]

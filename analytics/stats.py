@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from analytics.models import UNKNOWN_KIND
-from tools.app_status import AppStatus
+from core.app_status import AppStatus
 
 
 @dataclass(frozen=True, slots=True)

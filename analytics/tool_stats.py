@@ -31,14 +31,14 @@ from analytics.models import (
     ToolCallHourly,
 )
 from analytics.selectors import ReportQuery, _filtered, _host_of
-from tools.errors import ErrorCode
+from core.errors import ErrorCode
 
 CallDimension = Literal["bucket", "client", "tool", "backend", "tenant"]
 CALL_DIMENSIONS: tuple[str, ...] = get_args(CallDimension)
 OK = "ok"
 OTHER_ERRORS = "other_errors"
 ERROR_CODES: tuple[str, ...] = tuple(code.value for code in ErrorCode)
-"""The closed set of error codes (tools/errors.py); an outcome outside it counts as `other_errors`."""
+"""The closed set of error codes (core/errors.py); an outcome outside it counts as `other_errors`."""
 _SUMS = ("calls", "upstream_calls", "bytes", "total_timed", "total_ms_sum", "upstream_timed", "upstream_ms_sum",
          *LATENCY_COLUMNS["total"], *LATENCY_COLUMNS["upstream"])  # fmt: skip
 _BY_OUTCOME = tuple(OUTCOME_COLUMNS[outcome] for outcome in KNOWN_OUTCOMES)

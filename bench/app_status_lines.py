@@ -14,7 +14,7 @@ import random
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from tools.app_status import AppStatus
+from core.app_status import AppStatus
 
 HOSTS = {
     # client name: (share of calls, chance the host drops _meta, chance the widget fails to decode)
@@ -127,7 +127,7 @@ def _failed(rng: random.Random, tool: str, source: str, stage: str, error: str) 
 
 
 def _line(when: datetime, rng: random.Random, client: str, fields: dict[str, object]) -> str:
-    """One line as tomtom_mcp.logging.JsonLinesFormatter writes it (same keys, same order)."""
+    """One line as core.logging.JsonLinesFormatter writes it (same keys, same order)."""
     status = fields.pop("status")
     assert isinstance(status, AppStatus)
     tool = fields.pop("tool")

@@ -1,7 +1,7 @@
 """Realistic `Tool call` log lines for the analytics benchmark: deterministic for a seed.
 
 One line per call, as tools/dispatch.py (`log_calls`) writes it through
-tomtom_mcp.logging.JsonLinesFormatter: the hosts of bench/app_status_lines.py (ChatGPT under
+core.logging.JsonLinesFormatter: the hosts of bench/app_status_lines.py (ChatGPT under
 several version strings), the common tools, both backends, mostly `ok` with the error codes a
 real server sees, latencies with a long tail. Lines are in time order over `days` days ending at `end`.
 """

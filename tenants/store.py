@@ -34,8 +34,8 @@ from typing import Any
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 
+from core.logging import log_event
 from tenants import crypto
-from tomtom_mcp.logging import log_event
 
 logger = logging.getLogger("tenants")
 

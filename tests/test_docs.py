@@ -5,9 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from core.errors import ErrorCode
 from tests.conftest import REPO
 from tomtom_mcp.env import ENV_VARS
-from tools.errors import ErrorCode
 from tools.registry import default_tools
 
 README = (REPO / "README.md").read_text()
@@ -28,8 +28,9 @@ def test_every_tool_is_documented():
 
 def test_every_adr_linked_from_code_exists():
     mentioned = set()
-    for path in [*REPO.glob("tools/**/*.py"), *REPO.glob("tomtom_mcp/*.py"), *REPO.glob("analytics/**/*.py")]:
-        mentioned.update(re.findall(r"docs/adr/[\w.-]+\.md", path.read_text()))
+    for package in ("core", "tools", "tomtom_mcp", "analytics", "tenants"):
+        for path in REPO.glob(f"{package}/**/*.py"):
+            mentioned.update(re.findall(r"docs/adr/[\w.-]+\.md", path.read_text()))
     assert [m for m in sorted(mentioned) if not (REPO / m).is_file()] == []
 
 

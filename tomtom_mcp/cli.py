@@ -19,7 +19,7 @@ def _run(command_name: str, prog: str, argv: list[str]) -> None:
     from django.core.management import load_command_class
     from django.core.management.base import handle_default_options
 
-    from tomtom_mcp import SERVER_NAME, version
+    from core.version import SERVER_NAME, version
 
     command = load_command_class("tools", command_name)
     parser = command.create_parser("tomtom-mcp", command_name)

@@ -189,11 +189,11 @@ MCP_MAX_FULL_CHARS = env_int("MCP_MAX_FULL_CHARS", 5_000_000)
 
 # --- Logging -------------------------------------------------------------------------------------
 LOG_LEVEL = (env_str("LOG_LEVEL", "INFO") or "INFO").upper()
-LOGGING_CONFIG = "tomtom_mcp.logging.configure"
+LOGGING_CONFIG = "core.logging.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json": {"()": "tomtom_mcp.logging.JsonLinesFormatter"}},
+    "formatters": {"json": {"()": "core.logging.JsonLinesFormatter"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}},
     "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
     "loggers": {

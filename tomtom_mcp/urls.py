@@ -4,7 +4,7 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import include, path, re_path
 
 from analytics.api import api as analytics_api
-from tomtom_mcp import SERVER_NAME, version
+from core.version import SERVER_NAME, version
 from tools.mcp.http import mcp_route, mcp_view, protected_resource_routes, protected_resource_view
 
 

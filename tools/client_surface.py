@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from fnmatch import fnmatchcase
 
-from tomtom_mcp.logging import log_event
+from core.logging import log_event
 from tools.snapshots import LazySnapshot
 
 logger = logging.getLogger("tools.client_surface")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from tomtom_mcp import version
+from core.version import version
 from tools.context import ServerConfig
 from tools.download import DownloadPolicy, parse_networks
 from tools.tomtom.backends import Backend

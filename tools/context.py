@@ -9,8 +9,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+from core.errors import ToolError
 from tools.download import DownloadPolicy
-from tools.errors import ToolError
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import ClientSettings, TomTomSession, UpstreamStats, upstream_user_agent
 from tools.tomtom.credentials import KeySources, resolve_api_key

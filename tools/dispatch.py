@@ -20,10 +20,10 @@ from typing import Any
 
 import orjson
 
-from tomtom_mcp.logging import log_event
+from core.errors import ErrorCode, ToolError
+from core.logging import log_event
 from tools.context import CallContext
 from tools.definition import Answer, Tool
-from tools.errors import ErrorCode, ToolError
 from tools.registry import Registry
 
 logger = logging.getLogger("tools.calls")

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 import certifi
 import httpcore
 
-from tools.errors import ErrorCode, ToolError, invalid
+from core.errors import ErrorCode, ToolError, invalid
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaH
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError, core_schema
 
-from tools.errors import ErrorCode, ToolError, conflicting
+from core.errors import ErrorCode, ToolError, conflicting
 from tools.schema import argument_path, check_schema, compact_schema
 
 RULE = "rule"

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from core.errors import ErrorCode, ToolError
 from tools.context import CallContext
 from tools.definition import Tool
 from tools.dispatch import Next, ToolCall, ToolOutcome
-from tools.errors import ErrorCode, ToolError
 
 
 def _allowed(tool: Tool, allowed: frozenset[str]) -> bool:

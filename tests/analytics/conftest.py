@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from analytics.services import IngestReport, events_ingest
-from tomtom_mcp.logging import JsonLinesFormatter, log_event
-from tools.app_status import AppStatus, emit, logger
+from core.app_status import AppStatus, emit, logger
+from core.logging import JsonLinesFormatter, log_event
 
 calls_logger = logging.getLogger("tools.calls")
 
@@ -53,7 +53,7 @@ def line(
     user_agent: str | None = "claude-ai/1.0",
     **fields: Any,
 ) -> str:
-    """One app-status line from `tools.app_status.emit`, logged at `at` (ISO 8601, UTC)."""
+    """One app-status line from `core.app_status.emit`, logged at `at` (ISO 8601, UTC)."""
     with _captured(datetime.fromisoformat(at).replace(tzinfo=UTC)) as capture:
         emit(status, tool=tool, client=client, user_agent=user_agent, request_id="req-1", **fields)
     (text,) = capture.lines

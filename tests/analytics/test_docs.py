@@ -5,9 +5,9 @@ from __future__ import annotations
 from analytics.api import api
 from analytics.models import UNKNOWN_KIND
 from analytics.stats import STAT_NAMES
+from core.app_status import AppStatus
 from tests.conftest import REPO
 from tomtom_mcp.env import ENV_VARS
-from tools.app_status import AppStatus
 
 DOCS = (REPO / "docs" / "analytics.md").read_text()
 

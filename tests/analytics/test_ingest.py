@@ -23,9 +23,9 @@ from psycopg.errors import DeadlockDetected
 from analytics import services
 from analytics.models import AppStatusDailyCount, AppStatusEvent, AppStatusHourlyCount, OldCallerDaily
 from analytics.services import events_ingest, log_lines, log_open
+from core.app_status import AppStatus
 from tests.analytics.conftest import call_line, ingest, line, log
 from tests.conftest import REPO
-from tools.app_status import AppStatus
 
 pytestmark = pytest.mark.django_db
 

@@ -12,9 +12,9 @@ from django.apps import apps
 from analytics.live import DatabaseHandler, calls_logger, install
 from analytics.models import AppStatusEvent, ToolCallEvent
 from analytics.services import events_ingest
+from core.app_status import AppStatus, emit, logger
+from core.logging import JsonLinesFormatter, log_event
 from tests.analytics.conftest import ingest
-from tomtom_mcp.logging import JsonLinesFormatter, log_event
-from tools.app_status import AppStatus, emit, logger
 
 
 class Lines(logging.Handler):

@@ -12,9 +12,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from analytics.metrics import MetricsHandler, by_family, collected
+from core.app_status import AppStatus, emit
+from core.logging import log_event
 from tests.conftest import REPO
-from tomtom_mcp.logging import log_event
-from tools.app_status import AppStatus, emit
 
 pytestmark = pytest.mark.django_db
 

@@ -17,8 +17,8 @@ from analytics.parsing import APP_STATUS_LOGGER
 from analytics.server_lines import _AppStatusLine, _ToolCallLine, parse_log_line, server_line
 from analytics.tool_call_parsing import TOOL_CALL_LOGGER, TOOL_CALL_MESSAGE
 from analytics.tool_call_parsing import parse_log_line as parse_generally
+from core.app_status import AppStatus
 from tests.analytics.conftest import call_line, line
-from tools.app_status import AppStatus
 
 AT = "2026-11-02T10:00:01"
 APP_STATUS_LINES = {

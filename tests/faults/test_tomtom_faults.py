@@ -14,9 +14,9 @@ from email.utils import format_datetime
 
 import pytest
 
+from core.errors import ToolError
 from tests.conftest import CANARY_KEY
 from tests.support import faults
-from tools.errors import ToolError
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import ClientSettings, TomTomSession, parse_retry_after
 

@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from core.version import version
 from tests.governance.conftest import fake_tool
-from tomtom_mcp import version
 from tools.governance import fixtures, selectors, services
 from tools.governance.fixtures import LedgerConflict
 from tools.governance.receivers import ADDED_BY_MIGRATE

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.errors import ToolError
 from tests.conftest import data
-from tools.errors import ToolError
 from tools.shaping.geometry import decode_route_geometry, route_features, with_geometry
 from tools.shaping.routes import SUMMARY_KEPT, compact_routes, decode_compact_routes
 from tools.tomtom.client import json_object

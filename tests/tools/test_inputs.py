@@ -10,8 +10,8 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import Field, model_validator
 
+from core.errors import ToolError
 from tools.definitions.common import BoundingBox, PointsDetail, Position
-from tools.errors import ToolError
 from tools.inputs import UNIQUE, ToolInput, exactly_one, exclusive, input_schema, parse, requires
 
 

@@ -12,9 +12,9 @@ import re
 
 import pytest
 
+from core.app_status import AppStatus
 from tests.conftest import REPO
 from tests.support.long_routes import route_answer
-from tools.app_status import AppStatus
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.dispatch import Dispatcher

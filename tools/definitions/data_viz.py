@@ -21,11 +21,11 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
 
+from core.errors import invalid
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions.common import ShowUi
 from tools.download import download
-from tools.errors import invalid
 from tools.inputs import ToolInput, exclusive, problem, rule
 from tools.widgets import MAP_APP_URI
 

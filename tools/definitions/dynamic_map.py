@@ -15,12 +15,12 @@ from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
+from core.errors import ErrorCode, ToolError
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions import routing
 from tools.definitions.common import BoundingBox, Position, ShowUi
 from tools.definitions.routing import Avoid, DepartAt, Locations, RouteType, TrafficMode
-from tools.errors import ErrorCode, ToolError
 from tools.inputs import ToolInput, problem
 from tools.shaping.points import pick
 from tools.shaping.routes import SUMMARY_KEPT, route_points

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from core.errors import ToolError
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions.common import FULL, Language, PointsDetail, ShowUi, answer
@@ -36,7 +37,6 @@ from tools.definitions.search_common import (
     nearby_search,
     poi_params,
 )
-from tools.errors import ToolError
 from tools.inputs import ToolInput, rule
 from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend

@@ -22,12 +22,12 @@ from typing import Any, Literal
 
 from pydantic import Field, create_model, model_validator
 
-from tools.app_status import AppStatus, Caller, emit
+from core.app_status import AppStatus, Caller, emit
+from core.errors import ErrorCode, ToolError, conflicting
 from tools.context import CallContext
 from tools.definition import define_tool
 from tools.definitions import data_viz
 from tools.definitions.report_app_status import scrubbed
-from tools.errors import ErrorCode, ToolError, conflicting
 from tools.inputs import ToolInput, parse, problem
 from tools.shaping.appdata import encode
 

@@ -22,11 +22,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from core.errors import ErrorCode, ToolError
 from tools.context import CallContext
 from tools.definition import define_tool
 from tools.definitions.common import FULL, PointsDetail, Position
 from tools.definitions.routing import DepartAt, TrafficMode
-from tools.errors import ErrorCode, ToolError
 from tools.inputs import UNIQUE, ToolInput, rule
 from tools.tomtom.backends import Backend
 

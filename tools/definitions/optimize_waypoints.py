@@ -24,11 +24,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from core.errors import ErrorCode, ToolError
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions import routing
 from tools.definitions.common import FULL, GEOMETRY, GeometryDetail, Position, ShowUi, answer
-from tools.errors import ErrorCode, ToolError
 from tools.inputs import ToolInput, problem, rule
 from tools.shaping.geometry import feature, route_line, with_geometry
 from tools.tomtom.backends import Backend

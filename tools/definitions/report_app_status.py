@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from tools.app_status import AppStatus, Caller, emit
+from core.app_status import AppStatus, Caller, emit
 from tools.context import CallContext
 from tools.definition import TOOL_NAME, Annotations, define_tool
 from tools.inputs import ToolInput, problem, rule

@@ -14,10 +14,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
+from core.errors import ErrorCode, ToolError
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions.common import BoundingBox, GeometryDetail, Position, ShowUi, answer
-from tools.errors import ErrorCode, ToolError
 from tools.inputs import UNIQUE, ToolInput, exclusive, problem, rule
 from tools.shaping.geometry import decode_route_geometry, route_features, with_geometry
 from tools.shaping.points import lat_lon_text

@@ -16,7 +16,7 @@ from django.apps import apps as global_apps
 from django.apps.registry import Apps
 from django.db import DEFAULT_DB_ALIAS
 
-from tomtom_mcp import version
+from core.version import version
 from tools.models import LEDGER_IS_APPEND_ONLY, AppendOnlyError, ToolName
 
 ADDED_BY_MIGRATE = "Added to the ledger by migrate: first registered in this release."

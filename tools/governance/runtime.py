@@ -34,12 +34,12 @@ from collections.abc import Callable, Sequence
 
 from django.db import connections
 
-from tomtom_mcp.logging import log_event
-from tools.app_status import AppStatus, emit
+from core.app_status import AppStatus, emit
+from core.errors import ErrorCode, ToolError
+from core.logging import log_event
 from tools.context import CallContext
 from tools.definition import Tool
 from tools.dispatch import Next, ToolCall, ToolOutcome
-from tools.errors import ErrorCode, ToolError
 from tools.governance import fixtures, rules
 from tools.governance.surface import ChangeKind, InputChange, Retirement, Surface
 from tools.snapshots import LazySnapshot

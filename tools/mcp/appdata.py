@@ -17,7 +17,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from tools.app_status import AppStatus, Caller, emit
+from core.app_status import AppStatus, Caller, emit
 from tools.definition import Answer
 from tools.dispatch import Next, ToolCall, ToolOutcome, dumps
 from tools.shaping.appdata import Fitted, fit

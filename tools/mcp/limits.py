@@ -11,8 +11,8 @@ sends, measured once (`ToolOutcome.text` is cached).
 
 from __future__ import annotations
 
+from core.errors import invalid
 from tools.dispatch import Next, ToolCall, ToolOutcome
-from tools.errors import invalid
 
 
 async def cap_result_size(call: ToolCall, next_: Next) -> ToolOutcome:

@@ -36,8 +36,8 @@ from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 
+from core.logging import log_event
 from tenants.store import Admission
-from tomtom_mcp.logging import log_event
 from tools.tomtom.credentials import bearer_token
 
 logger = logging.getLogger("tools.oauth")

@@ -26,7 +26,7 @@ from mcp.server.context import CallNext, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from tomtom_mcp import SERVER_NAME, version
+from core.version import SERVER_NAME, version
 from tools.client_surface import ClientSurfaces, Shape, default_client_surfaces
 from tools.context import CallContext
 from tools.definition import Tool

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.errors import ErrorCode, ToolError
+from core.errors import ErrorCode, ToolError
 from tools.shaping.routes import ROUTE_ANSWER, compact_route
 from tools.shaping.search import RESULT_SPEC, compact_result, listing
 from tools.shaping.shape import INTEGER, NUMBER, compile_spec, expect

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.errors import ErrorCode, ToolError
+from core.errors import ErrorCode, ToolError
 from tools.shaping.geometry import feature
 from tools.shaping.points import lon_lat, pick
 from tools.shaping.routes import LEG, ROUTE_SPEC, SUMMARY, SUMMARY_KEPT

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tools.errors import ErrorCode, ToolError
+from core.errors import ErrorCode, ToolError
 from tools.geometry.positions import MalformedGeometry
 from tools.geometry.simplify import cap_geometry
 from tools.shaping.routes import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tools.errors import ErrorCode, ToolError
+from core.errors import ErrorCode, ToolError
 
 
 def lon_lat(position: Any) -> list[float]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.errors import ErrorCode, ToolError
+from core.errors import ErrorCode, ToolError
 from tools.shaping.geometry import feature
 from tools.shaping.points import lon_lat
 from tools.shaping.shape import ANY, compile_spec, expect

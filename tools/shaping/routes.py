@@ -25,7 +25,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from tools.errors import ErrorCode, ToolError
+from core.errors import ErrorCode, ToolError
 from tools.shaping.points import lon_lat, pick
 from tools.shaping.shape import ANY, NUMBER, POINTS, STRING, compile_spec, expect
 from tools.tomtom.client import json_object

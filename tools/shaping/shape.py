@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tools.errors import ErrorCode, ToolError
+from core.errors import ErrorCode, ToolError
 
 Checker = Callable[[Any], None]
 

@@ -47,7 +47,7 @@ import certifi
 import orjson
 from yarl import URL
 
-from tools.errors import ErrorCode, ToolError
+from core.errors import ErrorCode, ToolError
 from tools.tomtom.backends import Backend
 
 RETRYABLE = frozenset({429, 502, 503, 504})

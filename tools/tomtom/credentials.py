@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.errors import ErrorCode, ToolError
+from core.errors import ErrorCode, ToolError
 
 
 @dataclass(frozen=True, slots=True)

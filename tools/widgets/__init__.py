@@ -77,6 +77,6 @@ def default_widgets() -> list[Widget]:
     """The process's widgets, configured from Django settings (WIDGET_MAPLIBRE_URL)."""
     from django.conf import settings
 
-    from tomtom_mcp import version
+    from core.version import version
 
     return [map_app(settings.WIDGET_MAPLIBRE_URL or MAPLIBRE_CDN, version=version())]

@@ -13,7 +13,7 @@ import logging
 from enum import Enum
 from typing import Any, TypedDict
 
-from tomtom_mcp.logging import log_event
+from core.logging import log_event
 
 logger = logging.getLogger("tools.app_status")
 
