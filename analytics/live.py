@@ -7,8 +7,8 @@ never waits for the database. When the queue is full the line is dropped and cou
 stderr log still has it, and ingesting that log later fills the gap.
 
 One background thread per process takes the lines off the queue, gathers them for up to
-`linger` seconds (or `batch_size` lines) and stores them with `events_ingest`, the same
-service as `manage.py ingest_app_status`. A line has the same identity on both paths, so the
+`linger` seconds (or `batch_size` lines) and stores them with the ingestion pipeline, as
+`manage.py ingest_app_status` does (analytics/ingest/pipeline.py). A line has the same identity on both paths, so the
 two can overlap: whatever one stored, the other adds nothing for.
 """
 
@@ -23,14 +23,14 @@ from collections.abc import Callable
 
 from django.db import connection
 
-from analytics.services import events_ingest
-from analytics.tool_call_parsing import TOOL_CALL_LOGGER
-from core.app_status import logger as app_status_logger
+from analytics.ingest.pipeline import ingest
+from core import app_status, calls
+from core.events import log
 from core.logging import JsonLinesFormatter
+from core.operations import LiveIngestDropped, LiveIngestFailed
 
-calls_logger = logging.getLogger(TOOL_CALL_LOGGER)
-
-logger = logging.getLogger("analytics.live")
+calls_logger = logging.getLogger(calls.LOGGER)
+app_status_logger = logging.getLogger(app_status.LOGGER)
 
 Write = Callable[[list[bytes]], object]
 
@@ -44,7 +44,7 @@ class DatabaseHandler(logging.Handler):
         queue_size: int = 10_000,
         batch_size: int = 1_000,
         linger: float = 1.0,
-        write: Write = events_ingest,
+        write: Write = ingest,
     ) -> None:
         super().__init__()
         self.setFormatter(JsonLinesFormatter())
@@ -127,10 +127,7 @@ class DatabaseHandler(logging.Handler):
             if lines:
                 self._write_batch(lines)
             if (dropped := self.dropped) > self._dropped_reported:
-                logger.warning(
-                    "Live app-status ingestion dropped lines: the queue was full",
-                    extra={"fields": {"lines_dropped": dropped - self._dropped_reported}},
-                )
+                log(LiveIngestDropped(lines_dropped=dropped - self._dropped_reported))
                 self._dropped_reported = dropped
             for event in waiting:
                 event.set()
@@ -141,7 +138,7 @@ class DatabaseHandler(logging.Handler):
             self._write(lines)
         except Exception:
             self.lost += len(lines)
-            logger.exception("Live app-status ingestion failed", extra={"fields": {"lines_lost": len(lines)}})
+            log(LiveIngestFailed(lines_lost=len(lines)), exc_info=True)
             connection.close()  # a broken connection is opened anew for the next batch
 
 

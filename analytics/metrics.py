@@ -25,15 +25,14 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeGuard
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 from prometheus_client.core import Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-TOOL_CALL_MESSAGE = "Tool call"
-WIDGET_KINDS = {"drawn": "drawn", "failed": "failed"}
-"""App-status kinds counted as widget outcomes."""
+from core.app_status import Drawn, Failed
+from core.calls import ToolCall
+
 MAX_LABEL_LENGTH = 100
 MAX_LABEL_VALUES = 200
 OTHER = "other"
@@ -82,39 +81,27 @@ _client_label, _tool_label = _Bounded(), _Bounded()
 
 
 class MetricsHandler(logging.Handler):
-    """Update the metrics from `Tool call` records and widget outcome app-status records."""
+    """Update the metrics from `Tool call` events and the widgets' `App drawn` and `App failed`
+    events (core/calls.py, core/app_status.py: the record carries the event itself)."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        fields = getattr(record, "fields", None)
-        if not isinstance(fields, dict):
-            return
+        event = getattr(record, "event", None)
         try:
-            if record.name == "tools.calls" and record.msg == TOOL_CALL_MESSAGE:
-                self._tool_call(fields)
-            elif (
-                record.name == "tools.app_status"
-                and isinstance(kind := fields.get("kind"), str)
-                and (outcome := WIDGET_KINDS.get(kind))
-            ):
-                WIDGETS.labels(outcome, _client_label(fields.get("client"))).inc()
+            if isinstance(event, ToolCall):
+                self._tool_call(event)
+            elif isinstance(event, Drawn | Failed):
+                WIDGETS.labels(event.KIND, _client_label(event.client)).inc()
         except Exception:
             self.handleError(record)
 
     @staticmethod
-    def _tool_call(fields: dict) -> None:
-        tool, client = _tool_label(fields.get("tool")), _client_label(fields.get("client"))
-        outcome = fields.get("outcome")
-        TOOL_CALLS.labels(tool, outcome[:40] if isinstance(outcome, str) else "unknown", client).inc()
-        if _is_ms(total := fields.get("total_ms")):
-            TOOL_CALL_SECONDS.labels(tool, client).observe(total / 1000)
-        upstream, calls = fields.get("upstream_ms"), fields.get("upstream_calls")
-        if _is_ms(upstream) and isinstance(calls, int) and calls > 0:
-            UPSTREAM_SECONDS.labels(tool, client).observe(upstream / 1000)
-
-
-def _is_ms(value: object) -> TypeGuard[float]:
-    """A duration in milliseconds: a finite number (int or float, not bool) in [0, 1e9)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e9
+    def _tool_call(event: ToolCall) -> None:
+        tool, client = _tool_label(event.tool), _client_label(event.client)
+        TOOL_CALLS.labels(tool, event.outcome[:40], client).inc()
+        if event.total_ms is not None:
+            TOOL_CALL_SECONDS.labels(tool, client).observe(event.total_ms / 1000)
+        if event.upstream_ms is not None and event.upstream_calls:
+            UPSTREAM_SECONDS.labels(tool, client).observe(event.upstream_ms / 1000)
 
 
 def collected() -> list[Metric]:

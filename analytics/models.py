@@ -3,7 +3,7 @@
 `AppStatusEvent` is one row per app-status line (docs/app-status.md), never changed after it is
 written: the raw events. `AppStatusHourlyCount` is the rollup the reports read: how many events
 of each kind a client caused with a tool in one UTC hour. The two are kept in step by the
-ingestion service (analytics/services.py), in the same transaction that inserts the events.
+ingestion store (analytics/ingest/store.py), in the same transaction that inserts the events.
 
 `ToolCallEvent` and `ToolCallHourly` are the same pair for the per-call `Tool call` line, and
 `HostFamily` groups client names into families for every report.
@@ -12,71 +12,43 @@ ingestion service (analytics/services.py), in the same transaction that inserts 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from core.app_status import AppStatus
-from core.errors import ErrorCode
+from analytics.ingest.decode import APP_STATUS, TOOL_CALLS, Family
+from core import app_status
+from core.app_status import APP_STATUS_EVENTS, UNKNOWN_KIND
+from core.calls import OUTCOMES
 
-UNKNOWN_KIND = "unknown"
-"""The kind of a line marked `"event": "app_status"` whose message is none of the contract's."""
+KIND_CHOICES = [(event.KIND, event.MESSAGE) for event in APP_STATUS_EVENTS] + [
+    (UNKNOWN_KIND, "Unknown app-status message")
+]
 
-KIND_CHOICES = [(status.kind, status.message) for status in AppStatus] + [(UNKNOWN_KIND, "Unknown app-status message")]
-
-FAILING_KINDS: tuple[str, ...] = tuple(
-    status.kind
-    for status in (
-        AppStatus.FAILED,
-        AppStatus.TOO_LARGE,
-        AppStatus.HOST_DROPPED,
-        AppStatus.DECODE_FAILED,
-        AppStatus.FETCH_FAILED,
-    )
-)
+FAILING_KINDS: tuple[str, ...] = tuple(event.KIND for event in app_status.FAILING)
 """The kinds the drill-down lists: every event that means a widget did not draw as it should."""
 
-OLD_CALLER_KINDS: tuple[str, ...] = (AppStatus.RETIRED_TOOL.kind, AppStatus.OUTDATED_CALL.kind)
+OLD_CALLER_KINDS: tuple[str, ...] = tuple(event.KIND for event in app_status.OLD_CALLERS)
+"""Governance answers: calls to a retired tool name, or with inputs that changed."""
 OLD_CALLER_DIMENSIONS: tuple[str, ...] = ("kind", "client", "tool", "replaced_by", "input", "change")
 """What an old caller is reported by: the kind, who called what, and what replaced it or changed."""
-"""Governance answers: calls to a retired tool name, or with inputs that changed."""
 
 
 class AppStatusEvent(models.Model):
     """One app-status line. `event_id` is its identity (128 bits of the SHA-256 of the line, see
-    analytics/parsing.py): the same line ingested twice is one row. `raw` is the line when the
-    columns do not hold all of it, else empty."""
+    analytics/ingest/decode.py): the same line ingested twice is one row. Its other columns are the
+    fields the app-status events declare (`declared_columns`). `raw` is the line when the columns
+    do not hold all of it, else empty."""
 
     time = models.DateTimeField()
     event_id = models.BinaryField(max_length=16, editable=False)
     kind = models.CharField(max_length=16, choices=KIND_CHOICES)
-    tool = models.TextField()
-    client = models.TextField()
-    user_agent = models.TextField(blank=True, default="")
-    request_id = models.TextField(blank=True, default="")
-    replica = models.TextField(blank=True, default="")
-    pid = models.BigIntegerField(null=True)
-    # App data: how the result carried it, its sizes, and any simplification.
-    delivery = models.TextField(blank=True, default="")
-    raw_bytes = models.BigIntegerField(null=True)
-    encoded_chars = models.BigIntegerField(null=True)
-    result_chars = models.BigIntegerField(null=True)
-    original_points = models.BigIntegerField(null=True)
-    points = models.BigIntegerField(null=True)
-    max_error_m = models.FloatField(null=True)
-    # What a widget reported, and fetch failures.
-    source = models.TextField(blank=True, default="")
-    reason = models.TextField(blank=True, default="")
-    stage = models.TextField(blank=True, default="")
-    duration_ms = models.FloatField(null=True)
-    features = models.BigIntegerField(null=True)
-    error = models.TextField(blank=True, default="")
-    error_code = models.TextField(blank=True, default="")
-    # Governance answers: a retired tool name, or an outdated input.
-    replaced_by = models.TextField(blank=True, default="")
-    input = models.TextField(blank=True, default="")
-    change = models.TextField(blank=True, default="")
     raw = models.TextField()
+    # And a column per field the app-status events declare (core/app_status.py): `declared_columns`.
+    if TYPE_CHECKING:
+        tool: str
+        client: str
 
     class Meta:
         constraints = [
@@ -121,7 +93,7 @@ class AppStatusHourlyCount(models.Model):
 
 class AppStatusDailyCount(models.Model):
     """Events of one kind, by one client, with one tool, on the UTC day starting at `day`: the sum
-    of its hours' `AppStatusHourlyCount`s, added to in the same transaction (analytics/rollups.py).
+    of its hours' `AppStatusHourlyCount`s, added to in the same transaction (analytics/ingest/rollups.py).
     Daily and whole-range reports read it."""
 
     day = models.DateTimeField()
@@ -141,7 +113,7 @@ class OldCallerDaily(models.Model):
     """Calls of a retired tool name, or with an outdated input (the app-status kinds in
     `OLD_CALLER_KINDS`), per UTC day, client, tool and what changed, with when they were first
     and last seen that day: the old-callers report's rollup, added to in the transaction that
-    stores the events (analytics/rollups.py). Like every rollup it outlives the raw events."""
+    stores the events (analytics/ingest/rollups.py). Like every rollup it outlives the raw events."""
 
     day = models.DateTimeField()
     kind = models.CharField(max_length=16, choices=KIND_CHOICES)
@@ -163,6 +135,23 @@ class OldCallerDaily(models.Model):
         return f"{self.day:%Y-%m-%d} {self.client} {self.tool} {self.kind}: {self.calls}"
 
 
+def declared_columns(model: type[models.Model], family: Family) -> None:
+    """Add to `model` a column for each field its family of events declares: a text "" when
+    absent, a number NULL. analytics/checks.py holds the migrated tables against the declarations."""
+    for column in family.columns:
+        field: models.Field
+        if column.kind in ("text", "texts"):
+            field = models.TextField() if column.spec.required else models.TextField(blank=True, default="")
+        elif column.kind == "whole":
+            field = models.BigIntegerField(null=True)
+        else:
+            field = models.FloatField(null=True)
+        model.add_to_class(column.name, field)
+
+
+declared_columns(AppStatusEvent, APP_STATUS)
+
+
 LATENCY_BOUNDS_MS: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 60000)
 """Upper bounds (inclusive, milliseconds) of the latency histograms in `ToolCallHourly`: a 1-2-5
 series from 1 ms to a minute. Percentiles are estimated from these buckets (analytics/tool_stats.py)."""
@@ -173,8 +162,8 @@ def latency_column(metric: str, bound: int) -> str:
     return f"{metric}_le_{bound}"
 
 
-KNOWN_OUTCOMES: tuple[str, ...] = ("ok", *(code.value for code in ErrorCode))
-"""The outcomes `ToolCallDaily` counts by name: `ok` and the closed set of error codes."""
+KNOWN_OUTCOMES: tuple[str, ...] = OUTCOMES
+"""The outcomes `ToolCallDaily` counts by name: `ok` and the closed set of error codes (core/calls.py)."""
 OUTCOME_COLUMNS: dict[str, str] = {outcome: f"outcome_{outcome}" for outcome in KNOWN_OUTCOMES}
 OTHER_OUTCOMES_COLUMN = "outcome_other"
 """Calls that ended with a code this version does not know (a newer server's)."""
@@ -188,34 +177,28 @@ class ToolCallEvent(models.Model):
     """One `Tool call` line (tools/dispatch.py, `log_calls`): a tool call with its identity,
     outcome, times and size. Identity as for `AppStatusEvent`: 128 bits of the SHA-256 of the line.
 
-    Numbers a line does not carry (or carries with an unexpected type) are NULL. `raw` is the
-    line when the columns do not hold all of it (a field of a newer server, a value of another
-    type), else empty (analytics/tool_call_parsing.py). `tenant` is empty until the server logs
-    one. The primary key is the identity, `(time, event_id)`."""
+    Its other columns are the fields the event declares (`declared_columns`): numbers a line does
+    not carry (or carries with an unexpected type) are NULL. `raw` is the line when the columns do
+    not hold all of it (a field of a newer server, a value of another type), else empty
+    (analytics/ingest/decode.py). The primary key is the identity, `(time, event_id)`."""
 
     pk = models.CompositePrimaryKey("time", "event_id")
     time = models.DateTimeField()
     event_id = models.BinaryField(max_length=16, editable=False)
-    tool = models.TextField()
-    client = models.TextField()
-    outcome = models.TextField(help_text="`ok` or the error code the call ended with.")
-    backend = models.TextField(blank=True, default="")
-    transport = models.TextField(blank=True, default="")
-    tenant = models.TextField(blank=True, default="")
-    user_agent = models.TextField(blank=True, default="")
-    request_id = models.TextField(blank=True, default="")
-    replica = models.TextField(blank=True, default="")
-    pid = models.BigIntegerField(null=True)
-    upstream_calls = models.BigIntegerField(null=True)
-    bytes = models.BigIntegerField(null=True, help_text="Size of the answer text sent to the model, in bytes.")
-    upstream_ms = models.FloatField(null=True)
-    total_ms = models.FloatField(null=True)
     raw = models.TextField()
+    # And a column per field the event declares (core/calls.py): `declared_columns`.
+    if TYPE_CHECKING:
+        tool: str
+        client: str
+        outcome: str
 
     # The identity is the primary key: no surrogate id, one index less to maintain per event.
 
     def __str__(self) -> str:
         return f"{self.time:%Y-%m-%d %H:%M:%S} {self.tool} {self.client} {self.outcome}"
+
+
+declared_columns(ToolCallEvent, TOOL_CALLS)
 
 
 class ToolCallRollup(models.Model):
@@ -244,7 +227,7 @@ class ToolCallRollup(models.Model):
 
 class ToolCallHourly(ToolCallRollup):
     """Tool calls in the UTC hour starting at `hour`: added to like `AppStatusHourlyCount`
-    (analytics/rollups.py). Reports with hourly buckets read it. Every outcome together, the
+    (analytics/ingest/rollups.py). Reports with hourly buckets read it. Every outcome together, the
     calls by outcome in columns as in `ToolCallDaily`: a row per hour and combination, not one
     per outcome too, which took a third of the rows away and as much of the ingestion's rollup
     work (ADR 18)."""

@@ -10,7 +10,7 @@ from the partition that holds it. On SQLite the tables are plain and retention d
 Rollups are never touched: reports over expired days still answer from them. Ingestion refuses
 (counts as `expired`) events before the retention horizon: their raw events would be dropped
 again, and with nothing left to recognise their lines by, an old log ingested twice would be
-added to the rollups twice (analytics/services.py).
+added to the rollups twice (analytics/ingest/store.py).
 """
 
 from __future__ import annotations

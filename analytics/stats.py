@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from analytics.models import UNKNOWN_KIND
-from core.app_status import AppStatus
+from core.app_status import DecodeFailed, Drawn, Failed, FetchFailed, HostDropped, TooLarge
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,29 +41,29 @@ class RateStat:
 
 
 COUNT_STATS: tuple[CountStat, ...] = (
-    CountStat("widgets_drawn", AppStatus.DRAWN.kind, "Drawn", "Widgets that reported `App drawn`."),
-    CountStat("widgets_failed", AppStatus.FAILED.kind, "Failed", "Widgets that reported `App failed`."),
+    CountStat("widgets_drawn", Drawn.KIND, "Drawn", "Widgets that reported `App drawn`."),
+    CountStat("widgets_failed", Failed.KIND, "Failed", "Widgets that reported `App failed`."),
     CountStat(
         "too_large",
-        AppStatus.TOO_LARGE.kind,
+        TooLarge.KIND,
         "Too large",
         "Results whose app data did not fit even simplified, so the widget cannot draw.",
     ),
     CountStat(
         "host_dropped",
-        AppStatus.HOST_DROPPED.kind,
+        HostDropped.KIND,
         "Host dropped",
         "Inline app data the host lost: the widget had to ask for it again.",
     ),
     CountStat(
         "decode_failed",
-        AppStatus.DECODE_FAILED.kind,
+        DecodeFailed.KIND,
         "Decode failed",
         "Inline app data that reached the widget, which could not decode it.",
     ),
     CountStat(
         "fetch_failed",
-        AppStatus.FETCH_FAILED.kind,
+        FetchFailed.KIND,
         "Fetch failed",
         "Widget requests for app data that failed.",
     ),

@@ -9,12 +9,27 @@ or send an outdated input. Lines are in time order over `days` days ending at `e
 
 from __future__ import annotations
 
-import json
+import logging
 import random
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from core.app_status import AppStatus
+from core.app_status import (
+    AppData,
+    AppStatusEvent,
+    DecodeFailed,
+    Drawn,
+    Failed,
+    Fetched,
+    FetchFailed,
+    HostDropped,
+    OutdatedCall,
+    RetiredToolCalled,
+    Simplification,
+    TooLarge,
+)
+from core.events import Event
+from core.logging import JsonLinesFormatter
 
 HOSTS = {
     # client name: (share of calls, chance the host drops _meta, chance the widget fails to decode)
@@ -36,7 +51,6 @@ TOOLS = {
     "tomtom-data-viz": (0.10, 0.0),
 }
 RETIRED = ("tomtom-fuzzy-search", ["tomtom-geocode", "tomtom-poi-search"])
-REPLICAS = ("mcp-6d9f7c-2xk4p", "mcp-6d9f7c-8hq2m", "mcp-6d9f7c-tz9wl")
 
 
 def app_status_lines(count: int, *, end: datetime, days: int = 30, seed: int = 7) -> Iterator[str]:
@@ -62,14 +76,14 @@ def _call(rng: random.Random, client: str, tool: str) -> Iterator[dict[str, obje
     """The lines of one tool call and its widget, as (status, fields) dicts."""
     _, drops_meta, decode_failure = HOSTS[client]
     if rng.random() < 0.004:
-        yield {"status": AppStatus.RETIRED_TOOL, "tool": RETIRED[0], "replaced_by": RETIRED[1]}
+        yield {"status": RetiredToolCalled, "tool": RETIRED[0], "replaced_by": RETIRED[1]}
         return
     if rng.random() < 0.003:
-        yield {"status": AppStatus.OUTDATED_CALL, "tool": tool, "input": "language", "change": "string_now_list"}
+        yield {"status": OutdatedCall, "tool": tool, "input": "language", "change": "string_now_list"}
     raw_bytes = rng.randint(2_000, 400_000)
     too_large = rng.random() < TOOLS[tool][1]
     app_data: dict[str, object] = {
-        "status": AppStatus.APP_DATA,
+        "status": AppData,
         "tool": tool,
         "delivery": "too_large" if too_large else "inline",
         "raw_bytes": raw_bytes,
@@ -77,37 +91,37 @@ def _call(rng: random.Random, client: str, tool: str) -> Iterator[dict[str, obje
         "result_chars": raw_bytes // 7 + rng.randint(400, 3_000),
     }
     if raw_bytes > 200_000:
-        app_data["simplification"] = {"original_points": raw_bytes // 10, "points": 9_000, "max_error_m": 4.0}
+        app_data["simplification"] = Simplification(original_points=raw_bytes // 10, points=9_000, max_error_m=4.0)
     if tool != "tomtom-traffic":
         yield app_data
     if too_large:
-        yield {"status": AppStatus.TOO_LARGE, "tool": tool, "raw_bytes": raw_bytes, "result_chars": 160_000}
+        yield {"status": TooLarge, "tool": tool, "raw_bytes": raw_bytes, "result_chars": 160_000}
         yield _failed(rng, tool, "none", "result", "App data too large for the result")
         return
     if tool == "tomtom-data-viz":
         if rng.random() < 0.02:
-            yield {"status": AppStatus.FETCH_FAILED, "tool": tool, "error_code": "upstream", "error": "HTTP 502"}
+            yield {"status": FetchFailed, "tool": tool, "error_code": "upstream", "error": "HTTP 502"}
             yield _failed(rng, tool, "data_url", "fetch", "data_url could not be downloaded")
             return
-        yield {"status": AppStatus.FETCHED, "tool": tool, "source": "data_url", "raw_bytes": raw_bytes}
+        yield {"status": Fetched, "tool": tool, "source": "data_url", "reason": "too_large", "raw_bytes": raw_bytes}
         source = "data_url"
     elif tool == "tomtom-traffic":
         source = "tool_input"
     elif rng.random() < drops_meta:
-        yield {"status": AppStatus.HOST_DROPPED, "tool": tool, "source": "inline"}
+        yield {"status": HostDropped, "tool": tool, "source": "inline"}
         yield _failed(rng, tool, "none", "result", "The host did not pass the result's _meta")
         return
     else:
         source = "inline"
     if rng.random() < decode_failure:
-        yield {"status": AppStatus.DECODE_FAILED, "tool": tool, "source": source, "error": "incorrect header check"}
+        yield {"status": DecodeFailed, "tool": tool, "source": source, "error": "incorrect header check"}
         yield _failed(rng, tool, source, "decode", "incorrect header check")
         return
     if rng.random() < 0.003:
         yield _failed(rng, tool, source, "render", "WebGL context lost")
         return
     yield {
-        "status": AppStatus.DRAWN,
+        "status": Drawn,
         "tool": tool,
         "source": source,
         "duration_ms": round(rng.uniform(40, 2_500), 1),
@@ -117,7 +131,7 @@ def _call(rng: random.Random, client: str, tool: str) -> Iterator[dict[str, obje
 
 def _failed(rng: random.Random, tool: str, source: str, stage: str, error: str) -> dict[str, object]:
     return {
-        "status": AppStatus.FAILED,
+        "status": Failed,
         "tool": tool,
         "source": source,
         "stage": stage,
@@ -127,23 +141,19 @@ def _failed(rng: random.Random, tool: str, source: str, stage: str, error: str) 
 
 
 def _line(when: datetime, rng: random.Random, client: str, fields: dict[str, object]) -> str:
-    """One line as core.logging.JsonLinesFormatter writes it (same keys, same order)."""
-    status = fields.pop("status")
-    assert isinstance(status, AppStatus)
-    tool = fields.pop("tool")
-    event = {
-        "time": when.isoformat(timespec="milliseconds"),
-        "level": "info" if status.level == 20 else "warning",
-        "logger": "tools.app_status",
-        "message": status.message,
-        "replica": rng.choice(REPLICAS),
-        "pid": rng.randint(7, 10),
-        "event": "app_status",
-        "kind": status.kind,
-        "tool": tool,
-        "client": client,
-        "user_agent": f"{client}/1.{rng.randint(0, 9)} (bench)",
-        "request_id": f"{rng.getrandbits(64):016x}",
-        **fields,
-    }
-    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    """One line as the server writes it: the event formatted by core.logging.JsonLinesFormatter."""
+    event_type = fields.pop("status")
+    assert isinstance(event_type, type) and issubclass(event_type, AppStatusEvent)
+    user_agent, request_id = f"{client}/1.{rng.randint(0, 9)} (bench)", f"{rng.getrandbits(64):016x}"
+    event = event_type(client=client, user_agent=user_agent, request_id=request_id, **fields)  # type: ignore[arg-type]
+    return formatted(event, when, pid=rng.randint(7, 10))
+
+
+def formatted(event: Event, when: datetime, *, pid: int) -> str:
+    """`event` as the server's formatter writes it, logged at `when` by process `pid`."""
+    record = logging.LogRecord(event.LOGGER, event.level(), __file__, 0, event.MESSAGE, None, None)
+    record.created, record.process, record.event = when.timestamp(), pid, event
+    return _FORMATTER.format(record)
+
+
+_FORMATTER = JsonLinesFormatter()

@@ -9,7 +9,7 @@ postgres://postgres@127.0.0.1:5432/test), migrates it, and measures:
 
 - the machine's speed: a fixed loop in one process (orjson, SHA-256 and `fromisoformat` of the
   tool-call file's first 200,000 lines), so that tables from different machines compare;
-- ingestion (`events_ingest`, as `manage.py ingest_app_status` runs it) in a fresh process
+- ingestion (`analytics.ingest.pipeline.ingest`, as `manage.py ingest_app_status` runs it) in a fresh process
   each time: events/s and peak RSS, for a tenth of the app-status file and for all of it
   (bounded memory: the two peaks match), and for the tool-call file (every caller with an API
   key, `"tenant": null`; at the end, again with 30 % of the calls from three tenants), and last
@@ -212,13 +212,14 @@ def ingest_child(path: str) -> None:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tomtom_mcp.settings")
     django.setup()
+    from analytics.ingest.pipeline import ingest
+    from analytics.ingest.sources import log_lines, log_open
     from analytics.management.commands.ingest_app_status import WORKERS
-    from analytics.services import events_ingest, log_lines, log_open
 
     baseline = peak_rss_kb()
     started = time.perf_counter()
     with log_open(path) as stream:
-        report = events_ingest(log_lines(stream), workers=WORKERS)  # as the command runs it
+        report = ingest(log_lines(stream), workers=WORKERS)  # as the command runs it
     seconds = time.perf_counter() - started
     peak = peak_rss_kb()
     events, new = report.events + report.tool_calls, report.new + report.tool_calls_new

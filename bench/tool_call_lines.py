@@ -1,19 +1,20 @@
 """Realistic `Tool call` log lines for the analytics benchmark: deterministic for a seed.
 
-One line per call, as tools/dispatch.py (`log_calls`) writes it through
-core.logging.JsonLinesFormatter: the hosts of bench/app_status_lines.py (ChatGPT under
-several version strings), the common tools, both backends, mostly `ok` with the error codes a
-real server sees, latencies with a long tail. Lines are in time order over `days` days ending at `end`.
+One line per call, the `Tool call` event (core/calls.py) as the server's formatter writes it:
+the hosts of bench/app_status_lines.py (ChatGPT under several version strings), the common
+tools, both backends, mostly `ok` with the error codes a real server sees, latencies with a long
+tail. Lines are in time order over `days` days ending at `end`.
 """
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-from app_status_lines import HOSTS, REPLICAS
+from app_status_lines import HOSTS, formatted
+
+from core.calls import ToolCall
 
 TOOLS = ("tomtom-geocode", "tomtom-routing", "tomtom-traffic", "tomtom-fuzzy-search", "tomtom-poi-search",
          "tomtom-dynamic-map", "tomtom-ev-routing", "tomtom-reverse-geocode")  # fmt: skip
@@ -42,24 +43,18 @@ def tool_call_lines(
         outcome = rng.choices(OUTCOMES, OUTCOME_WEIGHTS)[0]
         upstream_calls = 0 if outcome == "invalid_arguments" else rng.choice((1, 1, 1, 2, 3))
         upstream_ms = round(rng.lognormvariate(4.6, 0.7) * upstream_calls, 1)
-        event = {
-            "time": when.isoformat(timespec="milliseconds"),
-            "level": "error" if outcome == "internal" else "info",
-            "logger": "tools.calls",
-            "message": "Tool call",
-            "replica": rng.choice(REPLICAS),
-            "pid": rng.randint(7, 10),
-            "tool": rng.choices(TOOLS, TOOL_WEIGHTS)[0],
-            "client": client,
-            "user_agent": f"{client}/1.0 (bench)",
-            "transport": "http",
-            "tenant": rng.choices(TENANTS, TENANT_WEIGHTS)[0] if tenants else None,
-            "backend": "tomtom-orbis-maps" if rng.random() < 0.7 else "tomtom-maps",
-            "outcome": outcome,
-            "upstream_calls": upstream_calls,
-            "upstream_ms": upstream_ms,
-            "total_ms": round(upstream_ms + rng.uniform(0.5, 30), 1),
-            "bytes": rng.randint(200, 60_000),
-            "request_id": f"{rng.getrandbits(64):016x}",
-        }
-        yield json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+        event = ToolCall(
+            tool=rng.choices(TOOLS, TOOL_WEIGHTS)[0],
+            client=client,
+            user_agent=f"{client}/1.0 (bench)",
+            transport="http",
+            tenant=rng.choices(TENANTS, TENANT_WEIGHTS)[0] if tenants else None,
+            backend="tomtom-orbis-maps" if rng.random() < 0.7 else "tomtom-maps",
+            outcome=outcome,
+            upstream_calls=upstream_calls,
+            upstream_ms=upstream_ms,
+            total_ms=round(upstream_ms + rng.uniform(0.5, 30), 1),
+            bytes=rng.randint(200, 60_000),
+            request_id=f"{rng.getrandbits(64):016x}",
+        )
+        yield formatted(event, when, pid=rng.randint(7, 10))

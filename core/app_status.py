@@ -1,53 +1,64 @@
-"""The app-status log: what the server says about app data and widgets, one JSON line each.
+"""The App status contract: what the server says about app data and widgets, one JSON line each.
 
-The messages are a contract: `analytics` ingests lines by their exact `message`, so they never
-change wording. docs/app-status.md documents every field; tests check both sides.
+Each kind is an event (core/events.py) on the `tools.app_status` logger. The messages are a
+contract: `analytics` ingests lines by their exact `message`, so they never change wording.
+docs/app-status.md documents every kind and field; tests/core keeps the two in step.
 
-Every line carries `event: "app_status"`, `kind` (the short name below), `tool`, `client`,
-`user_agent` and `request_id`, plus the fields of its kind.
+Every line carries `event: "app_status"` and `kind` (the short name of its message), `tool`,
+`client`, and when known `user_agent` and `request_id`, then the fields of its kind. A field
+without a value is left out of the line.
 """
 
 from __future__ import annotations
 
 import logging
-from enum import Enum
-from typing import Any, TypedDict
+from typing import Annotated, ClassVar, Literal, TypedDict, get_args
 
-from core.logging import log_event
+import msgspec
 
-logger = logging.getLogger("tools.app_status")
+from core.events import (
+    DIMENSION,
+    MEASURE,
+    ClientName,
+    Count,
+    ErrorText,
+    Event,
+    Metres,
+    Milliseconds,
+    OneOf,
+    RequestId,
+    ShortText,
+    ToolName,
+    UserAgent,
+)
 
+LOGGER = "tools.app_status"
+MARK = ("event", "app_status")
+"""The field that marks a line as an app-status event."""
+UNKNOWN_KIND = "unknown"
+"""The kind readers give a line marked as an app-status event whose message is none of these."""
 
-class AppStatus(Enum):
-    """(short kind, exact log message, level)."""
+# The closed sets the widget tools take as inputs too (tools/definitions), declared once.
+SourceName = Literal["inline", "data_url", "tool_input", "none"]
+"""Where a widget's data came from: the result's `_meta`, data-viz fetching it again, traffic's own input."""
+StageName = Literal["init", "result", "decode", "fetch", "render"]
+"""Where a widget failed."""
+ReasonName = Literal["too_large", "host_dropped", "decode_failed"]
+"""Why the data-viz widget asked for its data again."""
 
-    APP_DATA = ("app_data", "App data", logging.INFO)
-    TOO_LARGE = ("too_large", "App data too large for the result: the app can't draw", logging.WARNING)
-    FETCHED = ("fetched", "App data fetched", logging.INFO)
-    HOST_DROPPED = ("host_dropped", "App data fetched: host dropped it", logging.WARNING)
-    DECODE_FAILED = ("decode_failed", "App data fetched: app failed to decode it", logging.WARNING)
-    FETCH_FAILED = ("fetch_failed", "App data fetch failed", logging.WARNING)
-    DRAWN = ("drawn", "App drawn", logging.INFO)
-    FAILED = ("failed", "App failed", logging.WARNING)
-    # Governance answers are events too: who still calls old names or old inputs.
-    RETIRED_TOOL = ("retired_tool", "Retired tool called", logging.WARNING)
-    OUTDATED_CALL = ("outdated_call", "Outdated call: the tool's inputs changed", logging.WARNING)
-
-    def __init__(self, kind: str, message: str, level: int) -> None:
-        self.kind = kind
-        self.message = message
-        self.level = level
-
-    @classmethod
-    def by_message(cls, message: str) -> AppStatus | None:
-        return _BY_MESSAGE.get(message)
-
-
-_BY_MESSAGE = {status.message: status for status in AppStatus}
+# Fields that several kinds carry, declared once.
+Delivery = Annotated[ShortText, DIMENSION, OneOf(("inline", "too_large"))]
+"""How a result carried its app data."""
+Source = Annotated[ShortText, DIMENSION, OneOf(get_args(SourceName))]
+Reason = Annotated[ShortText, DIMENSION, OneOf(get_args(ReasonName))]
+Stage = Annotated[ShortText, DIMENSION, OneOf(get_args(StageName))]
+Bytes = Annotated[Count, MEASURE]
+Chars = Annotated[Count, MEASURE]
+Duration = Annotated[Milliseconds, MEASURE]
 
 
 class Caller(TypedDict):
-    """The fields every line carries about the call it reports on (`**` them into `emit`)."""
+    """The fields every line carries about the call it reports on (`**` them into an event)."""
 
     tool: str
     client: str
@@ -55,25 +66,152 @@ class Caller(TypedDict):
     request_id: str | None
 
 
-def emit(
-    status: AppStatus,
-    *,
-    tool: str,
-    client: str,
-    user_agent: str | None,
-    request_id: str | None = None,
-    **fields: Any,
-) -> None:
-    """Write one app-status line (None-valued fields are left out)."""
-    log_event(
-        logger,
-        status.level,
-        status.message,
-        event="app_status",
-        kind=status.kind,
-        tool=tool,
-        client=client,
-        user_agent=user_agent,
-        request_id=request_id,
-        **{k: v for k, v in fields.items() if v is not None},
-    )
+class AppStatusEvent(Event, kw_only=True, frozen=True, omit_defaults=True):
+    """What every app-status line carries: the call it reports on."""
+
+    LOGGER: ClassVar[str] = LOGGER
+    KIND: ClassVar[str]
+
+    tool: Annotated[ToolName, DIMENSION]
+    client: Annotated[ClientName, DIMENSION]
+    user_agent: UserAgent | None = None
+    request_id: RequestId | None = None
+
+    @classmethod
+    def marks(cls) -> tuple[tuple[str, str], ...]:
+        return (MARK, ("kind", cls.KIND))
+
+
+class Simplification(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True, gc=False):
+    """How the lines in app data were reduced to fit: a nested record of `AppData`."""
+
+    original_points: Count | None = None
+    points: Count | None = None
+    max_error_m: Metres | None = None
+    """An upper bound, in metres, of how far any original vertex is from the line drawn."""
+
+
+class AppData(AppStatusEvent, kw_only=True, frozen=True):
+    """A result of a tool called with `show_ui` carried app data (the app-data interceptor)."""
+
+    KIND = "app_data"
+    MESSAGE = "App data"
+    delivery: Delivery
+    raw_bytes: Bytes | None = None
+    encoded_chars: Chars | None = None
+    result_chars: Chars | None = None
+    simplification: Simplification | None = None
+
+
+class TooLarge(AppStatusEvent, kw_only=True, frozen=True):
+    """A TomTom tool's app data did not fit the result even simplified: its widget cannot draw."""
+
+    KIND = "too_large"
+    MESSAGE = "App data too large for the result: the app can't draw"
+    LEVEL = logging.WARNING
+    raw_bytes: Bytes | None = None
+    result_chars: Chars | None = None
+
+
+class Fetched(AppStatusEvent, kw_only=True, frozen=True):
+    """The data-viz widget fetched its data again (`tomtom-get-app-data`)."""
+
+    KIND = "fetched"
+    MESSAGE = "App data fetched"
+    source: Source
+    reason: Reason | None = None
+    raw_bytes: Bytes | None = None
+
+
+class HostDropped(AppStatusEvent, kw_only=True, frozen=True):
+    """The data-viz widget fetched its data again because the host dropped `_meta`."""
+
+    KIND = "host_dropped"
+    MESSAGE = "App data fetched: host dropped it"
+    LEVEL = logging.WARNING
+    source: Source
+    reason: Reason | None = None
+
+
+class DecodeFailed(AppStatusEvent, kw_only=True, frozen=True):
+    """The data-viz widget fetched its data again because it could not decode it."""
+
+    KIND = "decode_failed"
+    MESSAGE = "App data fetched: app failed to decode it"
+    LEVEL = logging.WARNING
+    source: Source
+    reason: Reason | None = None
+    error: ErrorText | None = None
+
+
+class FetchFailed(AppStatusEvent, kw_only=True, frozen=True):
+    """`tomtom-get-app-data` refused or failed."""
+
+    KIND = "fetch_failed"
+    MESSAGE = "App data fetch failed"
+    LEVEL = logging.WARNING
+    error_code: Annotated[ShortText, DIMENSION]
+    error: ErrorText | None = None
+
+
+class Drawn(AppStatusEvent, kw_only=True, frozen=True):
+    """A widget reported that it drew (`tomtom-report-app-status`)."""
+
+    KIND = "drawn"
+    MESSAGE = "App drawn"
+    source: Source
+    duration_ms: Duration | None = None
+    features: Annotated[Count, MEASURE] | None = None
+
+
+class Failed(AppStatusEvent, kw_only=True, frozen=True):
+    """A widget reported that it failed (`tomtom-report-app-status`)."""
+
+    KIND = "failed"
+    MESSAGE = "App failed"
+    LEVEL = logging.WARNING
+    source: Source
+    stage: Stage
+    duration_ms: Duration | None = None
+    error: ErrorText | None = None
+
+
+class RetiredToolCalled(AppStatusEvent, kw_only=True, frozen=True):
+    """A call to a retired tool name, refused (governance)."""
+
+    KIND = "retired_tool"
+    MESSAGE = "Retired tool called"
+    LEVEL = logging.WARNING
+    replaced_by: Annotated[list[ToolName], DIMENSION]
+
+
+class OutdatedCall(AppStatusEvent, kw_only=True, frozen=True):
+    """A call that still sends an input that changed, refused (governance)."""
+
+    KIND = "outdated_call"
+    MESSAGE = "Outdated call: the tool's inputs changed"
+    LEVEL = logging.WARNING
+    input: Annotated[ShortText, DIMENSION]
+    change: Annotated[ShortText, DIMENSION, OneOf(("removed", "renamed", "type_changed", "unit_changed"))]
+
+
+APP_STATUS_EVENTS: tuple[type[AppStatusEvent], ...] = (
+    AppData,
+    TooLarge,
+    Fetched,
+    HostDropped,
+    DecodeFailed,
+    FetchFailed,
+    Drawn,
+    Failed,
+    RetiredToolCalled,
+    OutdatedCall,
+)
+"""Every kind, in the order the docs list them."""
+BY_MESSAGE: dict[str, type[AppStatusEvent]] = {event.MESSAGE: event for event in APP_STATUS_EVENTS}
+BY_KIND: dict[str, type[AppStatusEvent]] = {event.KIND: event for event in APP_STATUS_EVENTS}
+
+FAILING: tuple[type[AppStatusEvent], ...] = (Failed, TooLarge, HostDropped, DecodeFailed, FetchFailed)
+"""The kinds that mean a widget did not draw as it should."""
+OLD_CALLERS: tuple[type[AppStatusEvent], ...] = (RetiredToolCalled, OutdatedCall)
+"""Governance answers: calls to a retired tool name, or with inputs that changed."""

@@ -1,6 +1,10 @@
-"""JSON-lines logging: one event per line, a stable `message`, the event's fields beside it.
+"""JSON-lines logging: one object per line, a stable `message`, the event's fields beside it.
 
-Loggers pass structured fields with `extra={"fields": {...}}`; they become top-level keys.
+A line starts with the envelope, `time`, `level`, `logger`, `message`, `replica` and `pid`. A
+line written with `core.events.log(event)` goes on with the event's marks and fields in their
+declared order (core/events.py); any other record (Django's, gunicorn's, a Python warning) has
+the envelope alone. A record logged with an exception ends with `exception`, the traceback.
+
 Everything goes to stderr, so stdout stays free for the stdio transport's JSON-RPC. The servers'
 own lines use the same formatter (tomtom_mcp/server-logging.json), and Python warnings are
 logged (`configure`), so every line the server writes is one JSON object.
@@ -16,12 +20,29 @@ import socket
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
+
+from core.events import Event
+
 REPLICA = os.environ.get("HOSTNAME") or socket.gethostname()
+
+_encode = msgspec.json.Encoder().encode
+_marks: dict[type[Event], bytes] = {}
+"""Each event class's marks as JSON object members, encoded once: `"event":"app_status","kind":"drawn"`."""
+
+
+def _members(event: Event) -> bytes:
+    """The event's marks and fields as JSON object members (`"a":1,"b":2`), without braces."""
+    marks = _marks.get(type(event))
+    if marks is None:
+        marks = _marks[type(event)] = b",".join(_encode(name) + b":" + _encode(value) for name, value in event.marks())
+    fields = _encode(event)[1:-1]
+    return marks + b"," + fields if marks and fields else marks or fields
 
 
 class JsonLinesFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        event: dict[str, object] = {
+        envelope: dict[str, object] = {
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
@@ -29,17 +50,28 @@ class JsonLinesFormatter(logging.Formatter):
             "replica": REPLICA,
             "pid": record.process,
         }
-        fields = getattr(record, "fields", None)
-        if isinstance(fields, dict):
-            event.update(fields)
-        if record.exc_info:
-            event["exception"] = self.formatException(record.exc_info)
-        return json.dumps(event, ensure_ascii=False, default=str, separators=(",", ":"))
+        event = getattr(record, "event", None)
+        exception = self.formatException(record.exc_info) if record.exc_info else None
+        try:
+            line = _encode(envelope)
+            if isinstance(event, Event) and (members := _members(event)):
+                line = line[:-1] + b"," + members + b"}"
+            if exception is not None:
+                line = line[:-1] + b',"exception":' + _encode(exception) + b"}"
+            return line.decode()
+        except UnicodeEncodeError:  # a lone surrogate: JSON can escape it, UTF-8 cannot carry it
+            return _escaped(envelope, event, exception)
 
 
-def log_event(logger: logging.Logger, level: int, message: str, **fields: object) -> None:
-    """Log one structured event with a stable message."""
-    logger.log(level, message, extra={"fields": fields})
+def _escaped(envelope: dict[str, object], event: object, exception: str | None) -> str:
+    """The line with every non-ASCII character escaped (the slow path, for lone surrogates)."""
+    data = dict(envelope)
+    if isinstance(event, Event):
+        data.update(event.marks())
+        data.update(msgspec.to_builtins(event))
+    if exception is not None:
+        data["exception"] = exception
+    return json.dumps(data, default=str, separators=(",", ":"))
 
 
 def configure(config: dict[str, Any]) -> None:

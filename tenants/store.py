@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -34,10 +33,9 @@ from typing import Any
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 
-from core.logging import log_event
+from core.events import log
+from core.operations import TenantKeyUndecryptable
 from tenants import crypto
-
-logger = logging.getLogger("tenants")
 
 POOL_THREADS = 4
 _pool = ThreadPoolExecutor(max_workers=POOL_THREADS, thread_name_prefix="tenants")
@@ -125,7 +123,7 @@ def _admission(row: tuple[Any, ...], calls: int, counted: bool, now: float) -> A
         try:
             api_key = crypto.decrypt(secret)
         except crypto.InvalidToken:
-            log_event(logger, logging.ERROR, "Tenant key cannot be decrypted", tenant=name)
+            log(TenantKeyUndecryptable(tenant=name))
     over, retry_after = None, None
     if enabled and calls > 0 and not counted:
         this_minute, _today = _buckets(now)

@@ -10,6 +10,7 @@ import logging
 import pytest
 
 from tests.conftest import CANARY_KEY, data, make_config
+from tests.support import logs
 from tools.context import CallContext
 from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
@@ -83,8 +84,8 @@ async def test_no_leak_from_unexpected_failures(stub, caplog):
     assert "boom" not in outcome.text and "RuntimeError" not in outcome.text
     assert json.loads(outcome.text)["error"]["request_id"]
     logged = [r for r in caplog.records if r.getMessage() == "Tool call failed unexpectedly"]
-    assert "boom" in logged[0].fields["exception"]  # the log keeps the details for us, scrubbed
-    assert CANARY_KEY not in logged[0].fields["exception"]
+    assert "boom" in logs.fields(logged[0])["exception"]  # the log keeps the details for us, scrubbed
+    assert CANARY_KEY not in logs.fields(logged[0])["exception"]
 
 
 WIDGET_CALLS = {

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dj_database_url
 
+from core import app_status, calls
 from tomtom_mcp.env import env_bool, env_float, env_int, env_list, env_str, load_dotenv_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -208,5 +209,5 @@ LOGGING = {
 }
 if ANALYTICS_METRICS_TOKEN:  # Prometheus metrics from the tool-call and app-status events (analytics/metrics.py)
     LOGGING["handlers"]["metrics"] = {"()": "analytics.metrics.MetricsHandler"}  # type: ignore[index]
-    for _name in ("tools.calls", "tools.app_status"):
+    for _name in (calls.LOGGER, app_status.LOGGER):
         LOGGING["loggers"][_name] = {"handlers": ["metrics"]}  # type: ignore[index]

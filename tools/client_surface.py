@@ -21,17 +21,15 @@ refresh time. A read that fails keeps the last rules (none at first) and logs wh
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from fnmatch import fnmatchcase
 
-from core.logging import log_event
+from core.events import ERROR_TEXT_LENGTH, clip, log
+from core.operations import ClientSurfaceRulesUnreadable
 from tools.snapshots import LazySnapshot
-
-logger = logging.getLogger("tools.client_surface")
 
 REFRESH_WAIT_SECONDS = 2.0
 """How long a request waits for a slow read of the rules before it is shaped by the last ones."""
@@ -133,13 +131,8 @@ class ClientSurfaces:
         try:
             return self._load()
         except Exception as exc:
-            log_event(
-                logger,
-                logging.WARNING,
-                "Client surface rules unreadable: shaping by the last rules",
-                error=f"{type(exc).__name__}: {exc}",
-                rules=len(self._rules.value),
-            )
+            error = clip(f"{type(exc).__name__}: {exc}", ERROR_TEXT_LENGTH)
+            log(ClientSurfaceRulesUnreadable(error=error, rules=len(self._rules.value)))
             return None
 
 

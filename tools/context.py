@@ -9,7 +9,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
+from core.app_status import Caller
 from core.errors import ToolError
+from core.events import CLIENT_NAME_LENGTH, USER_AGENT_LENGTH, clip
 from tools.download import DownloadPolicy
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import ClientSettings, TomTomSession, UpstreamStats, upstream_user_agent
@@ -45,6 +47,9 @@ class TenantTerms:
 
 @dataclass(slots=True)
 class CallContext:
+    """Who is calling and how; the client name and User-Agent are cut to the lengths the log
+    events declare (core/events.py)."""
+
     config: ServerConfig
     transport: str
     keys: KeySources = field(default_factory=KeySources)
@@ -64,6 +69,16 @@ class CallContext:
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     stats: UpstreamStats = field(default_factory=UpstreamStats)
     _tomtom: TomTomSession | None = None
+
+    def __post_init__(self) -> None:
+        # Both come from the client and go into every log line and request header of the call.
+        self.client_name = clip(self.client_name, CLIENT_NAME_LENGTH)
+        if self.user_agent is not None:
+            self.user_agent = clip(self.user_agent, USER_AGENT_LENGTH)
+
+    def caller(self, tool: str) -> Caller:
+        """What every app-status line says of the call it reports on (`**` it into the event)."""
+        return {"tool": tool, "client": self.client_name, "user_agent": self.user_agent, "request_id": self.request_id}
 
     def secrets(self) -> list[str]:
         """Every key this call could use, for scrubbing text that must not carry them."""

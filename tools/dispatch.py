@@ -11,7 +11,6 @@ a tool's input means is the tool's own declaration (tools.inputs).
 
 from __future__ import annotations
 
-import logging
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
@@ -20,13 +19,13 @@ from typing import Any
 
 import orjson
 
+from core.calls import ToolCall as ToolCallEvent
+from core.calls import ToolCallFailed
 from core.errors import ErrorCode, ToolError
-from core.logging import log_event
+from core.events import TOOL_NAME_LENGTH, TRACEBACK_LENGTH, clip, log
 from tools.context import CallContext
 from tools.definition import Answer, Tool
 from tools.registry import Registry
-
-logger = logging.getLogger("tools.calls")
 
 
 def dumps(data: Any) -> str:
@@ -164,9 +163,8 @@ def _internal_error(call: ToolCall) -> ToolOutcome:
     details = traceback.format_exc()
     for secret in call.context.secrets():
         details = details.replace(secret, "***")
-    log_event(
-        logger, logging.ERROR, "Tool call failed unexpectedly", tool=call.name, request_id=request_id, exception=details
-    )
+    log(ToolCallFailed(tool=clip(call.name, TOOL_NAME_LENGTH), request_id=request_id,
+                       exception=details[-TRACEBACK_LENGTH:]))  # fmt: skip
     return ToolOutcome.from_error(
         ToolError(
             ErrorCode.INTERNAL,
@@ -177,25 +175,25 @@ def _internal_error(call: ToolCall) -> ToolOutcome:
 
 
 async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
-    """Interceptor: one JSON line per tool call with its identity, outcome, times and size."""
+    """Interceptor: one `Tool call` line per tool call (core/calls.py) with its identity,
+    outcome, times and size."""
     started = time.perf_counter()
     outcome = await next_(call)
     context = call.context
-    log_event(
-        logger,
-        logging.INFO if not outcome.is_error or outcome.code != "internal" else logging.ERROR,
-        "Tool call",
-        tool=call.name,
-        client=context.client_name,
-        user_agent=context.user_agent,
-        transport=context.transport,
-        tenant=context.tenant,
-        backend=context.effective_backend.value,
-        outcome=outcome.code,
-        upstream_calls=context.stats.calls,
-        upstream_ms=round(context.stats.seconds * 1000, 1),
-        total_ms=round((time.perf_counter() - started) * 1000, 1),
-        bytes=outcome.size,
-        request_id=context.request_id,
+    log(
+        ToolCallEvent(
+            tool=clip(call.name, TOOL_NAME_LENGTH),
+            client=context.client_name,
+            user_agent=context.user_agent,
+            transport=context.transport,
+            tenant=context.tenant,
+            backend=context.effective_backend.value,
+            outcome=outcome.code,
+            upstream_calls=context.stats.calls,
+            upstream_ms=round(context.stats.seconds * 1000, 1),
+            total_ms=round((time.perf_counter() - started) * 1000, 1),
+            bytes=outcome.size,
+            request_id=context.request_id,
+        )
     )
     return outcome

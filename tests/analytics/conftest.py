@@ -1,8 +1,9 @@
-"""App-status lines exactly as the server writes them, at chosen times, and a way to ingest them."""
+"""Log lines exactly as the server writes them, at chosen times, and a way to ingest them."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -10,11 +11,25 @@ from typing import Any
 
 import pytest
 
-from analytics.services import IngestReport, events_ingest
-from core.app_status import AppStatus, emit, logger
-from core.logging import JsonLinesFormatter, log_event
-
-calls_logger = logging.getLogger("tools.calls")
+from analytics.ingest.batches import IngestReport
+from analytics.ingest.pipeline import ingest as ingest_lines
+from core import events
+from core.app_status import (
+    AppData,
+    AppStatusEvent,
+    DecodeFailed,
+    Drawn,
+    Failed,
+    FetchFailed,
+    HostDropped,
+    OutdatedCall,
+    RetiredToolCalled,
+    Simplification,
+    TooLarge,
+)
+from core.calls import ToolCall
+from core.events import Event
+from core.logging import JsonLinesFormatter
 
 
 class _Capture(logging.Handler):
@@ -30,7 +45,7 @@ class _Capture(logging.Handler):
 
 
 @contextlib.contextmanager
-def _captured(at: datetime, logger: logging.Logger = logger) -> Iterator[_Capture]:
+def _captured(at: datetime, logger: logging.Logger) -> Iterator[_Capture]:
     handler = _Capture(at)
     level, propagate = logger.level, logger.propagate
     logger.setLevel(logging.DEBUG)
@@ -44,8 +59,19 @@ def _captured(at: datetime, logger: logging.Logger = logger) -> Iterator[_Captur
         logger.propagate = propagate
 
 
+def written(event: Event, at: str, **extra: Any) -> str:
+    """The line the server writes for `event`, logged at `at` (ISO 8601, UTC); `extra` fields, which
+    the event does not declare, follow its own (as a newer server's would)."""
+    with _captured(datetime.fromisoformat(at).replace(tzinfo=UTC), logging.getLogger(event.LOGGER)) as capture:
+        events.log(event)
+    (text,) = capture.lines
+    if not extra:
+        return text
+    return json.dumps({**json.loads(text), **extra}, ensure_ascii=False, separators=(",", ":"))
+
+
 def line(
-    status: AppStatus,
+    event: type[AppStatusEvent],
     at: str,
     *,
     tool: str = "tomtom-routing",
@@ -53,11 +79,14 @@ def line(
     user_agent: str | None = "claude-ai/1.0",
     **fields: Any,
 ) -> str:
-    """One app-status line from `core.app_status.emit`, logged at `at` (ISO 8601, UTC)."""
-    with _captured(datetime.fromisoformat(at).replace(tzinfo=UTC)) as capture:
-        emit(status, tool=tool, client=client, user_agent=user_agent, request_id="req-1", **fields)
-    (text,) = capture.lines
-    return text
+    """One app-status line of `event`'s kind, logged at `at` (ISO 8601, UTC). Fields its kind does
+    not declare are written after its own (see `written`)."""
+    declared = {name: value for name, value in fields.items() if name in event.__struct_fields__}
+    if isinstance(simplification := declared.get("simplification"), dict):
+        declared["simplification"] = Simplification(**simplification)
+    extra = {name: value for name, value in fields.items() if name not in declared}
+    status = event(tool=tool, client=client, user_agent=user_agent, request_id="req-1", **declared)
+    return written(status, at, **extra)
 
 
 def call_line(
@@ -72,30 +101,15 @@ def call_line(
     total_ms: float = 100.0,
     bytes: int = 2_000,
     tenant: str | None = None,
-    **fields: Any,
+    **extra: Any,
 ) -> str:
-    """One `Tool call` line with the fields `tools.dispatch.log_calls` logs, logged at `at` (UTC)."""
-    with _captured(datetime.fromisoformat(at).replace(tzinfo=UTC), calls_logger) as capture:
-        log_event(
-            calls_logger,
-            logging.INFO,
-            "Tool call",
-            tool=tool,
-            client=client,
-            user_agent=f"{client}/1.0",
-            transport="http",
-            tenant=tenant,
-            backend=backend,
-            outcome=outcome,
-            upstream_calls=upstream_calls,
-            upstream_ms=upstream_ms,
-            total_ms=total_ms,
-            bytes=bytes,
-            request_id="req-1",
-            **fields,
-        )
-    (text,) = capture.lines
-    return text
+    """One `Tool call` line as the dispatcher's call log writes it, logged at `at` (UTC)."""
+    call = ToolCall(
+        tool=tool, client=client, user_agent=f"{client}/1.0", transport="http", tenant=tenant, backend=backend,
+        outcome=outcome, upstream_calls=upstream_calls, upstream_ms=upstream_ms, total_ms=total_ms, bytes=bytes,
+        request_id="req-1",
+    )  # fmt: skip
+    return written(call, at, **extra)
 
 
 def log(*lines: str) -> bytes:
@@ -104,34 +118,35 @@ def log(*lines: str) -> bytes:
 
 
 def ingest(*lines: str, batch_size: int = 5000) -> IngestReport:
-    return events_ingest([text.encode() + b"\n" for text in lines], batch_size=batch_size)
+    return ingest_lines([text.encode() + b"\n" for text in lines], batch_size=batch_size)
 
 
-S = AppStatus
 D1, D2 = "2026-11-02", "2026-11-03"
 """A small known data set: four hosts, four tools, two days (tests assert its reports whole)."""
 KNOWN_DATA = [
-    line(S.APP_DATA, f"{D1}T10:00:00", delivery="inline", raw_bytes=9_000),  # not a report stat
-    line(S.DRAWN, f"{D1}T10:00:00", source="inline"),
-    line(S.DRAWN, f"{D1}T10:05:00", source="inline"),
-    line(S.DRAWN, f"{D1}T10:10:00", tool="tomtom-geocode", source="inline"),
-    line(S.DRAWN, f"{D1}T10:06:00", source="inline").replace("App drawn", "App drawn twice"),  # unknown
-    line(S.FAILED, f"{D1}T11:00:00", source="inline", stage="render", error="WebGL context lost"),
-    line(S.HOST_DROPPED, f"{D1}T10:20:00", client="cursor-vscode", source="inline"),
-    line(S.FAILED, f"{D1}T10:20:01", client="cursor-vscode", source="none", stage="result"),
-    line(S.HOST_DROPPED, f"{D1}T10:40:00", client="cursor-vscode", source="inline"),
-    line(S.FAILED, f"{D1}T10:40:01", client="cursor-vscode", source="none", stage="result"),
-    line(S.TOO_LARGE, f"{D1}T12:00:00", client="goose", raw_bytes=900_000, result_chars=160_000),
-    line(S.RETIRED_TOOL, f"{D1}T12:30:00", client="goose", tool="tomtom-fuzzy-search", replaced_by=["tomtom-geocode"]),
-    line(S.FETCH_FAILED, f"{D1}T10:00:00", client="ChatGPT", tool="tomtom-data-viz", error_code="upstream"),
-    line(S.FAILED, f"{D1}T10:00:01", client="ChatGPT", tool="tomtom-data-viz", source="data_url", stage="fetch"),
-    line(S.DECODE_FAILED, f"{D1}T10:30:00", client="ChatGPT", tool="tomtom-data-viz", source="inline", error="bad"),
-    line(S.FAILED, f"{D1}T10:30:01", client="ChatGPT", tool="tomtom-data-viz", source="inline", stage="decode"),
-    line(S.DRAWN, f"{D1}T11:00:00", client="ChatGPT", tool="tomtom-data-viz", source="data_url"),
-    line(S.DRAWN, f"{D2}T09:00:00", source="inline"),
-    line(S.FAILED, f"{D2}T09:00:00", client="cursor-vscode", source="none", stage="result"),
-    line(S.RETIRED_TOOL, f"{D2}T09:30:00", client="goose", tool="tomtom-fuzzy-search", replaced_by=["tomtom-geocode"]),
-    line(S.OUTDATED_CALL, f"{D2}T09:45:00", client="ChatGPT", tool="tomtom-traffic", input="language",
+    line(AppData, f"{D1}T10:00:00", delivery="inline", raw_bytes=9_000),  # not a report stat
+    line(Drawn, f"{D1}T10:00:00", source="inline"),
+    line(Drawn, f"{D1}T10:05:00", source="inline"),
+    line(Drawn, f"{D1}T10:10:00", tool="tomtom-geocode", source="inline"),
+    line(Drawn, f"{D1}T10:06:00", source="inline").replace("App drawn", "App drawn twice"),  # unknown
+    line(Failed, f"{D1}T11:00:00", source="inline", stage="render", error="WebGL context lost"),
+    line(HostDropped, f"{D1}T10:20:00", client="cursor-vscode", source="inline"),
+    line(Failed, f"{D1}T10:20:01", client="cursor-vscode", source="none", stage="result"),
+    line(HostDropped, f"{D1}T10:40:00", client="cursor-vscode", source="inline"),
+    line(Failed, f"{D1}T10:40:01", client="cursor-vscode", source="none", stage="result"),
+    line(TooLarge, f"{D1}T12:00:00", client="goose", raw_bytes=900_000, result_chars=160_000),
+    line(RetiredToolCalled, f"{D1}T12:30:00", client="goose", tool="tomtom-fuzzy-search",
+         replaced_by=["tomtom-geocode"]),
+    line(FetchFailed, f"{D1}T10:00:00", client="ChatGPT", tool="tomtom-data-viz", error_code="upstream"),
+    line(Failed, f"{D1}T10:00:01", client="ChatGPT", tool="tomtom-data-viz", source="data_url", stage="fetch"),
+    line(DecodeFailed, f"{D1}T10:30:00", client="ChatGPT", tool="tomtom-data-viz", source="inline", error="bad"),
+    line(Failed, f"{D1}T10:30:01", client="ChatGPT", tool="tomtom-data-viz", source="inline", stage="decode"),
+    line(Drawn, f"{D1}T11:00:00", client="ChatGPT", tool="tomtom-data-viz", source="data_url"),
+    line(Drawn, f"{D2}T09:00:00", source="inline"),
+    line(Failed, f"{D2}T09:00:00", client="cursor-vscode", source="none", stage="result"),
+    line(RetiredToolCalled, f"{D2}T09:30:00", client="goose", tool="tomtom-fuzzy-search",
+         replaced_by=["tomtom-geocode"]),
+    line(OutdatedCall, f"{D2}T09:45:00", client="ChatGPT", tool="tomtom-traffic", input="language",
          change="string_now_list"),
 ]  # fmt: skip
 

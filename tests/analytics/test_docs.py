@@ -5,7 +5,7 @@ from __future__ import annotations
 from analytics.api import api
 from analytics.models import UNKNOWN_KIND
 from analytics.stats import STAT_NAMES
-from core.app_status import AppStatus
+from core.app_status import APP_STATUS_EVENTS, AppData, Fetched
 from tests.conftest import REPO
 from tomtom_mcp.env import ENV_VARS
 
@@ -30,9 +30,9 @@ def test_every_endpoint_is_listed():
 
 
 def test_every_counted_message_and_the_unknown_kind_are_named():
-    counted = [status for status in AppStatus if status not in (AppStatus.APP_DATA, AppStatus.FETCHED)]
+    counted = [event for event in APP_STATUS_EVENTS if event not in (AppData, Fetched)]
 
-    assert [status.message for status in counted if f"`{status.message}`" not in DOCS] == []
+    assert [event.MESSAGE for event in counted if f"`{event.MESSAGE}`" not in DOCS] == []
     assert f"kind **`{UNKNOWN_KIND}`**" in DOCS
 
 
@@ -45,3 +45,4 @@ def test_every_tool_call_stat_and_metric_is_described():
 
     assert [name for name in CALL_STAT_NAMES if f"`{name}`" not in section] == []
     assert metrics and [name for name in metrics if f"`{name}" not in DOCS] == []
+

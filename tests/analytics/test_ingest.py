@@ -11,32 +11,39 @@ import subprocess
 import sys
 import threading
 import zlib
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import OperationalError, connection
+from django.db import DatabaseError, OperationalError, connection
 from django.db.models import Sum
 from psycopg.errors import DeadlockDetected
 
-from analytics import services
+from analytics.ingest import sources, workers
+from analytics.ingest import store as store_module
+from analytics.ingest.batches import IngestReport, batches, chunks
+from analytics.ingest.pipeline import ingest as events_ingest
+from analytics.ingest.pipeline import worker_start_method
+from analytics.ingest.rollups import Rollup
+from analytics.ingest.sources import log_lines, log_open
+from analytics.ingest.store import Store
 from analytics.models import AppStatusDailyCount, AppStatusEvent, AppStatusHourlyCount, OldCallerDaily
-from analytics.services import events_ingest, log_lines, log_open
-from core.app_status import AppStatus
+from core.app_status import AppData, Drawn, Failed, HostDropped, OutdatedCall, RetiredToolCalled
 from tests.analytics.conftest import call_line, ingest, line, log
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.django_db
 
 EVENTS = [
-    line(AppStatus.APP_DATA, "2026-11-02T10:00:01", delivery="inline", raw_bytes=93_000, encoded_chars=41_000,
+    line(AppData, "2026-11-02T10:00:01", delivery="inline", raw_bytes=93_000, encoded_chars=41_000,
          result_chars=44_000, simplification={"original_points": 20_571, "points": 14_065, "max_error_m": 2.0}),
-    line(AppStatus.DRAWN, "2026-11-02T10:00:02", source="inline", duration_ms=412.5, features=3),
-    line(AppStatus.HOST_DROPPED, "2026-11-02T10:30:00", client="cursor-vscode", source="inline", reason="host_dropped"),
-    line(AppStatus.FAILED, "2026-11-02T10:30:01", client="cursor-vscode", source="none", stage="result",
+    line(Drawn, "2026-11-02T10:00:02", source="inline", duration_ms=412.5, features=3),
+    line(HostDropped, "2026-11-02T10:30:00", client="cursor-vscode", source="inline", reason="host_dropped"),
+    line(Failed, "2026-11-02T10:30:01", client="cursor-vscode", source="none", stage="result",
          duration_ms=20.0, error="no app data"),
-    line(AppStatus.RETIRED_TOOL, "2026-11-02T11:05:00", tool="tomtom-fuzzy-search", client="goose",
+    line(RetiredToolCalled, "2026-11-02T11:05:00", tool="tomtom-fuzzy-search", client="goose",
          replaced_by=["tomtom-geocode", "tomtom-poi-search"]),
 ]  # fmt: skip
 TOOL_CALL = call_line("2026-11-02T10:00:00", total_ms=120.5, upstream_ms=98.25, upstream_calls=2, bytes=1_234)
@@ -102,8 +109,8 @@ NOT_HELD = {  # fields of an app-status line its columns cannot hold
 
 @pytest.mark.parametrize("fields", NOT_HELD.values(), ids=NOT_HELD.keys())
 def test_an_event_line_is_stored_whole_when_its_columns_cannot_hold_it(fields):
-    held = line(AppStatus.DRAWN, "2026-11-02T10:00:00")
-    not_held = line(AppStatus.DRAWN, "2026-11-02T10:00:01", **fields)
+    held = line(Drawn, "2026-11-02T10:00:00", source="inline")
+    not_held = line(Drawn, "2026-11-02T10:00:01", **{"source": "inline", **fields})
     unknown_message = held.replace('"App drawn"', '"App drawn twice"')
 
     ingest(held, not_held, unknown_message)
@@ -177,8 +184,8 @@ def test_a_partial_last_line_is_malformed_until_the_line_is_complete():
 
 @pytest.mark.parametrize("read_bytes", [7, 1000, 1 << 20])
 def test_lines_are_the_same_whatever_reads_they_span_and_a_too_long_line_is_malformed(monkeypatch, read_bytes):
-    monkeypatch.setattr(services, "READ_BYTES", read_bytes)
-    monkeypatch.setattr(services, "MAX_LINE_BYTES", 2_000)
+    monkeypatch.setattr(sources, "READ_BYTES", read_bytes)
+    monkeypatch.setattr(sources, "MAX_LINE_BYTES", 2_000)
     too_long = '{"event":"app_status","message":"' + "x" * 5_000 + '"}'
     data = log(EVENTS[0], too_long, EVENTS[1], "", EVENTS[2]) + EVENTS[3].encode()  # the last line has no newline
 
@@ -209,7 +216,8 @@ def test_a_truncated_gzip_file_keeps_the_lines_before_the_break(tmp_path):
 def distinct_events(count: int, start: int = 0) -> bytes:
     """`count` different app-status lines (one second apart), as a log."""
     seconds = range(start, start + count)
-    return log(*(line(AppStatus.DRAWN, f"2026-11-02T1{i // 3600}:{i // 60 % 60:02d}:{i % 60:02d}") for i in seconds))
+    return log(*(line(Drawn, f"2026-11-02T1{i // 3600}:{i // 60 % 60:02d}:{i % 60:02d}", source="inline")
+                 for i in seconds))  # fmt: skip
 
 
 def complete_lines_in(after: bytes) -> int:
@@ -261,7 +269,7 @@ def test_a_message_the_contract_does_not_know_is_kept_as_kind_unknown():
 def test_no_event_is_lost_across_batches_duplicates_and_reruns():
     hours = [f"2026-11-{day:02d}T{hour:02d}:{minute:02d}:00" for day in (2, 3) for hour in (0, 9, 23)
              for minute in (0, 59)]  # fmt: skip
-    lines = [line(AppStatus.DRAWN, at, client=f"host-{i % 3}", source="inline") for i, at in enumerate(hours)]
+    lines = [line(Drawn, at, client=f"host-{i % 3}", source="inline") for i, at in enumerate(hours)]
     doubled = [text for pair in zip(lines, lines, strict=True) for text in pair]
 
     report = ingest(*doubled, batch_size=5)
@@ -274,10 +282,10 @@ def test_no_event_is_lost_across_batches_duplicates_and_reruns():
 
 def test_old_callers_are_counted_once_across_batches_duplicates_and_reruns():
     calls = [
-        line(AppStatus.RETIRED_TOOL, at, client=client, tool="tomtom-fuzzy-search", replaced_by=["tomtom-geocode"])
+        line(RetiredToolCalled, at, client=client, tool="tomtom-fuzzy-search", replaced_by=["tomtom-geocode"])
         for at, client in [("2026-11-02T23:59:59.999", "goose"), ("2026-11-02T08:00:00", "goose"),
                            ("2026-11-03T00:00:00", "goose"), ("2026-11-02T12:00:00", "cline")]
-    ] + [line(AppStatus.OUTDATED_CALL, "2026-11-03T07:00:00", client="ChatGPT", tool="tomtom-traffic",
+    ] + [line(OutdatedCall, "2026-11-03T07:00:00", client="ChatGPT", tool="tomtom-traffic",
               input="language", change="string_now_list")]  # fmt: skip
     doubled = [text for pair in zip(calls, calls, strict=True) for text in pair]
 
@@ -302,32 +310,32 @@ def test_old_callers_are_counted_once_across_batches_duplicates_and_reruns():
     ]  # fmt: skip
 
 
-def test_a_batch_ends_at_its_byte_limit_before_its_event_count(monkeypatch):
-    written = []  # the events of each batch, as each transaction writes them
-    write = services._write
-    monkeypatch.setattr(services, "_write", lambda *batch: written.append(sum(b.count for b in batch)) or write(*batch))
+def test_a_batch_ends_at_its_byte_limit_before_its_event_count():
     lines = [text.encode() + b"\n" for text in (*EVENTS, TOOL_CALL, *EVENTS[:2])]
     longest = max(len(text) for text in lines)
+    store = Store()
 
+    by_bytes = [sum(part.count for part in batch)
+                for batch in batches(lines, store, IngestReport(), size=100, max_bytes=2 * longest)]  # fmt: skip
     report = events_ingest(lines, batch_size=100, batch_bytes=2 * longest)
-    batches, by_bytes = list(written), stored_tables()
+    stored_by_bytes = stored_tables()
     truncate_all()
+    by_count = [sum(part.count for part in batch) for batch in batches(lines, store, IngestReport(), size=100)]
     events_ingest(lines, batch_size=100)
 
     # A batch ends with the line that brings it to twice the longest line's length, long before
     # 100 events; in one batch of 100 the same lines store the same.
-    assert (batches, written[len(batches) :]) == ([3, 3, 2], [6])
-    assert (report.events, report.new, report.tool_calls, report.tool_calls_new) == (7, 5, 1, 1)
-    assert by_bytes == stored_tables()
+    assert (by_bytes, by_count) == ([3, 3, 2], [6])
+    assert (report.events, report.new, report.tool_calls, report.tool_calls_new, report.batches) == (7, 5, 1, 1, 3)
+    assert stored_by_bytes == stored_tables()
 
 
 def test_a_chunk_for_the_workers_ends_at_its_byte_limit_or_its_line_count():
     lines = [b"x" * length for length in (5, 5, 30, 1, 1, 1, 1, 1, 12, 2)]
-    slots, stop = threading.BoundedSemaphore(100), threading.Event()
 
-    chunks = list(services._chunks(lines, 4, slots, stop, 10))
+    cut = list(chunks(lines, 4, 10))
 
-    assert [(before, [len(line) for line in chunk], broken) for before, chunk, broken in chunks] == [
+    assert [(before, [len(line) for line in chunk], broken) for before, chunk, broken in cut] == [
         (0, [5, 5], None),  # 10 bytes: the limit
         (2, [30], None),  # one line longer than the limit is a chunk of its own
         (3, [1, 1, 1, 1], None),  # 4 lines: the count
@@ -337,11 +345,10 @@ def test_a_chunk_for_the_workers_ends_at_its_byte_limit_or_its_line_count():
 
 
 def test_a_batch_that_fails_stores_neither_its_events_nor_its_counts(monkeypatch):
-    def broken(counts):
-        raise RuntimeError("the database went away")
-
-    monkeypatch.setattr(services, "add_app_status", broken)
-    with pytest.raises(RuntimeError):
+    # A rollup whose table the database has not: adding to it fails after the events were inserted.
+    missing = Rollup(AppStatusHourlyCount, "hour", ("client",), ("no_such_column",))
+    monkeypatch.setattr(store_module, "deltas", lambda family, rows: {missing: [(row.time, "x", 1) for row in rows]})
+    with pytest.raises(DatabaseError):
         ingest(*EVENTS)
     monkeypatch.undo()
     assert (stored(), AppStatusHourlyCount.objects.count(), AppStatusDailyCount.objects.count()) == (0, 0, 0)
@@ -354,14 +361,20 @@ def test_a_batch_that_fails_stores_neither_its_events_nor_its_counts(monkeypatch
         ("app_data", 1), ("drawn", 1), ("failed", 1), ("host_dropped", 1), ("retired_tool", 1)]  # fmt: skip
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the direct COPY path is PostgreSQL's")
-def test_a_concurrent_writer_that_stored_some_events_first_costs_nothing(monkeypatch):
-    ingest(*EVENTS[:3])
-    # The fast path sees nothing stored (another writer committed after the check): the COPY
-    # meets the unique constraint and the batch goes through ON CONFLICT DO NOTHING instead.
-    monkeypatch.setattr(services, "_nothing_stored_between", lambda first, last, model: True)
+class Unaware(Store):
+    """A store that sees nothing stored: as when another writer commits after the store looked."""
 
-    report = ingest(*EVENTS)
+    def anything_stored(self, model, first, last):
+        return False
+
+
+def test_a_concurrent_writer_that_stored_some_events_first_costs_nothing():
+    ingest(*EVENTS[:3])
+    store, report = Unaware(), IngestReport()
+
+    # The direct load meets the unique constraint and the batch goes through the staging table.
+    for batch in batches([text.encode() for text in EVENTS], store, report):
+        report.add_new(batch, store.write(batch))
 
     assert (report.events, report.new) == (5, 2)
     assert stored() == 5
@@ -472,35 +485,26 @@ def mixed_lines() -> list[bytes]:
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="worker processes parse for PostgreSQL only")
 @pytest.mark.django_db(transaction=True)
-def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does(monkeypatch):
-    in_workers, ingest_in_workers, ingest_chunk = [], services._ingest_in_workers, services.ingest_chunk
-    here = []  # the chunks this process stored itself (worker processes do not see this patch)
-    monkeypatch.setattr(services, "ingest_chunk", lambda chunk: here.append(chunk) or ingest_chunk(chunk))
-
+def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does():
     lines = mixed_lines()
 
     sequential = events_ingest(lines, batch_size=4)
     expected = stored_tables()
     truncate_all()
-    monkeypatch.setattr(  # every chunk to the workers, started afresh
-        services,
-        "_ingest_in_workers",
-        lambda *args, **options: (
-            in_workers.append(args)
-            or ingest_in_workers(*args, **options, store_while_starting=False, start_method="spawn")
-        ),
-    )
-    parallel = events_ingest(lines, batch_size=4, workers=2)
-    stored_here, in_parallel = len(here), stored_tables()
+    # Every chunk to the workers, started afresh.
+    parallel = events_ingest(lines, batch_size=4, workers=2, start_method="spawn", store_while_starting=False)
+    in_parallel = stored_tables()
     truncate_all()
-    monkeypatch.setattr(services, "_ingest_in_workers", ingest_in_workers)
     mixed = events_ingest(lines, batch_size=4, workers=2)  # this process stores chunks until a worker starts
     mixed_tables = stored_tables()
     truncate_all()
     by_bytes = events_ingest(lines, batch_size=100, workers=2, batch_bytes=max(map(len, lines)) * 3)
     again = events_ingest(lines, batch_size=3, workers=2)
 
-    assert parallel == mixed == by_bytes == sequential
+    def counts(report: IngestReport) -> IngestReport:
+        return replace(report, batches=0, worker_batches=0)
+
+    assert counts(parallel) == counts(mixed) == counts(by_bytes) == counts(sequential)
     assert mixed_tables == expected
     assert (parallel.malformed_lines, parallel.skipped) == (
         [(10, "not JSON (a partial line?)"), (29, "not a JSON object")],
@@ -508,7 +512,8 @@ def test_worker_processes_store_and_count_exactly_what_the_parser_thread_does(mo
     )
     assert in_parallel == stored_tables() == expected
     assert (again.new, again.tool_calls_new, again.events, again.tool_calls) == (0, 0, 22, 9)
-    assert (len(in_workers), stored_here) == (1, 0)  # worker processes stored every batch themselves
+    assert parallel.worker_batches == parallel.batches == 9  # worker processes stored every batch themselves
+    assert sequential.worker_batches == 0
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="worker processes parse for PostgreSQL only")
@@ -543,13 +548,13 @@ def test_the_commands_forked_workers_store_exactly_what_the_parser_thread_does(t
 def test_workers_are_forked_where_this_process_runs_no_other_thread(monkeypatch):
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setattr(threading, "active_count", lambda: 1)
-    alone = services.worker_start_method()
+    alone = worker_start_method()
     monkeypatch.setattr(threading, "active_count", lambda: 2)
-    beside_a_thread = services.worker_start_method()
+    beside_a_thread = worker_start_method()
     monkeypatch.setattr(sys, "platform", "darwin")  # fork is unsafe there with system frameworks loaded
     monkeypatch.setattr(threading, "active_count", lambda: 1)
 
-    assert (alone, beside_a_thread, services.worker_start_method()) == ("fork", "spawn", "spawn")
+    assert (alone, beside_a_thread, worker_start_method()) == ("fork", "spawn", "spawn")
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="worker processes parse for PostgreSQL only")
@@ -567,31 +572,38 @@ def test_worker_processes_keep_every_line_before_a_break(tmp_path):
     assert stored() == 300
 
 
-def test_a_worker_writes_a_batch_again_when_postgresql_chose_it_as_a_deadlocks_victim(monkeypatch):
-    write, attempts = services._write, []
+class Deadlocked(Store):
+    """A store whose first `failures` writes PostgreSQL chose as a deadlock's victim (or that fail
+    otherwise: `error`)."""
 
-    def deadlocked_once(*batches):
-        attempts.append(batches)
-        if len(attempts) == 1:
-            raise OperationalError("deadlock detected") from DeadlockDetected("deadlock detected")
-        return write(*batches)
+    def __init__(self, failures: int, error: Exception) -> None:
+        super().__init__()
+        self.failures, self.error, self.attempts = failures, error, 0
 
-    monkeypatch.setattr(services, "_write", deadlocked_once)
-    report = services.ingest_chunk((0, [text.encode() for text in EVENTS], None))
+    def write(self, parts):
+        self.attempts += 1
+        if self.attempts <= self.failures:
+            raise self.error
+        return super().write(parts)
 
-    assert (len(attempts), report.events, report.new, stored()) == (2, 5, 5, 5)
+
+def test_a_worker_writes_a_batch_again_when_postgresql_chose_it_as_a_deadlocks_victim():
+    victim = OperationalError("deadlock detected")
+    victim.__cause__ = DeadlockDetected("deadlock detected")
+    store = Deadlocked(1, victim)
+
+    report = workers.store_chunk((0, [text.encode() for text in EVENTS], None), store, None)
+
+    assert (store.attempts, report.events, report.new, stored()) == (2, 5, 5, 5)
     assert hourly_matches_events()
 
 
-def test_a_worker_does_not_write_again_after_any_other_error(monkeypatch):
-    attempts = []
+def test_a_worker_does_not_write_again_after_any_other_error():
+    broken = OperationalError("server closed the connection")
+    broken.__cause__ = OSError("connection reset")
+    store = Deadlocked(3, broken)
 
-    def broken(*batches):
-        attempts.append(batches)
-        raise OperationalError("server closed the connection") from OSError("connection reset")
-
-    monkeypatch.setattr(services, "_write", broken)
     with pytest.raises(OperationalError, match="server closed"):
-        services.ingest_chunk((0, [text.encode() for text in EVENTS], None))
+        workers.store_chunk((0, [text.encode() for text in EVENTS], None), store, None)
 
-    assert (len(attempts), stored()) == (1, 0)
+    assert (store.attempts, stored()) == (1, 0)

@@ -9,12 +9,17 @@ from collections.abc import Iterator
 import pytest
 from django.apps import apps
 
+from analytics.ingest.pipeline import ingest as events_ingest
 from analytics.live import DatabaseHandler, calls_logger, install
 from analytics.models import AppStatusEvent, ToolCallEvent
-from analytics.services import events_ingest
-from core.app_status import AppStatus, emit, logger
-from core.logging import JsonLinesFormatter, log_event
+from core import app_status
+from core.app_status import Drawn
+from core.calls import ToolCall
+from core.events import log
+from core.logging import JsonLinesFormatter
 from tests.analytics.conftest import ingest
+
+logger = logging.getLogger(app_status.LOGGER)
 
 
 class Lines(logging.Handler):
@@ -68,7 +73,7 @@ def test_logged_events_reach_the_database_in_one_batch_and_a_log_ingested_later_
         logger.addHandler(handler)
 
     for client in ("claude-ai", "ChatGPT", "goose"):
-        emit(AppStatus.DRAWN, tool="tomtom-routing", client=client, user_agent=None, source="inline")
+        log(Drawn(tool="tomtom-routing", client=client, source="inline"))
     assert live.flush()
 
     assert batches == [3]
@@ -83,8 +88,8 @@ def test_tool_call_lines_take_the_live_path_too(attached):
     for handler in attached:
         calls_logger.addHandler(handler)
 
-    log_event(calls_logger, logging.INFO, "Tool call", tool="tomtom-geocode", client="goose", outcome="ok",
-              backend="tomtom-maps", upstream_calls=1, upstream_ms=40.0, total_ms=52.5, bytes=900)  # fmt: skip
+    log(ToolCall(tool="tomtom-geocode", client="goose", outcome="ok", backend="tomtom-maps", upstream_calls=1,
+                 upstream_ms=40.0, total_ms=52.5, bytes=900))  # fmt: skip
     assert live.flush()
 
     assert list(ToolCallEvent.objects.values_list("client", "tool", "total_ms")) == [("goose", "tomtom-geocode", 52.5)]

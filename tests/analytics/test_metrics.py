@@ -12,8 +12,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from analytics.metrics import MetricsHandler, by_family, collected
-from core.app_status import AppStatus, emit
-from core.logging import log_event
+from core.app_status import Drawn, Failed
+from core.calls import ToolCall
+from core.events import log
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.django_db
@@ -36,8 +37,8 @@ def handler() -> Iterator[MetricsHandler]:
 
 
 def call(tool: str, client: str, outcome: str = "ok", upstream_ms: float = 120.0) -> None:
-    log_event(calls_logger, logging.INFO, "Tool call", tool=tool, client=client, outcome=outcome,
-              upstream_calls=1, upstream_ms=upstream_ms, total_ms=upstream_ms + 5, bytes=100)  # fmt: skip
+    log(ToolCall(tool=tool, client=client, outcome=outcome, upstream_calls=1, upstream_ms=upstream_ms,
+                 total_ms=upstream_ms + 5, bytes=100))  # fmt: skip
 
 
 def samples(text: str) -> dict[tuple[str, tuple], float]:
@@ -53,8 +54,9 @@ def test_tool_calls_and_widgets_are_counted_by_host_family(client, settings, han
     call("tomtom-metrics-test", "ChatGPT/1.2026.1")
     call("tomtom-metrics-test", "ChatGPT/1.2026.2", outcome="unavailable", upstream_ms=3_000)
     call("tomtom-metrics-test", "fleet-agent")
-    for kind in (AppStatus.DRAWN, AppStatus.FAILED, AppStatus.FAILED):
-        emit(kind, tool="tomtom-metrics-test", client="metrics-test-host", user_agent=None)
+    log(Drawn(tool="tomtom-metrics-test", client="metrics-test-host", source="inline"))
+    for _ in range(2):
+        log(Failed(tool="tomtom-metrics-test", client="metrics-test-host", source="inline", stage="render"))
 
     response = client.get("/analytics/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
 
@@ -83,8 +85,9 @@ def test_the_endpoint_needs_the_token_and_is_off_without_one(client, settings):
 _WORKER = """
 import logging
 from analytics.metrics import MetricsHandler
-record = logging.makeLogRecord({"name": "tools.calls", "msg": "Tool call", "levelno": 20,
-    "fields": {"tool": "tomtom-geocode", "client": "goose", "outcome": "ok", "total_ms": 12.0}})
+from core.calls import ToolCall
+event = ToolCall(tool="tomtom-geocode", client="goose", outcome="ok", total_ms=12.0)
+record = logging.makeLogRecord({"name": "tools.calls", "msg": "Tool call", "levelno": 20, "event": event})
 MetricsHandler().handle(record)
 """
 

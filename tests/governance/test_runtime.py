@@ -12,11 +12,13 @@ from django.db import connections
 from mcp import Client
 from mcp_types import Implementation
 
+from core.operations import SurfaceReadableAgain, SurfaceUnreadableFromFixture
 from tests.governance.conftest import fake_tool
+from tests.support import logs
 from tools.context import CallContext
 from tools.dispatch import Dispatcher, log_calls
 from tools.governance import fixtures, services
-from tools.governance.runtime import READABLE_AGAIN, UNREADABLE_FROM_FIXTURE, Governance
+from tools.governance.runtime import Governance
 from tools.governance.surface import ChangeKind, InputChange, LedgerEntry, Retirement, Surface
 from tools.mcp.server import build_server
 from tools.mcp.service import build_dispatcher
@@ -90,7 +92,8 @@ def listed(dispatcher: Dispatcher, context: CallContext) -> list[str]:
 
 
 def app_status(caplog, kind: str) -> list[dict]:
-    return [r.fields for r in caplog.records if r.name == "tools.app_status" and r.fields["kind"] == kind]
+    lines = [logs.fields(r) for r in caplog.records if r.name == "tools.app_status"]
+    return [line for line in lines if line["kind"] == kind]
 
 
 async def test_a_retired_tool_is_never_listed_and_answers_with_its_replacements(call_context, caplog):
@@ -253,14 +256,14 @@ async def test_a_failed_refresh_keeps_the_last_snapshot(call_context, caplog):
         assert (await dispatcher.call("demo-old", {}, call_context)).code == "retired"
     [warning] = [r for r in caplog.records if r.name == "tools.governance"]
     assert warning.getMessage() == "Tool-surface tables unreadable: answering from the last snapshot"
-    assert warning.fields == {"error": "ConnectionError: database is down", "retired": 2, "contract_changes": 5}
+    assert logs.fields(warning) == {"error": "ConnectionError: database is down", "retired": 2, "contract_changes": 5}
     clock.now += 1
     assert (await dispatcher.call("demo-old", {}, call_context)).code == "retired"
     assert len([r for r in caplog.records if r.name == "tools.governance"]) == 1  # one line, not one per refresh
     fail[0] = False
     clock.now += 1
     await dispatcher.call("demo-live", {"query": "Amsterdam"}, call_context)
-    assert [r.getMessage() for r in caplog.records if r.name == "tools.governance"][-1] == READABLE_AGAIN
+    assert [r.getMessage() for r in caplog.records if r.name == "tools.governance"][-1] == SurfaceReadableAgain.MESSAGE
 
 
 async def test_without_its_tables_a_replica_answers_from_the_committed_fixture(call_context, caplog):
@@ -268,9 +271,9 @@ async def test_without_its_tables_a_replica_answers_from_the_committed_fixture(c
     with caplog.at_level(logging.WARNING, logger="tools.governance"):
         dispatcher = build_dispatcher()
     [warning] = [r for r in caplog.records if r.name == "tools.governance"]
-    assert warning.getMessage() == UNREADABLE_FROM_FIXTURE
+    assert warning.getMessage() == SurfaceUnreadableFromFixture.MESSAGE
     committed = fixtures.read_fixture()
-    assert (warning.fields["retired"], warning.fields["contract_changes"]) == (
+    assert (logs.fields(warning)["retired"], logs.fields(warning)["contract_changes"]) == (
         len(committed.retired), len(committed.changes),
     )  # fmt: skip
     assert "tomtom-static-map" not in listed(dispatcher, call_context)

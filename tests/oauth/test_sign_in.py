@@ -16,6 +16,7 @@ from django.test import AsyncClient
 
 from tenants.models import Tenant, TenantKey
 from tests.conftest import CANARY_KEY, data
+from tests.support import logs
 from tests.support.issuer import LocalIssuer
 from tests.support.tomtom_stub import TomTomStub
 from tools.mcp import http
@@ -129,7 +130,7 @@ async def test_a_valid_token_spends_the_tenants_key(tenant, issuer, stub, caplog
     sent = json.dumps([r.headers for r in stub.requests]) + json.dumps([r.query for r in stub.requests])
     assert token not in sent  # the access token never leaves this server
     logged = [r for r in caplog.records if r.getMessage() == "Tool call"]
-    assert logged[-1].fields["tenant"] == "Acme"
+    assert logs.fields(logged[-1])["tenant"] == "Acme"
     # the canary: the tenant's key is in no result, header or log line
     assert CANARY_KEY not in response.content.decode()
     assert CANARY_KEY not in json.dumps(dict(response.headers))

@@ -12,8 +12,9 @@ import re
 
 import pytest
 
-from core.app_status import AppStatus
+from core.app_status import BY_MESSAGE
 from tests.conftest import REPO
+from tests.support import logs
 from tests.support.long_routes import route_answer
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
@@ -86,11 +87,7 @@ async def every_widget_line(config, caplog) -> list[dict]:
     await dispatcher.call(
         "tomtom-report-app-status", {**report, "outcome": "failed", "stage": "render", "error": "x"}, context
     )
-    return [
-        {"message": r.getMessage(), **r.fields}
-        for r in caplog.records
-        if isinstance(getattr(r, "fields", None), dict) and r.fields.get("event") == "app_status"
-    ]
+    return logs.app_status(caplog.records)
 
 
 async def test_every_widget_line_is_documented(config, caplog):
@@ -99,7 +96,7 @@ async def test_every_widget_line_is_documented(config, caplog):
     assert {line["kind"] for line in lines} == WIDGET_KINDS
     for line in lines:
         message, names = rows[line["kind"]]
-        assert line["message"] == message == AppStatus.by_message(message).message
+        assert line["message"] == message == BY_MESSAGE[message].MESSAGE
         assert (line["client"], line["user_agent"]) == ("Host", "Host/1")
         undocumented = set(line) - COMMON - names
         assert not undocumented, f"{line['kind']}: document {sorted(undocumented)} in docs/app-status.md"

@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from tests.conftest import data
+from tests.support import logs
 from tests.support.dispatching import ShowUiInput, dispatcher_of
 from tests.support.long_routes import ROUTES, line_of, route_answer
 from tools.context import CallContext
@@ -172,7 +173,7 @@ async def test_too_large_logs_and_still_answers_the_text(config, caplog):
     assert not outcome.is_error
     assert orjson.loads(outcome.text) == {"routes": [{"summary": {"lengthInMeters": 1}}], "show_ui": True}
     assert outcome.meta == {"show_ui": True, "tool": "big-route", "delivery": "too_large"}
-    lines = {r.getMessage(): r.fields for r in caplog.records if getattr(r, "fields", {}).get("event") == "app_status"}
+    lines = {line.pop("message"): line for line in logs.app_status(caplog.records)}
     assert lines["App data"]["delivery"] == "too_large"
     too_large = lines["App data too large for the result: the app can't draw"]
     assert (

@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from tests.conftest import make_config
+from tests.support import logs
 from tests.support.https_server import LocalHttps
 from tools.context import CallContext
 from tools.definitions import data_viz
@@ -36,11 +37,7 @@ PUBLIC = "93.184.215.14"
 
 
 def app_status(caplog) -> list[dict]:
-    return [
-        {"message": r.getMessage(), **r.fields}
-        for r in caplog.records
-        if isinstance(getattr(r, "fields", None), dict) and r.fields.get("event") == "app_status"
-    ]
+    return logs.app_status(caplog.records)
 
 
 def context_with(stub, **policy) -> CallContext:

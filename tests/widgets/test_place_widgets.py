@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from tests.conftest import data
+from tests.support import logs
 from tests.support.long_routes import route_answer
 from tools.mcp.appdata import APP_DATA_KEY, RESULT_LIMIT
 from tools.shaping.appdata import decode
@@ -122,6 +123,6 @@ async def test_the_largest_answer_draws_inline(stub, dispatcher, context, caplog
     assert (text.pop("show_ui"), text.pop("tool")) == (True, tool)
     assert text == {k: v for k, v in orjson.loads(plain.text).items() if k != "show_ui"}, "the map adds nothing"
     assert decode(shown.meta[APP_DATA_KEY])
-    (line,) = [r.fields for r in caplog.records if getattr(r, "fields", {}).get("kind") == "app_data"]
+    (line,) = [line for line in logs.app_status(caplog.records) if line["kind"] == "app_data"]
     print(f"{tool}: raw {line['raw_bytes']:,} bytes, app data {line['encoded_chars']:,} chars, result "
           f"{line['result_chars']:,} chars{', simplified' if line.get('simplification') else ''}")  # fmt: skip

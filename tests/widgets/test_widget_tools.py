@@ -12,6 +12,7 @@ from mcp.server.apps import APP_MIME_TYPE
 from mcp.shared.exceptions import MCPError
 
 from tests.conftest import CANARY_KEY, apps_extension, data, make_config
+from tests.support import logs
 from tools.context import CallContext
 from tools.definition import ToolDefinitionError, define_tool
 from tools.inputs import ToolInput
@@ -30,11 +31,7 @@ APP_ONLY_TOOLS = {"tomtom-get-app-data", "tomtom-get-map-key", "tomtom-report-ap
 
 
 def app_status(caplog) -> list[dict]:
-    return [
-        {"message": r.getMessage(), **r.fields}
-        for r in caplog.records
-        if isinstance(getattr(r, "fields", None), dict) and r.fields.get("event") == "app_status"
-    ]
+    return logs.app_status(caplog.records)
 
 
 # --- show_ui -----------------------------------------------------------------------------------

@@ -22,8 +22,9 @@ from typing import Any, Literal
 
 from pydantic import Field, create_model, model_validator
 
-from core.app_status import AppStatus, Caller, emit
+from core.app_status import DecodeFailed, Fetched, FetchFailed, HostDropped
 from core.errors import ErrorCode, ToolError, conflicting
+from core.events import ERROR_TEXT_LENGTH, TOOL_NAME_LENGTH, clip, log
 from tools.context import CallContext
 from tools.definition import define_tool
 from tools.definitions import data_viz
@@ -31,11 +32,6 @@ from tools.definitions.report_app_status import scrubbed
 from tools.inputs import ToolInput, parse, problem
 from tools.shaping.appdata import encode
 
-REASONS = {
-    "too_large": AppStatus.FETCHED,
-    "host_dropped": AppStatus.HOST_DROPPED,
-    "decode_failed": AppStatus.DECODE_FAILED,
-}
 REFUSED_TOOL = (
     f"only {data_viz.TOOL.name} app data can be made again; the widget of {{tool!r}} draws from its result, "
     "since running a TomTom tool again would be a second, billed request"
@@ -52,7 +48,7 @@ DataVizArguments = create_model(
 
 
 class GetAppDataInput(ToolInput):
-    tool: str = Field(max_length=128, description=f"Whose app data: only {data_viz.TOOL.name}.")
+    tool: str = Field(max_length=TOOL_NAME_LENGTH, description=f"Whose app data: only {data_viz.TOOL.name}.")
     arguments: DataVizArguments = Field(
         description=f"The {data_viz.TOOL.name} input the widget was shown (checked as that tool checks it)."
     )
@@ -74,13 +70,8 @@ class GetAppDataInput(ToolInput):
         return data
 
 
-def _who(tool: str, context: CallContext) -> Caller:
-    return {"tool": tool, "client": context.client_name, "user_agent": context.user_agent,
-            "request_id": context.request_id}  # fmt: skip
-
-
 def _failed(tool: str, error: ToolError, context: CallContext) -> None:
-    emit(AppStatus.FETCH_FAILED, **_who(tool, context), error_code=error.code.value, error=error.message)
+    log(FetchFailed(**context.caller(tool), error_code=error.code.value, error=clip(error.message, ERROR_TEXT_LENGTH)))
 
 
 def _nested(error: ToolError) -> ToolError:
@@ -113,15 +104,15 @@ async def run(input: GetAppDataInput, context: CallContext) -> dict[str, Any]:
         _failed(input.tool, nested, context)
         raise nested from None
     encoded = await asyncio.to_thread(encode, viz.app_data)
-    status = REASONS[input.reason]
-    who = _who(input.tool, context)
-    if status is AppStatus.FETCHED:
-        emit(status, **who, source=viz.source, raw_bytes=len(viz.app_data["data_viz"]["geojson"].encode()))
-    elif status is AppStatus.HOST_DROPPED:
-        emit(status, **who, source=viz.source)
+    who, reason = context.caller(input.tool), input.reason
+    if reason == "too_large":
+        raw_bytes = len(viz.app_data["data_viz"]["geojson"].encode())
+        log(Fetched(**who, source=viz.source, reason=reason, raw_bytes=raw_bytes))
+    elif reason == "host_dropped":
+        log(HostDropped(**who, source=viz.source, reason=reason))
     else:
         reported = input.error if input.error is not None else "unknown"
-        emit(status, **who, source=viz.source, error=scrubbed(reported, context))
+        log(DecodeFailed(**who, source=viz.source, reason=reason, error=scrubbed(reported, context)))
     return {"tool": input.tool, "app_data": encoded}
 
 

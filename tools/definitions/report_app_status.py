@@ -16,7 +16,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from core.app_status import AppStatus, Caller, emit
+from core.app_status import Drawn, Failed, SourceName, StageName
+from core.events import TOOL_NAME_LENGTH, log
 from tools.context import CallContext
 from tools.definition import TOOL_NAME, Annotations, define_tool
 from tools.inputs import ToolInput, problem, rule
@@ -26,16 +27,14 @@ KEY_IN_URL = re.compile(r"(?i)((?<![\w-])(?:key|api[_-]?key)=)[^&#\s\"'<>]+")
 MAX_FEATURES = 10_000_000
 """Far above anything a widget draws (data-viz draws at most 100,000 features)."""
 
-Source = Literal["inline", "data_url", "tool_input", "none"]
-Stage = Literal["init", "result", "decode", "fetch", "render"]
-
-
 class ReportInput(ToolInput):
-    tool: Annotated[str, Field(max_length=128, pattern=TOOL_NAME.pattern, description="The tool whose result it is.")]
+    tool: Annotated[
+        str, Field(max_length=TOOL_NAME_LENGTH, pattern=TOOL_NAME.pattern, description="The tool whose result it is.")
+    ]
     outcome: Literal["drawn", "failed"]
-    source: Source = Field(description="Where the widget's data came from.")
+    source: SourceName = Field(description="Where the widget's data came from.")
     duration_ms: float = Field(ge=0, le=3_600_000)
-    stage: Stage | None = Field(None, description="Where it failed (failed only).")
+    stage: StageName | None = Field(None, description="Where it failed (failed only).")
     features: int | None = Field(None, ge=0, le=MAX_FEATURES, description="Features drawn (drawn only).")
     error: str | None = Field(None, min_length=1, max_length=500, description="What failed (failed only).")
 
@@ -63,18 +62,15 @@ def scrubbed(text: str, context: CallContext) -> str:
 
 
 async def run(input: ReportInput, context: CallContext) -> dict[str, Any]:
-    who: Caller = {"tool": input.tool, "client": context.client_name, "user_agent": context.user_agent,
-           "request_id": context.request_id}  # fmt: skip
+    who = context.caller(input.tool)
     duration = round(input.duration_ms, 1)
     if input.outcome == "drawn":
-        status = AppStatus.DRAWN
-        emit(status, **who, source=input.source, duration_ms=duration, features=input.features)
-    else:
-        assert input.error is not None  # the model's rule
-        status = AppStatus.FAILED
-        emit(status, **who, source=input.source, stage=input.stage, duration_ms=duration,
-             error=scrubbed(input.error, context))  # fmt: skip
-    return {"logged": status.message}
+        log(Drawn(**who, source=input.source, duration_ms=duration, features=input.features))
+        return {"logged": Drawn.MESSAGE}
+    assert input.error is not None and input.stage is not None  # the model's rule
+    log(Failed(**who, source=input.source, stage=input.stage, duration_ms=duration,
+               error=scrubbed(input.error, context)))  # fmt: skip
+    return {"logged": Failed.MESSAGE}
 
 
 TOOL = define_tool(

@@ -28,15 +28,15 @@ never breaks a call, and is never silently off.
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable, Sequence
 
 from django.db import connections
 
-from core.app_status import AppStatus, emit
+from core.app_status import OutdatedCall, RetiredToolCalled
 from core.errors import ErrorCode, ToolError
-from core.logging import log_event
+from core.events import ERROR_TEXT_LENGTH, clip, log
+from core.operations import SurfaceReadableAgain, SurfaceUnreadableFromFixture, SurfaceUnreadableFromSnapshot
 from tools.context import CallContext
 from tools.definition import Tool
 from tools.dispatch import Next, ToolCall, ToolOutcome
@@ -44,16 +44,11 @@ from tools.governance import fixtures, rules
 from tools.governance.surface import ChangeKind, InputChange, Retirement, Surface
 from tools.snapshots import LazySnapshot
 
-logger = logging.getLogger("tools.governance")
-
 REFRESH_WAIT_SECONDS = 2.0
 """How long a call waits for a slow refresh before it is answered from the last snapshot."""
 
 Loader = Callable[[], Surface]
 
-UNREADABLE_FROM_FIXTURE = "Tool-surface tables unreadable: answering from the committed fixture"
-UNREADABLE_FROM_SNAPSHOT = "Tool-surface tables unreadable: answering from the last snapshot"
-READABLE_AGAIN = "Tool-surface tables readable again"
 
 
 def read_tables() -> Surface:
@@ -115,11 +110,11 @@ class Governance:
         snapshot = self.snapshot
         retirement = snapshot.retired_by_name.get(call.name)
         if retirement is not None:
-            _log(AppStatus.RETIRED_TOOL, call, replaced_by=list(retirement.replaced_by))
+            log(RetiredToolCalled(**call.context.caller(call.name), replaced_by=list(retirement.replaced_by)))
             return ToolOutcome.from_error(retired_error(retirement))
         for change in snapshot.changes_by_tool.get(call.name, ()):
             if rules.is_outdated(change, call.arguments):
-                _log(AppStatus.OUTDATED_CALL, call, input=change.input, change=change.kind.value)
+                log(OutdatedCall(**call.context.caller(call.name), input=change.input, change=change.kind.value))
                 return ToolOutcome.from_error(outdated_error(change, call.arguments[change.input]))
         return await next_(call)
 
@@ -133,32 +128,31 @@ class Governance:
             error = f"{type(exc).__name__}: {exc}"
             current, from_tables = self._state.value
             if from_tables:
-                self._warn_unreadable(UNREADABLE_FROM_SNAPSHOT, error, current)
+                self._warn_unreadable(SurfaceUnreadableFromSnapshot, error, current)
                 return None
             try:
                 fallback = self._fallback()
             except Exception as fixture_exc:  # a broken checkout: tools.E011 says so at check time
                 fallback = Surface()
                 error += f"; fixture: {type(fixture_exc).__name__}: {fixture_exc}"
-            self._warn_unreadable(UNREADABLE_FROM_FIXTURE, error, fallback)
+            self._warn_unreadable(SurfaceUnreadableFromFixture, error, fallback)
             return fallback, False
         if self._unreadable:
             self._unreadable = False
-            log_event(logger, logging.INFO, READABLE_AGAIN)
+            log(SurfaceReadableAgain())
         return surface, True
 
-    def _warn_unreadable(self, message: str, error: str, answering: Surface) -> None:
+    def _warn_unreadable(
+        self,
+        event: type[SurfaceUnreadableFromSnapshot | SurfaceUnreadableFromFixture],
+        error: str,
+        answering: Surface,
+    ) -> None:
         if self._unreadable:
             return
         self._unreadable = True
-        log_event(
-            logger,
-            logging.WARNING,
-            message,
-            error=error,
-            retired=len(answering.retired),
-            contract_changes=len(answering.changes),
-        )
+        log(event(error=clip(error, ERROR_TEXT_LENGTH), retired=len(answering.retired),
+                  contract_changes=len(answering.changes)))  # fmt: skip
 
 
 def retired_error(retirement: Retirement) -> ToolError:
@@ -205,18 +199,6 @@ def outdated_error(change: InputChange, value: object = None) -> ToolError:
         argument=old,
         change=change.kind.value,
         instead=change.instead,
-        **fields,
-    )
-
-
-def _log(status: AppStatus, call: ToolCall, **fields: object) -> None:
-    context = call.context
-    emit(
-        status,
-        tool=call.name,
-        client=context.client_name,
-        user_agent=context.user_agent,
-        request_id=context.request_id,
         **fields,
     )
 

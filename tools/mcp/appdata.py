@@ -17,7 +17,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from core.app_status import AppStatus, Caller, emit
+from core.app_status import AppData, Simplification, TooLarge
+from core.events import log
 from tools.definition import Answer
 from tools.dispatch import Next, ToolCall, ToolOutcome, dumps
 from tools.shaping.appdata import Fitted, fit
@@ -95,13 +96,15 @@ async def deliver_app_data(call: ToolCall, next_: Next) -> ToolOutcome:
     delivery = await asyncio.to_thread(deliver, call.name, answer) if fitting else deliver(call.name, answer)
     fitted = delivery.fitted
     if fitted is not None:
-        context = call.context
-        who: Caller = {"tool": call.name, "client": context.client_name, "user_agent": context.user_agent,
-               "request_id": context.request_id}  # fmt: skip
-        simplification = fitted.simplification.as_dict() if fitted.simplification else None
-        emit(AppStatus.APP_DATA, **who, delivery=delivery.meta["delivery"], raw_bytes=fitted.raw_bytes,
-             encoded_chars=len(fitted.encoded) if fitted.encoded else None, result_chars=delivery.result_chars,
-             simplification=simplification)  # fmt: skip
+        who = call.context.caller(call.name)
+        simplification = None
+        if (reduced := fitted.simplification) is not None:
+            simplification = Simplification(
+                original_points=reduced.original_points, points=reduced.points, max_error_m=reduced.max_error_m
+            )
+        log(AppData(**who, delivery=delivery.meta["delivery"], raw_bytes=fitted.raw_bytes,
+                    encoded_chars=len(fitted.encoded) if fitted.encoded else None,
+                    result_chars=delivery.result_chars, simplification=simplification))  # fmt: skip
         if not delivery.inline and not answer.refetchable:
-            emit(AppStatus.TOO_LARGE, **who, raw_bytes=fitted.raw_bytes, result_chars=delivery.result_chars)
+            log(TooLarge(**who, raw_bytes=fitted.raw_bytes, result_chars=delivery.result_chars))
     return ToolOutcome(delivery.data, meta=delivery.meta, _text=delivery.text)

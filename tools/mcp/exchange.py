@@ -22,7 +22,6 @@ SDK's transport, which owns those answers.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +50,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 from starlette.requests import Request
 
-logger = logging.getLogger(__name__)
+from core.events import SHORT_TEXT_LENGTH, clip, log
+from core.operations import HandlerRaised
 
 _ERROR = TypeAdapter(JSONRPCError)
 _RESPONSE = TypeAdapter(JSONRPCResponse)
@@ -123,7 +123,7 @@ async def answer(
     except Exception as exc:
         error = handler_exception_to_error_data(exc)
         if error is None:
-            logger.exception("handler for %r raised", message.method)
+            log(HandlerRaised(method=clip(message.method, SHORT_TEXT_LENGTH)), exc_info=True)
             error = ErrorData(code=0, message=str(exc))
         failure = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
         return _ERROR.dump_json(failure, by_alias=True, exclude_unset=True)

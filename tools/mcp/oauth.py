@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,11 +35,10 @@ from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 
-from core.logging import log_event
+from core.events import ERROR_TEXT_LENGTH, clip, log
+from core.operations import TenantsUnreadable
 from tenants.store import Admission
 from tools.tomtom.credentials import bearer_token
-
-logger = logging.getLogger("tools.oauth")
 
 ASYMMETRIC_ALGORITHMS = frozenset(
     {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
@@ -316,7 +314,7 @@ class SignIn:
         try:
             admission = await admit(claim, tool_calls)
         except DatabaseError as exc:
-            log_event(logger, logging.ERROR, "Tenants unreadable", error=f"{type(exc).__name__}: {exc}")
+            log(TenantsUnreadable(error=clip(f"{type(exc).__name__}: {exc}", ERROR_TEXT_LENGTH)))
             raise AuthFailure(503, None, "Sign-in is unavailable for a moment; try again") from None
         if admission is None:
             raise AuthFailure(403, "access_denied", "Your account is not a tenant of this server")

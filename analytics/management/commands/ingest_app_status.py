@@ -18,13 +18,15 @@ from collections.abc import Callable
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics.services import BATCH_BYTES, BATCH_SIZE, IngestReport, events_ingest, log_lines, log_open
+from analytics.ingest.batches import BATCH_BYTES, BATCH_SIZE, IngestReport
+from analytics.ingest.pipeline import ingest
+from analytics.ingest.sources import log_lines, log_open
 
 PROGRESS_EVERY = 5.0
 """Seconds between progress lines."""
 WORKERS = 2
 """Processes parsing and storing on PostgreSQL: on two cores, two of them beside PostgreSQL's
-own work measured faster than one (ADR 15, ADR 17)."""
+own work measured faster than one (docs/adr/0027-ingestion.md)."""
 MAX_BATCH_SIZE = 1_000_000
 MAX_WORKERS = 64
 
@@ -77,7 +79,7 @@ class Command(BaseCommand):
 
             try:
                 with log_open(path) as stream:
-                    report = events_ingest(
+                    report = ingest(
                         log_lines(stream),
                         batch_size=options["batch_size"],
                         progress=None if options["quiet"] else progress,

@@ -1,40 +1,49 @@
 """The compiled decoding of the server's own lines says exactly what the general parser says.
 
 Each case is a line the server writes, or one that differs from it in one way, and which of the
-two paths it takes: "compiled" (`server_line` builds the row) or "general" (it declines and the
-general parser decides). Either way `parse_log_line` must equal the general parser's answer, field
+two paths it takes: "compiled" (`decode_compiled` builds the row) or "general" (it declines and
+the general parser decides). Either way `decode` must equal the general parser's answer, field
 for field, `raw` included.
 """
 
 from __future__ import annotations
 
 import json
-from typing import get_args, get_type_hints
+from typing import Any
 
 import pytest
 
-from analytics.parsing import APP_STATUS_LOGGER
-from analytics.server_lines import _AppStatusLine, _ToolCallLine, parse_log_line, server_line
-from analytics.tool_call_parsing import TOOL_CALL_LOGGER, TOOL_CALL_MESSAGE
-from analytics.tool_call_parsing import parse_log_line as parse_generally
-from core.app_status import AppStatus
-from tests.analytics.conftest import call_line, line
+from analytics.ingest.decode import FAMILIES, decode, decode_compiled, decode_generally
+from core.app_status import (
+    AppData,
+    DecodeFailed,
+    Drawn,
+    Failed,
+    Fetched,
+    FetchFailed,
+    HostDropped,
+    OutdatedCall,
+    RetiredToolCalled,
+    TooLarge,
+)
+from core.events import Event, FieldSpec, describe
+from tests.analytics.conftest import call_line, line, written
 
 AT = "2026-11-02T10:00:01"
 APP_STATUS_LINES = {
-    "app data": line(AppStatus.APP_DATA, AT, delivery="inline", raw_bytes=93_000, encoded_chars=41_000,
+    "app data": line(AppData, AT, delivery="inline", raw_bytes=93_000, encoded_chars=41_000,
                      result_chars=44_000, simplification={"original_points": 20_571, "points": 14_065,
                                                           "max_error_m": 2.0}),
-    "too large": line(AppStatus.TOO_LARGE, AT, delivery="none", raw_bytes=2_000_000, encoded_chars=900_000),
-    "fetched": line(AppStatus.FETCHED, AT, source="resource"),
-    "host dropped": line(AppStatus.HOST_DROPPED, AT, source="inline", reason="host_dropped"),
-    "decode failed": line(AppStatus.DECODE_FAILED, AT, source="resource", error="bad base64"),
-    "fetch failed": line(AppStatus.FETCH_FAILED, AT, error="timeout", error_code="unavailable", duration_ms=5000),
-    "drawn": line(AppStatus.DRAWN, AT, source="inline", duration_ms=412.5, features=3),
-    "failed": line(AppStatus.FAILED, AT, source="none", stage="result", duration_ms=20.0, error="no app data"),
-    "retired tool": line(AppStatus.RETIRED_TOOL, AT, tool="tomtom-fuzzy-search",
+    "too large": line(TooLarge, AT, raw_bytes=2_000_000, result_chars=900_000),
+    "fetched": line(Fetched, AT, source="data_url", reason="too_large", raw_bytes=40_000),
+    "host dropped": line(HostDropped, AT, source="inline", reason="host_dropped"),
+    "decode failed": line(DecodeFailed, AT, source="data_url", reason="decode_failed", error="bad base64"),
+    "fetch failed": line(FetchFailed, AT, error="timeout", error_code="unavailable"),
+    "drawn": line(Drawn, AT, source="inline", duration_ms=412.5, features=3),
+    "failed": line(Failed, AT, source="none", stage="result", duration_ms=20.0, error="no app data"),
+    "retired tool": line(RetiredToolCalled, AT, tool="tomtom-fuzzy-search",
                          replaced_by=["tomtom-geocode", "tomtom-poi-search"]),
-    "outdated call": line(AppStatus.OUTDATED_CALL, AT, input="avoid", change="renamed to avoid_areas"),
+    "outdated call": line(OutdatedCall, AT, input="avoid", change="renamed"),
 }  # fmt: skip
 TOOL_CALL = call_line(AT, tenant="acme", upstream_ms=98.25, total_ms=120.5)
 NO_TENANT = call_line(AT)  # `"tenant": null`, as `log_calls` writes it for a caller with an API key
@@ -45,8 +54,8 @@ def test_every_line_the_server_writes_takes_the_compiled_path():
     for text in [*APP_STATUS_LINES.values(), TOOL_CALL, NO_TENANT, unavailable]:
         stripped = text.encode()
 
-        assert server_line(stripped) == parse_generally(stripped) != None  # noqa: E711 - a row, the same one
-        assert server_line(stripped).raw == ""  # type: ignore[union-attr]
+        assert decode_compiled(stripped) == decode_generally(stripped) != None  # noqa: E711 - a row, the same one
+        assert decode_compiled(stripped)[1].raw == ""  # type: ignore[index]
 
 
 def changed(text: str, **fields: object) -> str:
@@ -103,10 +112,13 @@ CASES = {
     "a Django warning": ("general", '{"level":"warning","message":"Not Found: /favicon.ico"}'),
     # App-status lines.
     "whole duration": ("compiled", changed(DRAWN, duration_ms=400)),
-    "no logger, level or kind": ("compiled", changed(DRAWN, logger=..., level=..., kind=...)),
+    "no level or kind": ("compiled", changed(DRAWN, level=..., kind=...)),
+    "no app logger": ("general", changed(DRAWN, logger=...)),
     "part of a simplification": ("compiled", changed(APP_DATA, simplification={"points": 3})),
     "a whole error bound": ("compiled", changed(APP_DATA, simplification={"max_error_m": 2})),
-    "negative duration": ("compiled", changed(DRAWN, duration_ms=-1.5)),
+    "negative duration": ("general", changed(DRAWN, duration_ms=-1.5)),
+    "a logger not where the formatter writes it": ("general", json.dumps({"padding": "x" * 200, **json.loads(DRAWN)},
+                                                                         separators=(",", ":"))),
     "app-status Z": ("compiled", changed(DRAWN, time=f"{AT}.000Z")),
     "one replacement": ("compiled", changed(RETIRED, replaced_by=["tomtom-geocode"])),
     "unknown message": ("general", changed(DRAWN, message="App drawn twice")),
@@ -133,8 +145,8 @@ CASES = {
     "no client": ("general", changed(DRAWN, client=...)),
     "no event field": ("general", changed(DRAWN, event=..., note="app_status")),
     "app-status without an offset": ("general", changed(DRAWN, time=AT)),
-    # `emit` writes `"user_agent": null` for a client that sent none: as absent.
-    "no user agent": ("compiled", line(AppStatus.DRAWN, AT, user_agent=None)),
+    # Servers before the event declarations wrote `"user_agent": null` for a client that sent none: as absent.
+    "a null user agent": ("compiled", changed(DRAWN, user_agent=None)),
 }  # fmt: skip
 
 
@@ -142,17 +154,33 @@ CASES = {
 def test_a_line_is_what_the_general_parser_says_on_either_path(path, text):
     raw = text if isinstance(text, bytes) else text.encode()
 
-    assert parse_log_line(raw) == parse_generally(raw)
-    assert ("compiled" if server_line(raw.strip()) is not None else "general") == path
+    assert decode(raw) == decode_generally(raw)
+    assert ("compiled" if decode_compiled(raw.strip()) is not None else "general") == path
 
 
 def test_a_blank_line_is_skipped():
-    assert parse_log_line(b" \r") == parse_generally(b" \r")
+    assert decode(b" \r") == decode_generally(b" \r")
 
 
-def test_the_shapes_name_the_loggers_and_message_of_the_general_parser():
-    app_status, tool_call = get_type_hints(_AppStatusLine), get_type_hints(_ToolCallLine)
+def sample(spec: FieldSpec) -> Any:
+    """A value of the declared type within the declared bounds, for every field of a record."""
+    if spec.kind == "text":
+        return (spec.values or ("x" * min(spec.max_length or 8, 8),))[0]
+    if spec.kind == "texts":
+        return ["tomtom-geocode", "tomtom-poi-search"]
+    if spec.kind == "record":
+        assert spec.record is not None
+        return spec.record(**{part.name: sample(part) for part in spec.parts})
+    value = spec.maximum if spec.maximum is not None else 7
+    return int(value) if spec.kind == "whole" else float(value)
 
-    assert get_args(app_status["logger"]) == (APP_STATUS_LOGGER,)
-    assert get_args(tool_call["logger"]) == (TOOL_CALL_LOGGER,)
-    assert get_args(tool_call["message"]) == (TOOL_CALL_MESSAGE,)
+
+@pytest.mark.parametrize("event", [event for family in FAMILIES for event in family.events], ids=lambda e: e.__name__)
+def test_every_field_every_event_declares_takes_the_compiled_path_at_its_bounds(event: type[Event]):
+    """The compiled shapes are made from the declarations: a new field, a new kind, a new bound is
+    decoded there at once, and gives the general parser's row."""
+    full = event(**{spec.name: sample(spec) for spec in describe(event).fields})
+    text = written(full, f"{AT}.000").encode()
+
+    assert decode_compiled(text) == decode_generally(text) != None  # noqa: E711 - a row, the same one
+    assert decode_generally(text)[1].raw == ""  # type: ignore[index]

@@ -1,0 +1,265 @@
+"""Store: a batch's events not stored yet, and what they add to the rollups, in one transaction.
+
+`Store` owns every write of the ingestion, on PostgreSQL and on SQLite alike, with the same SQL
+but for a few words (`Dialect`):
+
+1. `prepare` (on the parsing thread or worker, not the writer's) turns a batch's rows into what
+   the database loads: binary COPY data on PostgreSQL, adapted parameter rows on SQLite.
+2. `write`, in one transaction per batch, for each family of events:
+   - when nothing is stored in the batch's time range yet (new logs), the rows are loaded straight
+     into the table; otherwise (or when a concurrent writer's commit makes the unique constraint
+     refuse them) into a staging table of the session, then `INSERT ... SELECT ... ORDER BY time,
+     event_id ON CONFLICT DO NOTHING RETURNING` the counted columns of exactly the rows stored;
+   - the rollup deltas of the rows stored (the batch's own when all were, else recounted from
+     what the insert returned: analytics/ingest/rollups.py) are loaded into a staging table and
+     added with `INSERT ... SELECT ... ON CONFLICT DO UPDATE`, in key order, so two writers lock
+     rows in the same order; a daily rollup of an hourly one is summed from the staged hourly
+     deltas in SQL.
+
+On PostgreSQL the raw event tables are partitioned by month: the partitions a batch needs are
+created before its transaction, which then holds no lock a concurrent writer's DDL would wait for
+(analytics/partitions.py). Staging tables are temporary: each connection has its own.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, connection, models, transaction
+
+from analytics.ingest.decode import Family
+from analytics.ingest.rollups import COUNTED, DAILY, Deltas, Rollup, deltas
+from analytics.models import AppStatusEvent, ToolCallEvent
+from analytics.partitions import ensure_partitions, is_partitioned
+
+EVENT_MODELS: dict[str, type[models.Model]] = {"AppStatus": AppStatusEvent, "ToolCall": ToolCallEvent}
+"""The table of each family's events (analytics/checks.py holds their columns against the family's)."""
+
+
+@dataclass(slots=True)
+class Part:
+    """One family's events of a batch (unique identities, none before the retention horizon),
+    with what the parsing stage prepared: how many, their first and last times, the rollup deltas
+    should all of them be new, and the rows as the database loads them."""
+
+    family: Family
+    count: int
+    first: datetime | None
+    last: datetime | None
+    deltas: Deltas
+    payload: Any
+
+
+class Dialect:
+    """What PostgreSQL and SQLite spell differently (SQLite's spelling is this class's). Made on
+    the writer's thread; `prepare` may run on another (the parser thread), so it holds what it
+    formats with instead of reaching for that thread's connection."""
+
+    least, greatest = "min", "max"
+
+    def __init__(self) -> None:
+        self.adapt = connection.ops.adapt_datetimefield_value
+
+    def day(self, column: str) -> str:
+        """The UTC day of a time column, as the database stores a time (SQLite: `YYYY-MM-DD HH:MM:SS`)."""
+        return f"substr({column}, 1, 10) || ' 00:00:00'"
+
+    def stage(self, name: str, like: str, columns: Sequence[str]) -> str:
+        return f"CREATE TEMP TABLE IF NOT EXISTS {name} AS SELECT {', '.join(columns)} FROM {like} WHERE false"
+
+    def empty(self, name: str) -> str:
+        return f"DELETE FROM {name}"
+
+    def prepare(self, model: type[models.Model], columns: Sequence[str], rows: Iterable[tuple]) -> Any:
+        adapt, width = self.adapt, len(columns)
+        return [[adapt(v) if isinstance(v, datetime) else v for v in row[:width]] for row in rows]
+
+    def load(self, cursor: Any, table: str, columns: Sequence[str], payload: Any) -> None:
+        """Load prepared rows into `table`."""
+        marks = ", ".join(["%s"] * len(columns))
+        cursor.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", payload)
+
+    def returned(self, value: Any) -> datetime:
+        """A time an insert returned, as an aware `datetime` (SQLite stores UTC without an offset)."""
+        moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+class PostgreSQL(Dialect):
+    least, greatest = "LEAST", "GREATEST"
+
+    def __init__(self) -> None:
+        super().__init__()
+        connection.ensure_connection()
+        self.formatter = connection.connection.cursor()
+        """A psycopg cursor whose adapters format COPY data; it never executes anything."""
+
+    def day(self, column: str) -> str:
+        return f"date_trunc('day', {column}, 'UTC')"
+
+    def stage(self, name: str, like: str, columns: Sequence[str]) -> str:
+        return f"CREATE TEMPORARY TABLE IF NOT EXISTS {name} AS SELECT {', '.join(columns)} FROM {like} WITH NO DATA"
+
+    def empty(self, name: str) -> str:
+        return f"TRUNCATE {name}"
+
+    def prepare(self, model: type[models.Model], columns: Sequence[str], rows: Iterable[tuple]) -> bytes:
+        """Binary COPY data, formatted with the connection's adapters (the connection is not used)."""
+        from psycopg.copy import Copy, FileWriter
+
+        buffer = io.BytesIO()
+        with Copy(self.formatter, binary=True, writer=FileWriter(buffer)) as copy:
+            copy.set_types(_pg_types(model, columns))
+            width = len(columns)
+            for row in rows:
+                copy.write_row(row if len(row) == width else row[:width])
+        return buffer.getvalue()
+
+    def load(self, cursor: Any, table: str, columns: Sequence[str], payload: Any) -> None:
+        statement = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
+        with connection.wrap_database_errors, cursor.cursor.copy(statement) as copy:
+            copy.write(payload)
+
+
+_PG_TYPES: dict[type, str] = {  # keyed by any type: get_field may also answer a relation
+    models.BinaryField: "bytea",
+    models.DateTimeField: "timestamptz",
+    models.CharField: "text",
+    models.TextField: "text",
+    models.BigIntegerField: "int8",
+    models.IntegerField: "int4",
+    models.FloatField: "float8",
+}
+
+
+def _pg_types(model: type[models.Model], columns: Sequence[str]) -> list[str]:
+    return [_PG_TYPES[type(model._meta.get_field(name))] for name in columns]
+
+
+class Store:
+    """The one write path of ingestion (see the module docstring), on the current connection."""
+
+    def __init__(self) -> None:
+        self.dialect: Dialect = PostgreSQL() if connection.vendor == "postgresql" else Dialect()
+
+    def part(self, family: Family, rows: list[tuple]) -> Part:
+        """A batch's part of `family`'s events: counted for the rollups and prepared to load."""
+        times = [row.time for row in rows]  # type: ignore[attr-defined]  # the family's Row
+        model = EVENT_MODELS[family.name]
+        payload = self.dialect.prepare(model, family.column_names, rows) if rows else None
+        first, last = min(times, default=None), max(times, default=None)
+        return Part(family, len(rows), first, last, deltas(family, rows), payload)
+
+    def write(self, parts: Sequence[Part]) -> list[int]:
+        """Store one batch in one transaction; return how many events of each part were new."""
+        for part in parts:
+            self._ensure_partitions(part)
+        new = []
+        with transaction.atomic():
+            for part in parts:
+                stored, returned = self._insert(part)
+                if stored:
+                    self._add(part.deltas if returned is None else deltas(part.family, returned))
+                new.append(stored)
+        return new
+
+    def anything_stored(self, model: type[models.Model], first: datetime, last: datetime) -> bool:
+        """Whether any event of `model` is stored from `first` to `last` (then a batch is loaded
+        through the staging table); another writer may store some right after this says no."""
+        return model._default_manager.filter(time__gte=first, time__lte=last).exists()
+
+    def _insert(self, part: Part) -> tuple[int, list | None]:
+        """Insert the part's events not stored yet; return how many, and the counted columns of
+        the rows inserted when not all of them were (None when all were)."""
+        if not part.count:
+            return 0, None
+        family = part.family
+        model = EVENT_MODELS[family.name]
+        table, columns = model._meta.db_table, family.column_names
+        assert part.first is not None and part.last is not None
+        if not self.anything_stored(model, part.first, part.last):
+            try:
+                with transaction.atomic(), connection.cursor() as cursor:
+                    self.dialect.load(cursor, table, columns, part.payload)
+                return part.count, None
+            except IntegrityError:  # a concurrent writer stored some of them first
+                pass
+        stage, listed, Counted = f"{table}_stage", ", ".join(columns), COUNTED[family]
+        with connection.cursor() as cursor:
+            cursor.execute(self.dialect.stage(stage, table, columns))
+            cursor.execute(self.dialect.empty(stage))
+            self.dialect.load(cursor, stage, columns, part.payload)
+            cursor.execute(
+                f"INSERT INTO {table} ({listed}) SELECT {listed} FROM {stage} WHERE true ORDER BY time, event_id "
+                f"ON CONFLICT (time, event_id) DO NOTHING RETURNING {', '.join(Counted._fields)}"
+            )
+            returned = cursor.fetchall()
+        if len(returned) == part.count:
+            return part.count, None
+        return len(returned), [Counted._make((self.dialect.returned(row[0]), *row[1:])) for row in returned]
+
+    def _add(self, batch_deltas: Deltas) -> None:
+        for rollup, rows in batch_deltas.items():
+            if rows:
+                self._add_rows(rollup, rows)
+                for daily in DAILY.get(rollup, ()):
+                    self._add_daily(daily)
+
+    def _add_rows(self, rollup: Rollup, rows: list[tuple]) -> None:
+        """Stage `rows` and add them to the rollup's table, in key order."""
+        table, columns = rollup.table, rollup.columns
+        stage = f"{table}_delta"
+        rows = sorted(rows, key=lambda row: row[: len(rollup.key)])
+        with connection.cursor() as cursor:
+            cursor.execute(self.dialect.stage(stage, table, columns))
+            cursor.execute(self.dialect.empty(stage))
+            self.dialect.load(cursor, stage, columns, self.dialect.prepare(rollup.model, columns, rows))
+            listed = ", ".join(columns)
+            cursor.execute(
+                f"INSERT INTO {table} ({listed}) SELECT {listed} FROM {stage} WHERE true "
+                f"ORDER BY {', '.join(rollup.key)} {self._on_conflict(rollup)}"
+            )
+
+    def _add_daily(self, daily: Rollup) -> None:
+        """Add a daily rollup's deltas, summed per day in SQL from the hourly deltas just staged."""
+        assert daily.daily_of is not None
+        stage = f"{daily.daily_of.table}_delta"
+        dimensions = ", ".join(daily.dimensions)
+        groups = ", ".join(str(position) for position in range(1, len(daily.key) + 1))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {daily.table} ({', '.join(daily.columns)}) "
+                f"SELECT {self.dialect.day(daily.daily_of.period)}, {dimensions}, "
+                f"{', '.join(f'sum({name})' for name in daily.figures)} "
+                f"FROM {stage} WHERE true GROUP BY {groups} ORDER BY {groups} {self._on_conflict(daily)}"
+            )
+
+    def _on_conflict(self, rollup: Rollup) -> str:
+        table = rollup.table
+        least, greatest = self.dialect.least, self.dialect.greatest
+        return f"ON CONFLICT ({', '.join(rollup.key)}) DO UPDATE SET " + ", ".join(
+            [f"{name} = {table}.{name} + excluded.{name}" for name in rollup.figures]
+            + [f"{name} = {least}({table}.{name}, excluded.{name})" for name in rollup.earliest]
+            + [f"{name} = {greatest}({table}.{name}, excluded.{name})" for name in rollup.latest]
+        )
+
+    def _ensure_partitions(self, part: Part) -> None:
+        table = EVENT_MODELS[part.family.name]._meta.db_table
+        if part.count and is_partitioned(table):
+            assert part.first is not None and part.last is not None
+            ensure_partitions(table, _months_between(part.first, part.last))
+
+
+def _months_between(first: datetime, last: datetime) -> list[datetime]:
+    """A moment in every UTC month from `first`'s to `last`'s."""
+    months, moment = [], first.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    while moment <= last:
+        months.append(moment)
+        moment = (moment + timedelta(days=32)).replace(day=1)
+    return months
+
+

@@ -1,0 +1,75 @@
+"""The tool-call events: one line per call, and one more when a call failed on our side.
+
+`ToolCall` is the Tool-call line of CONTEXT.md, written by the dispatcher's call log
+(tools/dispatch.py, `log_calls`); the analytics store it, roll it up and count it in the
+Prometheus metrics, all from this declaration. Its `outcome` is `ok` or an error code of
+core/errors.py: a new code is a new member of `ErrorCode`, and nothing else here changes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+from core.errors import ErrorCode
+from core.events import (
+    DIMENSION,
+    MEASURE,
+    ClientName,
+    Count,
+    Event,
+    Milliseconds,
+    OneOf,
+    RequestId,
+    ShortText,
+    TenantName,
+    ToolName,
+    Traceback,
+    UserAgent,
+)
+
+LOGGER = "tools.calls"
+OK = "ok"
+OUTCOMES: tuple[str, ...] = (OK, *(code.value for code in ErrorCode))
+"""How a call can end: `ok`, or one of the closed set of error codes."""
+
+
+class ToolCall(Event, kw_only=True, frozen=True):
+    """One tool call: who called which tool, how it ended, what it cost and how long it took.
+    Logged at error level when the call ended `internal`; `tenant` is null for a caller with an
+    API key."""
+
+    LOGGER = LOGGER
+    MESSAGE = "Tool call"
+
+    tool: Annotated[ToolName, DIMENSION]
+    """The tool name called, as sent (also when no tool has it)."""
+    client: Annotated[ClientName, DIMENSION]
+    user_agent: UserAgent | None = None
+    transport: Annotated[ShortText, OneOf(("http", "stdio", "exec"))] = ""
+    tenant: Annotated[TenantName, DIMENSION] | None = None
+    """The signed-in tenant; null for a caller with an API key."""
+    backend: Annotated[ShortText, DIMENSION, OneOf(("tomtom-orbis-maps", "tomtom-maps"))] = ""
+    outcome: Annotated[ShortText, DIMENSION, OneOf(OUTCOMES)]
+    upstream_calls: Annotated[Count, MEASURE] | None = None
+    """TomTom requests made, retries included."""
+    upstream_ms: Annotated[Milliseconds, MEASURE] | None = None
+    total_ms: Annotated[Milliseconds, MEASURE] | None = None
+    bytes: Annotated[Count, MEASURE] | None = None
+    """The answer's text, in UTF-8 bytes: the model-context cost."""
+    request_id: RequestId | None = None
+
+    def level(self) -> int:
+        return logging.ERROR if self.outcome == ErrorCode.INTERNAL else logging.INFO
+
+
+class ToolCallFailed(Event, kw_only=True, frozen=True):
+    """A call raised what no tool should: answered `internal`; the traceback, keys masked, is here."""
+
+    LOGGER = LOGGER
+    MESSAGE = "Tool call failed unexpectedly"
+    LEVEL = logging.ERROR
+
+    tool: ToolName
+    request_id: RequestId
+    exception: Traceback

@@ -1,0 +1,61 @@
+"""Every log event the server writes, in one list, and the reference docs/log-events.md holds."""
+
+from __future__ import annotations
+
+import logging
+
+from core import operations
+from core.app_status import APP_STATUS_EVENTS
+from core.calls import ToolCall, ToolCallFailed
+from core.events import Event, FieldSpec, describe
+
+EVENTS: tuple[type[Event], ...] = (
+    ToolCall,
+    ToolCallFailed,
+    *APP_STATUS_EVENTS,
+    operations.SurfaceUnreadableFromSnapshot,
+    operations.SurfaceUnreadableFromFixture,
+    operations.SurfaceReadableAgain,
+    operations.ClientSurfaceRulesUnreadable,
+    operations.TenantsUnreadable,
+    operations.TenantKeyUndecryptable,
+    operations.HandlerRaised,
+    operations.LiveIngestDropped,
+    operations.LiveIngestFailed,
+)
+
+
+def reference() -> str:
+    """Every event as a Markdown section: its message, logger, level and marks, and a row per field
+    (docs/log-events.md is this text; `manage.py log_events` prints it)."""
+    sections = []
+    for event in EVENTS:
+        spec = describe(event)
+        doc = " ".join((event.__doc__ or "").split())
+        level = logging.getLevelName(event.LEVEL).lower()
+        lines = [f"### `{spec.message}`", "", f"Logger `{spec.logger}`, {level}. {doc}"]
+        if spec.marks:
+            marks = ", ".join(f'`"{name}": "{value}"`' for name, value in spec.marks)
+            lines += ["", f"Every line also carries {marks}."]
+        if spec.fields:
+            lines += ["", "| field | value | role |", "| --- | --- | --- |"]
+            lines += [f"| `{field.name}` | {_value(field)} | {field.role.value} |" for field in spec.fields]
+        sections.append("\n".join(lines))
+    return "\n\n".join(sections) + "\n"
+
+
+def _value(field: FieldSpec) -> str:
+    """A field's value in words: its type, bounds, closed set, and whether it may be absent."""
+    if field.values:
+        text = " \\| ".join(f"`{value}`" for value in field.values)
+    elif field.kind == "text":
+        text = f"text of at most {field.max_length:,} characters" if field.max_length else "text"
+    elif field.kind == "texts":
+        text = "list of tool names"
+    elif field.kind == "record":
+        text = "object of " + ", ".join(f"`{part.name}` ({_value(part)})" for part in field.parts)
+    else:
+        text = "whole number" if field.kind == "whole" else "number"
+        if field.minimum is not None:
+            text += f" ≥ {field.minimum:g}"
+    return text if field.required else f"{text}; null or absent when not known"

@@ -1,0 +1,95 @@
+"""What the server says about its own health: the log events that are neither a tool call nor
+an app status. Operators alert on these messages, so they never change wording.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from core.events import Count, ErrorText, Event, ShortText, TenantName
+
+
+class SurfaceUnreadableFromSnapshot(Event, kw_only=True, frozen=True):
+    """The tool-surface tables could not be read; calls are governed by the last rules read."""
+
+    LOGGER = "tools.governance"
+    MESSAGE = "Tool-surface tables unreadable: answering from the last snapshot"
+    LEVEL = logging.WARNING
+    error: ErrorText
+    retired: Count
+    contract_changes: Count
+
+
+class SurfaceUnreadableFromFixture(Event, kw_only=True, frozen=True):
+    """The tool-surface tables could not be read, and none were read before: calls are governed
+    by the committed fixture."""
+
+    LOGGER = "tools.governance"
+    MESSAGE = "Tool-surface tables unreadable: answering from the committed fixture"
+    LEVEL = logging.WARNING
+    error: ErrorText
+    retired: Count
+    contract_changes: Count
+
+
+class SurfaceReadableAgain(Event, kw_only=True, frozen=True):
+    """The tool-surface tables can be read again."""
+
+    LOGGER = "tools.governance"
+    MESSAGE = "Tool-surface tables readable again"
+
+
+class ClientSurfaceRulesUnreadable(Event, kw_only=True, frozen=True):
+    """The client surface rules could not be read; listings are shaped by the last rules read."""
+
+    LOGGER = "tools.client_surface"
+    MESSAGE = "Client surface rules unreadable: shaping by the last rules"
+    LEVEL = logging.WARNING
+    error: ErrorText
+    rules: Count
+
+
+class TenantsUnreadable(Event, kw_only=True, frozen=True):
+    """Sign-in could not read the tenants' table: the request was answered 503."""
+
+    LOGGER = "tools.oauth"
+    MESSAGE = "Tenants unreadable"
+    LEVEL = logging.ERROR
+    error: ErrorText
+
+
+class TenantKeyUndecryptable(Event, kw_only=True, frozen=True):
+    """A tenant's stored TomTom key cannot be decrypted with any configured key (rotation?)."""
+
+    LOGGER = "tenants"
+    MESSAGE = "Tenant key cannot be decrypted"
+    LEVEL = logging.ERROR
+    tenant: TenantName
+
+
+class HandlerRaised(Event, kw_only=True, frozen=True):
+    """An MCP request handler raised where the SDK maps no error: answered JSON-RPC code 0.
+    Logged with the exception."""
+
+    LOGGER = "tools.mcp.exchange"
+    MESSAGE = "MCP request handler raised"
+    LEVEL = logging.ERROR
+    method: ShortText
+
+
+class LiveIngestDropped(Event, kw_only=True, frozen=True):
+    """The live path's queue was full: lines were not stored (ingesting the log later fills the gap)."""
+
+    LOGGER = "analytics.live"
+    MESSAGE = "Live app-status ingestion dropped lines: the queue was full"
+    LEVEL = logging.WARNING
+    lines_dropped: Count
+
+
+class LiveIngestFailed(Event, kw_only=True, frozen=True):
+    """Writing a batch of the live path failed; logged with the exception."""
+
+    LOGGER = "analytics.live"
+    MESSAGE = "Live app-status ingestion failed"
+    LEVEL = logging.ERROR
+    lines_lost: Count
