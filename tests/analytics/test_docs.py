@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from analytics.api import api
 from analytics.models import UNKNOWN_KIND
 from analytics.stats import STAT_NAMES
@@ -46,3 +48,8 @@ def test_every_tool_call_stat_and_metric_is_described():
     assert [name for name in CALL_STAT_NAMES if f"`{name}`" not in section] == []
     assert metrics and [name for name in metrics if f"`{name}" not in DOCS] == []
 
+
+def test_every_system_check_is_documented():
+    ids = set(re.findall(r'id="(analytics\.[EW]\d{3})"', (REPO / "analytics" / "checks.py").read_text()))
+
+    assert ids and [check for check in sorted(ids) if f"`{check}`" not in DOCS] == []
