@@ -63,21 +63,30 @@ def _on_loop(hook: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class NonBlocking:
-    """Mixin for a `MiddlewareMixin` subclass whose hooks never block: under ASGI they run on the
-    event loop, in Django's order (request, view, exception, template response, response)."""
+    """Mixin for a Django middleware class (a `MiddlewareMixin`) whose hooks never block: given
+    an asynchronous `get_response` (Django's middleware documentation: the stack is async), it
+    is a coroutine function itself and runs its hooks on the event loop, in Django's order
+    (request, view, exception, template response, response). Given a synchronous one, it is
+    the Django class unchanged."""
 
-    async_mode: bool
     get_response: Callable[[HttpRequest], Any]
 
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         super().__init__(get_response)  # type: ignore[call-arg]  # MiddlewareMixin's, next in the MRO
-        if self.async_mode:
+        self.on_loop = iscoroutinefunction(get_response)
+        if self.on_loop:
+            markcoroutinefunction(self)
             for name in _HOOKS:
                 hook = getattr(self, name, None)
                 if hook is not None:
                     setattr(self, name, _on_loop(hook))  # the handler then calls it without a hop
 
-    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.on_loop:
+            return self._acall(request)
+        return super().__call__(request)  # type: ignore[misc]  # MiddlewareMixin's
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
         response = self.process_request(request) if hasattr(self, "process_request") else None
         response = response or await self.get_response(request)
         if hasattr(self, "process_response"):
@@ -85,7 +94,7 @@ class NonBlocking:
         return response
 
     async def _respond(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
-        return self.process_response(request, response)  # type: ignore[attr-defined]  # checked by __acall__
+        return self.process_response(request, response)  # type: ignore[attr-defined]  # checked by _acall
 
 
 class SecurityMiddleware(NonBlocking, _SecurityMiddleware):
