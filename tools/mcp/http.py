@@ -9,11 +9,13 @@ question with a plain HTTP status:
     406 Accept without application/json               413 body over MCP_MAX_BODY_BYTES
     400 unknown `tomtom-maps-backend` header
 
-The body is then read once (`identity.parse_body`); one that is not a single JSON-RPC message
-(unreadable, nested too deep, a batch, an `id` that is not a string or an integer) answers 400
-with the JSON-RPC error the specification names (-32700 parse error, -32600 invalid request)
-and `id` null, before any tool runs. The SDK's transport only takes the raw bytes, so it reads
-a body that passed a second time.
+The body is then decoded once (`body.parse_body`, the SDK's own parser); one that is not a
+single JSON-RPC message (unreadable, nested too deep, a batch, an `id` that is not a string or
+an integer) answers 400 with the JSON-RPC error the specification names (-32700 parse error,
+-32600 invalid request) and `id` null, before any tool runs. Who is calling, the tenant's quota
+count and the single-request exchange all read that one message. Only what the exchange leaves
+to the SDK's transport (2026-07-28 requests, notifications, responses) is read from the bytes
+again, by the SDK, which takes nothing else.
 
 With sign-in on (`MCP_AUTH` includes `oauth`; tools/mcp/oauth.py), the guard then validates the
 access token and admits its tenant (one database round trip, which also counts the request's
@@ -53,6 +55,7 @@ from tenants.store import Admission
 from tools.context import CallContext, ServerConfig, TenantTerms
 from tools.dispatch import Dispatcher
 from tools.mcp import exchange
+from tools.mcp.body import parse_body
 from tools.mcp.identity import UNKNOWN, Identity, SessionIds, identify, upstream_metadata
 from tools.mcp.oauth import METADATA_PATH, AuthFailure, ResourceServer, SignIn
 from tools.mcp.server import build_server
@@ -290,8 +293,8 @@ class McpEndpoint:
                 response[name] = value
             return response
         if method != "POST":
-            message = f"{method} is not supported: this server is stateless, POST only"
-            return _jsonrpc_error(405, -32600, message, [*cors, ("Allow", "POST")])
+            refusal = f"{method} is not supported: this server is stateless, POST only"
+            return _jsonrpc_error(405, -32600, refusal, [*cors, ("Allow", "POST")])
         if media_types(headers.get("content-type", ""))[0] != "application/json":
             return _jsonrpc_error(415, -32600, "Content-Type must be application/json", cors)
         accept = headers.get("accept", "")
@@ -307,10 +310,12 @@ class McpEndpoint:
         if body is None:
             limit = self.settings.max_body_bytes
             return _jsonrpc_error(413, -32600, f"Request body over {limit} bytes", cors)
-        identity = identify(headers, body, self.settings.session_ids)
-        if identity.body_error is not None:
-            error = identity.body_error
-            return _jsonrpc_error(400, error.code, error.message, cors)
+        parsed = parse_body(body)
+        if parsed.message is None:
+            assert parsed.error is not None  # one or the other
+            return _jsonrpc_error(400, parsed.error.code, parsed.error.message, cors)
+        message = parsed.message
+        identity = identify(headers, message, self.settings.session_ids)
         admission = None
         if self.settings.sign_in is not None:
             try:
@@ -322,7 +327,7 @@ class McpEndpoint:
         if identity.mint_session:
             session_id = self.settings.session_ids.mint(identity.client_name, identity.apps_declared is True)
             extra.append(("Mcp-Session-Id", session_id))
-        return await self._forward(request, identity, body, extra, admission)
+        return await self._forward(request, identity, message, body, extra, admission)
 
     def _refused(self, failure: AuthFailure, cors: list[tuple[str, str]]) -> HttpResponse:
         """A sign-in refusal: the OAuth error body and, for 401/403, the RFC 6750 challenge."""
@@ -353,6 +358,7 @@ class McpEndpoint:
         self,
         request: HttpRequest,
         identity: Identity,
+        message: Message,
         body: bytes,
         extra: list[tuple[str, str]],
         admission: Admission | None = None,
@@ -389,10 +395,10 @@ class McpEndpoint:
                 chunks.append(message.get("body", b""))
 
         version = request.headers.get("mcp-protocol-version")
-        message = exchange.single_request(body, version)
-        if message is not None:  # one stateless JSON-RPC request: the SDK's kernel, without a session
+        single = exchange.single_request(message, version)
+        if single is not None:  # one stateless JSON-RPC request: the SDK's kernel, without a session
             running = await self.transports.running()
-            content = await exchange.answer(self.server, Request(forwarded, replay), message, version,
+            content = await exchange.answer(self.server, Request(forwarded, replay), single, version,
                                             running.lifespan_state)  # fmt: skip
             response = HttpResponse(content, content_type="application/json")
             for name, value in extra:
