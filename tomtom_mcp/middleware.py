@@ -24,6 +24,7 @@ from django.conf import settings
 from django.contrib.auth.middleware import AuthenticationMiddleware as _AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware as _MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware as _SessionMiddleware
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 from django.middleware.clickjacking import XFrameOptionsMiddleware as _XFrameOptionsMiddleware
 from django.middleware.common import CommonMiddleware as _CommonMiddleware
@@ -31,7 +32,7 @@ from django.middleware.csrf import CsrfViewMiddleware as _CsrfViewMiddleware
 from django.middleware.security import SecurityMiddleware as _SecurityMiddleware
 from whitenoise.middleware import WhiteNoiseMiddleware as _WhiteNoiseMiddleware
 
-from tools.mcp.http import host_allowed, mcp_route, misdirected
+from tools.mcp.http import mcp_route, misdirected
 
 NON_BLOCKING = {
     "django.middleware.security.SecurityMiddleware": "tomtom_mcp.middleware.SecurityMiddleware",
@@ -160,8 +161,11 @@ class StaticFilesMiddleware(_WhiteNoiseMiddleware):
 
 
 class McpHostMiddleware:
-    """`MCP_PATH` with a `Host` outside `ALLOWED_HOSTS` answers 421 (the MCP transport's
-    DNS-rebinding answer) before Django's `CommonMiddleware` would turn it into a 400."""
+    """`MCP_PATH` with a `Host` Django refuses answers 421, the MCP transport's DNS-rebinding
+    answer (a JSON-RPC error), instead of the 400 page Django's `CommonMiddleware` would make of
+    it. The rule is Django's: `ALLOWED_HOSTS`, checked by `HttpRequest.get_host()`, the one Host
+    check of every path; only the answer for `MCP_PATH` is this middleware's. First in
+    `MIDDLEWARE` and `MCP_MIDDLEWARE`, so it answers before any other middleware asks."""
 
     sync_capable = True
     async_capable = True
@@ -169,19 +173,21 @@ class McpHostMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         self.get_response = get_response
         self.mcp_path = re.compile(mcp_route(settings.MCP_PATH))
-        self.async_mode = iscoroutinefunction(get_response)
-        if self.async_mode:
+        self.on_loop = iscoroutinefunction(get_response)
+        if self.on_loop:
             markcoroutinefunction(self)
 
     def _misdirected(self, request: HttpRequest) -> HttpResponse | None:
-        if self.mcp_path.match(request.path_info.lstrip("/")) and not host_allowed(
-            request.META.get("HTTP_HOST", ""), settings.ALLOWED_HOSTS
-        ):
+        if not self.mcp_path.match(request.path_info.lstrip("/")):
+            return None
+        try:
+            request.get_host()
+        except DisallowedHost:
             return misdirected()
         return None
 
     def __call__(self, request: HttpRequest) -> Any:
-        if self.async_mode:
+        if self.on_loop:
             return self._acall(request)
         return self._misdirected(request) or self.get_response(request)
 

@@ -1,13 +1,20 @@
 """`/mcp` over stateless Streamable HTTP, as a Django async view.
 
 The URLconf routes `MCP_PATH` here (docs/adr/0011-mcp-as-a-django-view.md), so Django's
-middleware applies. Before any JSON-RPC is read, one guard answers every transport-safety
-question with a plain HTTP status:
+middleware applies; the first of them answers a `Host` outside `ALLOWED_HOSTS` with 421 (the
+DNS-rebinding answer, `misdirected`; tomtom_mcp/middleware.py). Before any JSON-RPC is read, one
+guard answers every other transport-safety question with a plain HTTP status, each in this one
+place:
 
-    421 Host not allowed (DNS-rebinding protection)   403 Origin not allowed
-    405 not POST (Allow: POST)                         415 not application/json
-    406 Accept without application/json               413 body over MCP_MAX_BODY_BYTES
-    400 unknown `tomtom-maps-backend` header
+    403 Origin not allowed                             405 not POST (Allow: POST)
+    415 not application/json                           406 Accept without application/json
+    413 body over MCP_MAX_BODY_BYTES                   400 unknown `tomtom-maps-backend` header
+
+The SDK's transport, which serves what the single-request exchange leaves to it, has copies of
+some of these rules: its Host and Origin check is switched off (`TransportSecuritySettings`),
+and its media-type and body-size checks can never refuse what the guard let through (the
+forwarded request says `application/json` in the SDK's spelling; the body is within the limit
+it is given).
 
 The body is then decoded once (`body.parse_body`, the SDK's own parser); one that is not a
 single JSON-RPC message (unreadable, nested too deep, a batch, an `id` that is not a string or
@@ -42,7 +49,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from django.http.request import split_domain_port, validate_host
 from django.views.decorators.csrf import csrf_exempt
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
@@ -76,7 +82,6 @@ JSON_ACCEPTED = ("application/json", "application/*", "*/*")
 
 @dataclass(frozen=True, slots=True)
 class HttpSettings:
-    allowed_hosts: Sequence[str]
     allowed_origins: Sequence[str]
     max_body_bytes: int
     session_ids: SessionIds
@@ -92,11 +97,6 @@ def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
         if origin == base or (origin.startswith(base + ":") and origin[len(base) + 1 :].isdigit()):
             return True
     return False
-
-
-def host_allowed(host: str, allowed: Sequence[str]) -> bool:
-    domain, _port = split_domain_port(host)
-    return bool(domain) and validate_host(domain, list(allowed))
 
 
 def media_types(header: str) -> list[str]:
@@ -260,7 +260,8 @@ class McpEndpoint:
                 app=server,
                 stateless=True,
                 json_response=True,
-                # The guard below validates Host and Origin; the SDK's copy of that check is off.
+                # Host is Django's rule (McpHostMiddleware answers it), Origin the guard's: the
+                # SDK's copy of both is off.
                 security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
                 max_request_body_size=settings.max_body_bytes,
             )
@@ -268,8 +269,6 @@ class McpEndpoint:
 
     async def handle(self, request: HttpRequest) -> HttpResponse:
         headers = request.headers
-        if not host_allowed(headers.get("host", ""), self.settings.allowed_hosts):
-            return misdirected()
         origin = headers.get("origin")
         cors: list[tuple[str, str]] = []
         if origin is not None:
@@ -453,7 +452,6 @@ def mcp_endpoint() -> McpEndpoint:
         build_dispatcher(),
         server_config(),
         HttpSettings(
-            allowed_hosts=settings.ALLOWED_HOSTS,
             allowed_origins=settings.MCP_ALLOWED_ORIGINS,
             max_body_bytes=settings.MCP_MAX_BODY_BYTES,
             session_ids=SessionIds(settings.MCP_SESSION_SECRETS),
