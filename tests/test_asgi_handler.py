@@ -9,13 +9,16 @@ below fail when a Django upgrade renames them.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 from unittest import mock
 
 import django.core.handlers.base
 import pytest
+from asgiref.sync import markcoroutinefunction
 from django.conf import LazySettings, settings
 from django.core.exceptions import MiddlewareNotUsed
+from django.core.signals import request_finished
 from django.http import HttpRequest, HttpResponse
 from django.template import engines
 from django.template.response import SimpleTemplateResponse
@@ -43,7 +46,27 @@ def rendered(request: HttpRequest) -> SimpleTemplateResponse:
     return SimpleTemplateResponse(engines["django"].from_string("rendered"))
 
 
-urlpatterns = [path("ok", ok), path("fails", fails), path("fails-unanswered", fails), path("rendered", rendered)]
+THREADS: list[tuple[str, int]] = []
+
+
+def in_a_thread(request: HttpRequest) -> HttpResponse:
+    THREADS.append(("view", threading.get_ident()))
+    return HttpResponse("threaded")
+
+
+async def on_the_loop(request: HttpRequest) -> HttpResponse:
+    THREADS.append(("view", threading.get_ident()))
+    return HttpResponse("on the loop")
+
+
+urlpatterns = [
+    path("ok", ok),
+    path("fails", fails),
+    path("fails-unanswered", fails),
+    path("rendered", rendered),
+    path("in-a-thread", in_a_thread),
+    path("on-the-loop", on_the_loop),
+]
 
 
 class Recording(MiddlewareMixin):
@@ -92,6 +115,21 @@ class SyncOnly:
         response = self.get_response(request)
         response["X-Sync-Only"] = "yes"
         return response
+
+
+class Routing:
+    """Async-only: routes to this module's URLconf, and nothing else."""
+
+    sync_capable = False
+    async_capable = True
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+        markcoroutinefunction(self)
+
+    async def __call__(self, request: HttpRequest) -> HttpResponse:
+        request.urlconf = HERE
+        return await self.get_response(request)
 
 
 class Unused:
@@ -207,3 +245,26 @@ async def test_an_exception_no_hook_answers_becomes_djangos_500(handler):
 def test_a_handler_is_asynchronous_only():
     with pytest.raises(Exception, match="ASGI only"):
         ASGIHandler([]).load_middleware(is_async=False)
+
+
+async def test_request_finished_runs_in_the_requests_thread_only_when_it_has_one():
+    """Django's receivers close the current thread's database connections: a request whose view
+    ran in a worker thread is finished there, as Django does; one that never left the event
+    loop is finished on it, with no hop (tomtom_mcp.asgi._request_thread_started reads asgiref's
+    per-request executor)."""
+    handler = ASGIHandler([f"{HERE}.Routing"])
+
+    def finished(**kwargs: Any) -> None:
+        THREADS.append(("finished", threading.get_ident()))
+
+    THREADS.clear()
+    request_finished.connect(finished)
+    try:
+        assert (await get(handler, "/in-a-thread"))[2] == b"threaded"
+        assert (await get(handler, "/on-the-loop"))[2] == b"on the loop"
+    finally:
+        request_finished.disconnect(finished)
+    loop = threading.get_ident()
+    (_, worker), finished_threaded, *on_loop = THREADS
+    assert worker != loop
+    assert [finished_threaded, *on_loop] == [("finished", worker), ("view", loop), ("finished", loop)]
