@@ -2,9 +2,10 @@
 and no Django module, and Django's request path runs every hook of it as documented.
 
 Django offers no public way to build a handler from a list other than `MIDDLEWARE`;
-`ASGIHandler.load_middleware` hands Django's request path the innermost layer and three hook
-lists by the names that path reads. The hook tests
-below fail when a Django upgrade renames them.
+`ASGIHandler.load_middleware` hands Django's request path the stack, its innermost layer and
+the hook lists by the private names that path reads (docs/adr/0025-an-edge-without-patches.md).
+The hook tests below fail when a Django upgrade renames them; the thread test when asgiref's
+per-request executor moves.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 `application` adds the ASGI lifespan, which Django's handler refuses: startup starts the MCP
 transport's task group on the worker's event loop, shutdown stops it and closes the shared TomTom
-connections (docs/adr/0011-mcp-as-a-django-view.md). Requests for `MCP_PATH` go to a Django
+connections (docs/adr/0025-an-edge-without-patches.md). Requests for `MCP_PATH` go to a Django
 handler whose middleware are `MCP_MIDDLEWARE` (a subsequence of `MIDDLEWARE`: Host, security
 headers, the common rules); every other path to the handler of the whole `MIDDLEWARE`. Both
 resolve the same URLconf.
@@ -72,8 +72,9 @@ class ASGIHandler(DjangoASGIHandler):
         layers; `process_view` hooks run outermost first, `process_template_response` and
         `process_exception` innermost first. Django's own loader reads `settings.MIDDLEWARE`, the
         one list it knows; this one reads `self.middleware` and nothing global. What it hands
-        Django's request path (the innermost layer and the three hook lists, which that path
-        reads by name) is pinned by tests/test_mcp_middleware.py.
+        Django's request path (the stack, its innermost layer and the hook lists, which that path
+        reads by private names) is pinned by tests/test_asgi_handler.py
+        (docs/adr/0025-an-edge-without-patches.md).
         """
         from tomtom_mcp.middleware import NON_BLOCKING  # needs the app registry: imported once set up
 

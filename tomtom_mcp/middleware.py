@@ -3,7 +3,7 @@
 Under ASGI, Django runs every hook of a synchronous middleware (`process_request`,
 `process_view`, `process_response`) in a worker thread: one thread hop each, about 60 µs, and
 the first hop of a request starts a thread of its own. The stock stack costs `/mcp` a dozen
-hops per call, more than the call itself (docs/adr/0011-mcp-as-a-django-view.md). The hooks of
+hops per call, more than the call itself (docs/adr/0025-an-edge-without-patches.md). The hooks of
 the middleware below never block (no database, file or network access), so they run inline;
 the session middleware hops only to save a session, the static-files middleware only to open a
 file. Under WSGI (`runserver`) each behaves exactly like the Django class it extends.

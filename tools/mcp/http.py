@@ -1,6 +1,6 @@
 """`/mcp` over stateless Streamable HTTP, as a Django async view.
 
-The URLconf routes `MCP_PATH` here (docs/adr/0011-mcp-as-a-django-view.md), so Django's
+The URLconf routes `MCP_PATH` here (docs/adr/0025-an-edge-without-patches.md), so Django's
 middleware applies; the first of them answers a `Host` outside `ALLOWED_HOSTS` with 421 (the
 DNS-rebinding answer, `misdirected`; tomtom_mcp/middleware.py). Before any JSON-RPC is read, one
 guard answers every other transport-safety question with a plain HTTP status, each in this one
@@ -357,14 +357,15 @@ class McpEndpoint:
         self,
         request: HttpRequest,
         identity: Identity,
-        message: Message,
+        decoded: Message,
         body: bytes,
         extra: list[tuple[str, str]],
         admission: Admission | None = None,
     ) -> HttpResponse:
         scope = _asgi_scope(request)
-        # The SDK insists on both media types, spelled in lower case; the guard above already
-        # decided this client is fine.
+        # The SDK's transport checks the media types again, more strictly (case-sensitive, both
+        # types in Accept): the guard decided, so the request says so in the SDK's spelling and
+        # those copies never refuse (docs/adr/0025-an-edge-without-patches.md).
         raw = [(k, v) for k, v in scope["headers"] if k not in _REPLACED]
         raw += [
             (b"accept", b"application/json, text/event-stream"),
@@ -386,15 +387,15 @@ class McpEndpoint:
         sdk_headers: list[tuple[bytes, bytes]] = []
         chunks: list[bytes] = []
 
-        async def collect(message: MutableMapping[str, Any]) -> None:  # the SDK's ASGI send
+        async def collect(event: MutableMapping[str, Any]) -> None:  # the SDK's ASGI send
             nonlocal status, sdk_headers
-            if message["type"] == "http.response.start":
-                status, sdk_headers = message["status"], message.get("headers", [])
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
+            if event["type"] == "http.response.start":
+                status, sdk_headers = event["status"], event.get("headers", [])
+            elif event["type"] == "http.response.body":
+                chunks.append(event.get("body", b""))
 
         version = request.headers.get("mcp-protocol-version")
-        single = exchange.single_request(message, version)
+        single = exchange.single_request(decoded, version)
         if single is not None:  # one stateless JSON-RPC request: the SDK's kernel, without a session
             running = await self.transports.running()
             content = await exchange.answer(self.server, Request(forwarded, replay), single, version,
