@@ -2,7 +2,7 @@
 
 `application` adds the ASGI lifespan, which Django's handler refuses: startup starts the MCP
 transport's task group on the worker's event loop, shutdown stops it and closes the shared TomTom
-connections (docs/adr/0011-mcp-as-a-django-view.md). Requests for `MCP_PATH` go to a Django
+connections (docs/adr/0025-an-edge-without-patches.md). Requests for `MCP_PATH` go to a Django
 handler whose middleware are `MCP_MIDDLEWARE` (a subsequence of `MIDDLEWARE`: Host, security
 headers, the common rules); every other path to the handler of the whole `MIDDLEWARE`. Both
 resolve the same URLconf.
@@ -13,18 +13,20 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from typing import Any
 
 import django
-from asgiref.sync import SyncToAsync, sync_to_async
+from asgiref.sync import SyncToAsync, async_to_sync, iscoroutinefunction, sync_to_async
 from django.conf import settings
 from django.core import signals
-from django.core.exceptions import RequestAborted
+from django.core.exceptions import ImproperlyConfigured, MiddlewareNotUsed, RequestAborted
 from django.core.handlers.asgi import ASGIHandler as DjangoASGIHandler
 from django.core.handlers.asgi import get_script_prefix
+from django.core.handlers.exception import convert_exception_to_response
 from django.urls import set_script_prefix
+from django.utils.module_loading import import_string
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tomtom_mcp.settings")
 django.setup(set_prefix=False)
@@ -45,35 +47,72 @@ class ASGIHandler(DjangoASGIHandler):
     on the current thread's database connections: a request whose code never ran in a worker
     thread has none to close. This handler runs them on the event loop, whose thread holds no
     connections (Django refuses synchronous database access there), and closes the response in
-    the request's worker thread when one was started, as Django does. Its middleware are the
-    non-blocking subclasses of those `MIDDLEWARE` names (tomtom_mcp/middleware.py). Everything
-    else, the URLconf, the middleware's behaviour and the views, is Django's own.
+    the request's worker thread when one was started, as Django does.
+
+    Its middleware are the ones named in `middleware` (`MIDDLEWARE`, or `MCP_MIDDLEWARE` for
+    `MCP_PATH`), each Django class replaced by its non-blocking subclass
+    (tomtom_mcp/middleware.py), stacked by `load_middleware` without touching any setting or
+    Django module. Everything else, the URLconf, the middleware's behaviour and the views, is
+    Django's own.
     """
 
-    def __init__(self, middleware: Sequence[str] | None = None) -> None:
-        self.middleware_names = list(settings.MIDDLEWARE if middleware is None else middleware)
+    def __init__(self, middleware: Sequence[str]) -> None:
+        self.middleware = tuple(middleware)
+        self.layers: list[Any] = []
+        """The middleware instances, outermost first (what `load_middleware` built)."""
         super().__init__()
 
     def load_middleware(self, is_async: bool = False) -> None:
-        """Django's stack from `middleware` (by default `MIDDLEWARE`), each class swapped for its
-        non-blocking subclass. Django's loader reads `settings.MIDDLEWARE` and resolves names with
-        its module's `import_string`; both are swapped for the load only (at import, before any
-        request, on one thread)."""
-        from django.core.handlers import base
+        """The stack of `self.middleware` (names as in `MIDDLEWARE`), each class replaced by its
+        non-blocking subclass, built as Django's middleware documentation describes a stack.
 
-        from tomtom_mcp.middleware import NON_BLOCKING
+        Every factory is called once with the next layer inwards (a coroutine function unless
+        the factory is sync-only, which then gets a synchronous one and runs in the request's
+        thread); `MiddlewareNotUsed` leaves a factory out; exceptions become responses between
+        layers; `process_view` hooks run outermost first, `process_template_response` and
+        `process_exception` innermost first. Django's own loader reads `settings.MIDDLEWARE`, the
+        one list it knows; this one reads `self.middleware` and nothing global. What it hands
+        Django's request path (the stack, its innermost layer and the hook lists, which that path
+        reads by private names) is pinned by tests/test_asgi_handler.py
+        (docs/adr/0025-an-edge-without-patches.md).
+        """
+        from tomtom_mcp.middleware import NON_BLOCKING  # needs the app registry: imported once set up
 
-        # The name `load_middleware` looks up in its module (absent from django-stubs' base).
-        namespace = vars(base)
-        load = namespace["import_string"]
-        namespace["import_string"] = lambda path: load(NON_BLOCKING.get(path, path))
-        configured = settings.MIDDLEWARE
-        settings.MIDDLEWARE = self.middleware_names
-        try:
-            super().load_middleware(is_async)
-        finally:
-            namespace["import_string"] = load
-            settings.MIDDLEWARE = configured
+        if not is_async:
+            raise ImproperlyConfigured("tomtom_mcp.asgi.ASGIHandler serves ASGI only (its stack is asynchronous).")
+        view_hooks: list[Any] = []
+        template_hooks: list[Any] = []
+        exception_hooks: list[Any] = []
+        layers: list[Any] = []
+        # The innermost layer is Django's: resolve the URL, run the view hooks and the view.
+        inner = self._get_response_async  # type: ignore[attr-defined]  # not in django-stubs
+        get_response: Callable[[Any], Any] = convert_exception_to_response(inner)
+        for name in reversed(self.middleware):
+            factory = import_string(NON_BLOCKING.get(name, name))
+            on_loop = getattr(factory, "async_capable", False)
+            if not on_loop and not getattr(factory, "sync_capable", True):
+                raise ImproperlyConfigured(f"Middleware {name} is neither sync_capable nor async_capable.")
+            try:
+                middleware = factory(get_response if on_loop else async_to_sync(get_response))
+            except MiddlewareNotUsed:
+                continue
+            if middleware is None:
+                raise ImproperlyConfigured(f"Middleware factory {name} returned None.")
+            if hasattr(middleware, "process_view"):
+                view_hooks.insert(0, _awaitable(middleware.process_view))
+            if hasattr(middleware, "process_template_response"):
+                template_hooks.append(_awaitable(middleware.process_template_response))
+            if hasattr(middleware, "process_exception"):  # Django runs these in the request's thread
+                exception_hooks.append(_synchronous(middleware.process_exception))
+            get_response = convert_exception_to_response(middleware)
+            if not on_loop:
+                get_response = sync_to_async(get_response, thread_sensitive=True)
+            layers.insert(0, middleware)
+        self._view_middleware = view_hooks
+        self._template_response_middleware = template_hooks
+        self._exception_middleware = exception_hooks
+        self.layers = layers
+        self._middleware_chain = get_response  # set last: Django reads it as "loaded"
 
     async def handle(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         try:
@@ -115,7 +154,17 @@ class _Sent(Exception):
     """Ends the disconnect listener once the response is out."""
 
 
-django_app = ASGIHandler()
+def _awaitable(hook: Callable[..., Any]) -> Callable[..., Any]:
+    """`hook` as a coroutine function: itself when it is one, else run in the request's thread."""
+    return hook if iscoroutinefunction(hook) else sync_to_async(hook, thread_sensitive=True)
+
+
+def _synchronous(hook: Callable[..., Any]) -> Callable[..., Any]:
+    """`hook` as a plain function (Django calls exception hooks from the request's thread)."""
+    return async_to_sync(hook) if iscoroutinefunction(hook) else hook
+
+
+django_app = ASGIHandler(settings.MIDDLEWARE)
 mcp_app = ASGIHandler(settings.MCP_MIDDLEWARE)
 
 

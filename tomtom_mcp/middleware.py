@@ -3,7 +3,7 @@
 Under ASGI, Django runs every hook of a synchronous middleware (`process_request`,
 `process_view`, `process_response`) in a worker thread: one thread hop each, about 60 µs, and
 the first hop of a request starts a thread of its own. The stock stack costs `/mcp` a dozen
-hops per call, more than the call itself (docs/adr/0011-mcp-as-a-django-view.md). The hooks of
+hops per call, more than the call itself (docs/adr/0025-an-edge-without-patches.md). The hooks of
 the middleware below never block (no database, file or network access), so they run inline;
 the session middleware hops only to save a session, the static-files middleware only to open a
 file. Under WSGI (`runserver`) each behaves exactly like the Django class it extends.
@@ -24,6 +24,7 @@ from django.conf import settings
 from django.contrib.auth.middleware import AuthenticationMiddleware as _AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware as _MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware as _SessionMiddleware
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 from django.middleware.clickjacking import XFrameOptionsMiddleware as _XFrameOptionsMiddleware
 from django.middleware.common import CommonMiddleware as _CommonMiddleware
@@ -31,7 +32,7 @@ from django.middleware.csrf import CsrfViewMiddleware as _CsrfViewMiddleware
 from django.middleware.security import SecurityMiddleware as _SecurityMiddleware
 from whitenoise.middleware import WhiteNoiseMiddleware as _WhiteNoiseMiddleware
 
-from tools.mcp.http import host_allowed, mcp_route, misdirected
+from tools.mcp.http import mcp_route, misdirected
 
 NON_BLOCKING = {
     "django.middleware.security.SecurityMiddleware": "tomtom_mcp.middleware.SecurityMiddleware",
@@ -63,21 +64,30 @@ def _on_loop(hook: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class NonBlocking:
-    """Mixin for a `MiddlewareMixin` subclass whose hooks never block: under ASGI they run on the
-    event loop, in Django's order (request, view, exception, template response, response)."""
+    """Mixin for a Django middleware class (a `MiddlewareMixin`) whose hooks never block: given
+    an asynchronous `get_response` (Django's middleware documentation: the stack is async), it
+    is a coroutine function itself and runs its hooks on the event loop, in Django's order
+    (request, view, exception, template response, response). Given a synchronous one, it is
+    the Django class unchanged."""
 
-    async_mode: bool
     get_response: Callable[[HttpRequest], Any]
 
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         super().__init__(get_response)  # type: ignore[call-arg]  # MiddlewareMixin's, next in the MRO
-        if self.async_mode:
+        self.on_loop = iscoroutinefunction(get_response)
+        if self.on_loop:
+            markcoroutinefunction(self)
             for name in _HOOKS:
                 hook = getattr(self, name, None)
                 if hook is not None:
                     setattr(self, name, _on_loop(hook))  # the handler then calls it without a hop
 
-    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.on_loop:
+            return self._acall(request)
+        return super().__call__(request)  # type: ignore[misc]  # MiddlewareMixin's
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
         response = self.process_request(request) if hasattr(self, "process_request") else None
         response = response or await self.get_response(request)
         if hasattr(self, "process_response"):
@@ -85,7 +95,7 @@ class NonBlocking:
         return response
 
     async def _respond(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
-        return self.process_response(request, response)  # type: ignore[attr-defined]  # checked by __acall__
+        return self.process_response(request, response)  # type: ignore[attr-defined]  # checked by _acall
 
 
 class SecurityMiddleware(NonBlocking, _SecurityMiddleware):
@@ -151,8 +161,11 @@ class StaticFilesMiddleware(_WhiteNoiseMiddleware):
 
 
 class McpHostMiddleware:
-    """`MCP_PATH` with a `Host` outside `ALLOWED_HOSTS` answers 421 (the MCP transport's
-    DNS-rebinding answer) before Django's `CommonMiddleware` would turn it into a 400."""
+    """`MCP_PATH` with a `Host` Django refuses answers 421, the MCP transport's DNS-rebinding
+    answer (a JSON-RPC error), instead of the 400 page Django's `CommonMiddleware` would make of
+    it. The rule is Django's: `ALLOWED_HOSTS`, checked by `HttpRequest.get_host()`, the one Host
+    check of every path; only the answer for `MCP_PATH` is this middleware's. First in
+    `MIDDLEWARE` and `MCP_MIDDLEWARE`, so it answers before any other middleware asks."""
 
     sync_capable = True
     async_capable = True
@@ -160,19 +173,21 @@ class McpHostMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
         self.get_response = get_response
         self.mcp_path = re.compile(mcp_route(settings.MCP_PATH))
-        self.async_mode = iscoroutinefunction(get_response)
-        if self.async_mode:
+        self.on_loop = iscoroutinefunction(get_response)
+        if self.on_loop:
             markcoroutinefunction(self)
 
     def _misdirected(self, request: HttpRequest) -> HttpResponse | None:
-        if self.mcp_path.match(request.path_info.lstrip("/")) and not host_allowed(
-            request.META.get("HTTP_HOST", ""), settings.ALLOWED_HOSTS
-        ):
+        if not self.mcp_path.match(request.path_info.lstrip("/")):
+            return None
+        try:
+            request.get_host()
+        except DisallowedHost:
             return misdirected()
         return None
 
     def __call__(self, request: HttpRequest) -> Any:
-        if self.async_mode:
+        if self.on_loop:
             return self._acall(request)
         return self._misdirected(request) or self.get_response(request)
 

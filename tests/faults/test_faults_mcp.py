@@ -136,9 +136,7 @@ def endpoint(module_stub: TomTomStub) -> McpEndpoint:
         max_body_bytes=MiB,
         max_decoded_bytes=MiB,
     )
-    settings = HttpSettings(
-        allowed_hosts=["testserver"], allowed_origins=[], max_body_bytes=MiB, session_ids=SessionIds(["s"])
-    )
+    settings = HttpSettings(allowed_origins=[], max_body_bytes=MiB, session_ids=SessionIds(["s"]))
     return build_http_app(build_dispatcher(), make_config(module_stub, client=client), settings)
 
 

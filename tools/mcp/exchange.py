@@ -7,8 +7,10 @@ For a request whose answer is one JSON body (`json_response=True`) none of that 
 anything, and on this server it cost more CPU than a compact tool call's own work
 (docs/adr/0002-official-sdk-low-level-server.md has the figures).
 
-`single_request(body, protocol_version)` says whether a POST is that case: one JSON-RPC request
-(not a notification, response or batch) at a handshake-era protocol version (or none). `answer`
+`single_request(message, protocol_version)` says whether a POST is that case: one JSON-RPC
+request (not a notification or a response) at a handshake-era protocol version (or none),
+read from the message the transport guard decoded (`tools.mcp.body.parse_body`, the SDK's own
+parser: the body is not decoded again). `answer`
 then runs the SDK's single-exchange driver (`mcp.server.runner.serve_one`: the same
 `ServerRunner` kernel, middleware, per-version validation and result serialisation every
 transport uses) on a born-ready stateless connection, and maps a failure to its JSON-RPC error
@@ -16,8 +18,9 @@ exactly as the SDK's dispatcher does. Parsing uses the SDK's own `mcp_types` mod
 do errors; a result, which the SDK has already validated and dumped for the request's version,
 is encoded once by orjson inside the JSON-RPC 2.0 envelope (`jsonrpc`, `id`, `result`), or by
 the SDK's `JSONRPCResponse` when an integer in it is beyond orjson's 64 bits.
-Anything else (2026-07-28 requests, notifications, batches, unparsable bodies) is left to the
-SDK's transport, which owns those answers.
+Anything else (2026-07-28 requests, notifications, responses, a request whose envelope the
+SDK's models refuse) is left to the SDK's transport, which owns those answers and reads the
+body's bytes itself.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ from typing import Any
 
 import anyio
 import orjson
-import pydantic_core
 from mcp.server import Server
 from mcp.server.connection import Connection
 from mcp.server.runner import serve_one
@@ -57,26 +59,23 @@ _ERROR = TypeAdapter(JSONRPCError)
 _RESPONSE = TypeAdapter(JSONRPCResponse)
 
 
-def single_request(body: bytes, protocol_version: str | None) -> JSONRPCRequest | None:
-    """The request in `body` when it is one JSON-RPC request this module answers, else None.
+def single_request(message: Mapping[str, Any], protocol_version: str | None) -> JSONRPCRequest | None:
+    """`message` as the SDK's request model when it is one JSON-RPC request this module
+    answers, else None.
 
-    `protocol_version` is the `MCP-Protocol-Version` header: absent or a handshake-era
-    revision. The body is read as the SDK's transport reads it (`pydantic_core.from_json`,
-    then `jsonrpc_message_adapter`), so what is taken here is what it would take.
+    `message` is the decoded body; `protocol_version` the `MCP-Protocol-Version` header: absent
+    or a handshake-era revision. The message is validated as the SDK's transport validates a
+    decoded body (`jsonrpc_message_adapter`), so what is taken here is what it would take.
     """
     if protocol_version is not None and protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
         return None
-    try:
-        raw = pydantic_core.from_json(body)
-    except ValueError:
-        return None
-    if not isinstance(raw, dict) or "id" not in raw or "method" not in raw:
+    if "id" not in message or "method" not in message:
         return None
     try:
-        message = jsonrpc_message_adapter.validate_python(raw, by_name=False)
+        request = jsonrpc_message_adapter.validate_python(message, by_name=False)
     except ValidationError:
         return None
-    return message if isinstance(message, JSONRPCRequest) else None
+    return request if isinstance(request, JSONRPCRequest) else None
 
 
 @dataclass(slots=True)

@@ -1,19 +1,28 @@
 """`/mcp` over stateless Streamable HTTP, as a Django async view.
 
-The URLconf routes `MCP_PATH` here (docs/adr/0011-mcp-as-a-django-view.md), so Django's
-middleware applies. Before any JSON-RPC is read, one guard answers every transport-safety
-question with a plain HTTP status:
+The URLconf routes `MCP_PATH` here (docs/adr/0025-an-edge-without-patches.md), so Django's
+middleware applies; the first of them answers a `Host` outside `ALLOWED_HOSTS` with 421 (the
+DNS-rebinding answer, `misdirected`; tomtom_mcp/middleware.py). Before any JSON-RPC is read, one
+guard answers every other transport-safety question with a plain HTTP status, each in this one
+place:
 
-    421 Host not allowed (DNS-rebinding protection)   403 Origin not allowed
-    405 not POST (Allow: POST)                         415 not application/json
-    406 Accept without application/json               413 body over MCP_MAX_BODY_BYTES
-    400 unknown `tomtom-maps-backend` header
+    403 Origin not allowed                             405 not POST (Allow: POST)
+    415 not application/json                           406 Accept without application/json
+    413 body over MCP_MAX_BODY_BYTES                   400 unknown `tomtom-maps-backend` header
 
-The body is then read once (`identity.parse_body`); one that is not a single JSON-RPC message
-(unreadable, nested too deep, a batch, an `id` that is not a string or an integer) answers 400
-with the JSON-RPC error the specification names (-32700 parse error, -32600 invalid request)
-and `id` null, before any tool runs. The SDK's transport only takes the raw bytes, so it reads
-a body that passed a second time.
+The SDK's transport, which serves what the single-request exchange leaves to it, has copies of
+some of these rules: its Host and Origin check is switched off (`TransportSecuritySettings`),
+and its media-type and body-size checks can never refuse what the guard let through (the
+forwarded request says `application/json` in the SDK's spelling; the body is within the limit
+it is given).
+
+The body is then decoded once (`body.parse_body`, the SDK's own parser); one that is not a
+single JSON-RPC message (unreadable, nested too deep, a batch, an `id` that is not a string or
+an integer) answers 400 with the JSON-RPC error the specification names (-32700 parse error,
+-32600 invalid request) and `id` null, before any tool runs. Who is calling, the tenant's quota
+count and the single-request exchange all read that one message. Only what the exchange leaves
+to the SDK's transport (2026-07-28 requests, notifications, responses) is read from the bytes
+again, by the SDK, which takes nothing else.
 
 With sign-in on (`MCP_AUTH` includes `oauth`; tools/mcp/oauth.py), the guard then validates the
 access token and admits its tenant (one database round trip, which also counts the request's
@@ -40,7 +49,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from django.http.request import split_domain_port, validate_host
 from django.views.decorators.csrf import csrf_exempt
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
@@ -53,6 +61,7 @@ from tenants.store import Admission
 from tools.context import CallContext, ServerConfig, TenantTerms
 from tools.dispatch import Dispatcher
 from tools.mcp import exchange
+from tools.mcp.body import parse_body
 from tools.mcp.identity import UNKNOWN, Identity, SessionIds, identify, upstream_metadata
 from tools.mcp.oauth import METADATA_PATH, AuthFailure, ResourceServer, SignIn
 from tools.mcp.server import build_server
@@ -73,7 +82,6 @@ JSON_ACCEPTED = ("application/json", "application/*", "*/*")
 
 @dataclass(frozen=True, slots=True)
 class HttpSettings:
-    allowed_hosts: Sequence[str]
     allowed_origins: Sequence[str]
     max_body_bytes: int
     session_ids: SessionIds
@@ -89,11 +97,6 @@ def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
         if origin == base or (origin.startswith(base + ":") and origin[len(base) + 1 :].isdigit()):
             return True
     return False
-
-
-def host_allowed(host: str, allowed: Sequence[str]) -> bool:
-    domain, _port = split_domain_port(host)
-    return bool(domain) and validate_host(domain, list(allowed))
 
 
 def media_types(header: str) -> list[str]:
@@ -257,7 +260,8 @@ class McpEndpoint:
                 app=server,
                 stateless=True,
                 json_response=True,
-                # The guard below validates Host and Origin; the SDK's copy of that check is off.
+                # Host is Django's rule (McpHostMiddleware answers it), Origin the guard's: the
+                # SDK's copy of both is off.
                 security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
                 max_request_body_size=settings.max_body_bytes,
             )
@@ -265,8 +269,6 @@ class McpEndpoint:
 
     async def handle(self, request: HttpRequest) -> HttpResponse:
         headers = request.headers
-        if not host_allowed(headers.get("host", ""), self.settings.allowed_hosts):
-            return misdirected()
         origin = headers.get("origin")
         cors: list[tuple[str, str]] = []
         if origin is not None:
@@ -290,8 +292,8 @@ class McpEndpoint:
                 response[name] = value
             return response
         if method != "POST":
-            message = f"{method} is not supported: this server is stateless, POST only"
-            return _jsonrpc_error(405, -32600, message, [*cors, ("Allow", "POST")])
+            refusal = f"{method} is not supported: this server is stateless, POST only"
+            return _jsonrpc_error(405, -32600, refusal, [*cors, ("Allow", "POST")])
         if media_types(headers.get("content-type", ""))[0] != "application/json":
             return _jsonrpc_error(415, -32600, "Content-Type must be application/json", cors)
         accept = headers.get("accept", "")
@@ -307,10 +309,12 @@ class McpEndpoint:
         if body is None:
             limit = self.settings.max_body_bytes
             return _jsonrpc_error(413, -32600, f"Request body over {limit} bytes", cors)
-        identity = identify(headers, body, self.settings.session_ids)
-        if identity.body_error is not None:
-            error = identity.body_error
-            return _jsonrpc_error(400, error.code, error.message, cors)
+        parsed = parse_body(body)
+        if parsed.message is None:
+            assert parsed.error is not None  # one or the other
+            return _jsonrpc_error(400, parsed.error.code, parsed.error.message, cors)
+        message = parsed.message
+        identity = identify(headers, message, self.settings.session_ids)
         admission = None
         if self.settings.sign_in is not None:
             try:
@@ -322,7 +326,7 @@ class McpEndpoint:
         if identity.mint_session:
             session_id = self.settings.session_ids.mint(identity.client_name, identity.apps_declared is True)
             extra.append(("Mcp-Session-Id", session_id))
-        return await self._forward(request, identity, body, extra, admission)
+        return await self._forward(request, identity, message, body, extra, admission)
 
     def _refused(self, failure: AuthFailure, cors: list[tuple[str, str]]) -> HttpResponse:
         """A sign-in refusal: the OAuth error body and, for 401/403, the RFC 6750 challenge."""
@@ -353,13 +357,15 @@ class McpEndpoint:
         self,
         request: HttpRequest,
         identity: Identity,
+        decoded: Message,
         body: bytes,
         extra: list[tuple[str, str]],
         admission: Admission | None = None,
     ) -> HttpResponse:
         scope = _asgi_scope(request)
-        # The SDK insists on both media types, spelled in lower case; the guard above already
-        # decided this client is fine.
+        # The SDK's transport checks the media types again, more strictly (case-sensitive, both
+        # types in Accept): the guard decided, so the request says so in the SDK's spelling and
+        # those copies never refuse (docs/adr/0025-an-edge-without-patches.md).
         raw = [(k, v) for k, v in scope["headers"] if k not in _REPLACED]
         raw += [
             (b"accept", b"application/json, text/event-stream"),
@@ -381,18 +387,18 @@ class McpEndpoint:
         sdk_headers: list[tuple[bytes, bytes]] = []
         chunks: list[bytes] = []
 
-        async def collect(message: MutableMapping[str, Any]) -> None:  # the SDK's ASGI send
+        async def collect(event: MutableMapping[str, Any]) -> None:  # the SDK's ASGI send
             nonlocal status, sdk_headers
-            if message["type"] == "http.response.start":
-                status, sdk_headers = message["status"], message.get("headers", [])
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
+            if event["type"] == "http.response.start":
+                status, sdk_headers = event["status"], event.get("headers", [])
+            elif event["type"] == "http.response.body":
+                chunks.append(event.get("body", b""))
 
         version = request.headers.get("mcp-protocol-version")
-        message = exchange.single_request(body, version)
-        if message is not None:  # one stateless JSON-RPC request: the SDK's kernel, without a session
+        single = exchange.single_request(decoded, version)
+        if single is not None:  # one stateless JSON-RPC request: the SDK's kernel, without a session
             running = await self.transports.running()
-            content = await exchange.answer(self.server, Request(forwarded, replay), message, version,
+            content = await exchange.answer(self.server, Request(forwarded, replay), single, version,
                                             running.lifespan_state)  # fmt: skip
             response = HttpResponse(content, content_type="application/json")
             for name, value in extra:
@@ -447,7 +453,6 @@ def mcp_endpoint() -> McpEndpoint:
         build_dispatcher(),
         server_config(),
         HttpSettings(
-            allowed_hosts=settings.ALLOWED_HOSTS,
             allowed_origins=settings.MCP_ALLOWED_ORIGINS,
             max_body_bytes=settings.MCP_MAX_BODY_BYTES,
             session_ids=SessionIds(settings.MCP_SESSION_SECRETS),
