@@ -9,27 +9,28 @@ import logging
 from core.events import Count, ErrorText, Event, ShortText, TenantName
 
 
-class SurfaceUnreadableFromSnapshot(Event, kw_only=True, frozen=True):
-    """The tool-surface tables could not be read; calls are governed by the last rules read."""
+class SurfaceUnreadable(Event, kw_only=True, frozen=True):
+    """The tool-surface tables could not be read (the two events below say what answers instead)."""
 
     LOGGER = "tools.governance"
-    MESSAGE = "Tool-surface tables unreadable: answering from the last snapshot"
     LEVEL = logging.WARNING
     error: ErrorText
     retired: Count
+    """Retired tools in what answers instead."""
     contract_changes: Count
 
 
-class SurfaceUnreadableFromFixture(Event, kw_only=True, frozen=True):
+class SurfaceUnreadableFromSnapshot(SurfaceUnreadable, kw_only=True, frozen=True):
+    """The tool-surface tables could not be read; calls are governed by the last rules read."""
+
+    MESSAGE = "Tool-surface tables unreadable: answering from the last snapshot"
+
+
+class SurfaceUnreadableFromFixture(SurfaceUnreadable, kw_only=True, frozen=True):
     """The tool-surface tables could not be read, and none were read before: calls are governed
     by the committed fixture."""
 
-    LOGGER = "tools.governance"
     MESSAGE = "Tool-surface tables unreadable: answering from the committed fixture"
-    LEVEL = logging.WARNING
-    error: ErrorText
-    retired: Count
-    contract_changes: Count
 
 
 class SurfaceReadableAgain(Event, kw_only=True, frozen=True):

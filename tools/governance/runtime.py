@@ -36,7 +36,12 @@ from django.db import connections
 from core.app_status import OutdatedCall, RetiredToolCalled
 from core.errors import ErrorCode, ToolError
 from core.events import ERROR_TEXT_LENGTH, clip, log
-from core.operations import SurfaceReadableAgain, SurfaceUnreadableFromFixture, SurfaceUnreadableFromSnapshot
+from core.operations import (
+    SurfaceReadableAgain,
+    SurfaceUnreadable,
+    SurfaceUnreadableFromFixture,
+    SurfaceUnreadableFromSnapshot,
+)
 from tools.context import CallContext
 from tools.definition import Tool
 from tools.dispatch import Next, ToolCall, ToolOutcome
@@ -144,7 +149,7 @@ class Governance:
 
     def _warn_unreadable(
         self,
-        event: type[SurfaceUnreadableFromSnapshot | SurfaceUnreadableFromFixture],
+        event: type[SurfaceUnreadable],
         error: str,
         answering: Surface,
     ) -> None:
