@@ -217,15 +217,23 @@ def ingest_child(path: str) -> None:
     from analytics.management.commands.ingest_app_status import WORKERS
 
     baseline = peak_rss_kb()
+    cpu_before = _cpu_seconds()
     started = time.perf_counter()
     with log_open(path) as stream:
         report = ingest(log_lines(stream), workers=WORKERS)  # as the command runs it
     seconds = time.perf_counter() - started
+    cpu_s = _cpu_seconds() - cpu_before  # this process and its workers (once they ended), not PostgreSQL
     peak = peak_rss_kb()
     events, new = report.events + report.tool_calls, report.new + report.tool_calls_new
     workers_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the largest worker's, once they ended
     print(json.dumps({"events": events, "new": new, "seconds": seconds, "peak_kb": peak, "baseline_kb": baseline,
-                      "workers_peak_kb": workers_peak}))  # fmt: skip
+                      "workers_peak_kb": workers_peak, "cpu_s": cpu_s}))  # fmt: skip
+
+
+def _cpu_seconds() -> float:
+    """User and system CPU of this process and of its children that ended (the workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def peak_rss_kb() -> int:
@@ -244,9 +252,12 @@ def peak_rss_kb() -> int:
 
 def describe(result: dict[str, float]) -> str:
     rate = result["events"] / result["seconds"]
-    print(f"  {result['events']:,} events in {result['seconds']:.1f} s: {rate:,.0f} events/s", file=sys.stderr)
+    cpu_us = result["cpu_s"] / result["events"] * 1e6
+    print(f"  {result['events']:,} events in {result['seconds']:.1f} s: {rate:,.0f} events/s, "
+          f"{cpu_us:.1f} µs CPU per event outside PostgreSQL", file=sys.stderr)  # fmt: skip
     return (
-        f"{result['seconds']:.1f} s, **{rate:,.0f} events/s**, peak RSS {result['peak_kb'] / 1024:.0f} MB "
+        f"{result['seconds']:.1f} s, **{rate:,.0f} events/s**, {cpu_us:.1f} µs of CPU per event outside "
+        f"PostgreSQL, peak RSS {result['peak_kb'] / 1024:.0f} MB "
         f"({result['baseline_kb'] / 1024:.0f} MB before reading), each worker at most "
         f"{result['workers_peak_kb'] / 1024:.0f} MB"
     )

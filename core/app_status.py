@@ -29,6 +29,7 @@ from core.events import (
     RequestId,
     ShortText,
     ToolName,
+    ToolNames,
     UserAgent,
 )
 
@@ -182,7 +183,7 @@ class RetiredToolCalled(AppStatusEvent, kw_only=True, frozen=True):
     KIND = "retired_tool"
     MESSAGE = "Retired tool called"
     LEVEL = logging.WARNING
-    replaced_by: Annotated[list[ToolName], DIMENSION]
+    replaced_by: Annotated[ToolNames, DIMENSION]
 
 
 class OutdatedCall(AppStatusEvent, kw_only=True, frozen=True):

@@ -51,7 +51,7 @@ def _value(field: FieldSpec) -> str:
     elif field.kind == "text":
         text = f"text of at most {field.max_length:,} characters" if field.max_length else "text"
     elif field.kind == "texts":
-        text = "list of tool names"
+        text = f"list of at most {field.max_length} tool names"
     elif field.kind == "record":
         text = "object of " + ", ".join(f"`{part.name}` ({_value(part)})" for part in field.parts)
     else:

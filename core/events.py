@@ -3,7 +3,7 @@
 An event is a subclass of `Event`, a frozen msgspec Struct. Its class variables say where and
 how it is logged: the logger (`LOGGER`), the fixed message (`MESSAGE`, a contract: readers find
 events by it), the level (`LEVEL`), and fields every line of it carries with a fixed value
-(`MARKS`). Its attributes are its fields, in the order they are written, each with a type, the
+(`marks()`). Its attributes are its fields, in the order they are written, each with a type, the
 bounds of its values and a role, all in its annotation:
 
     tool: Annotated[ToolName, DIMENSION]
@@ -56,6 +56,7 @@ class OneOf:
 
     values: tuple[str, ...]
 
+
 ENVELOPE: tuple[str, ...] = ("time", "level", "logger", "message", "replica", "pid")
 """The fields the formatter writes first on every line (core/logging.py); no event declares them."""
 
@@ -90,7 +91,9 @@ Count = Annotated[int, Meta(ge=0, le=MAX_WHOLE)]
 Milliseconds = Annotated[float, Meta(ge=0, le=1e12)]
 """A duration: finite, not negative (msgspec takes a JSON integer for it too)."""
 Metres = Annotated[float, Meta(ge=0, le=1e12)]
-ProcessId = Annotated[int, Meta(ge=0, le=MAX_WHOLE)]
+MAX_NAMES = 32
+"""The most tool names a list of them holds (a retired tool's replacements)."""
+ToolNames = Annotated[list[ToolName], Meta(max_length=MAX_NAMES)]
 
 
 def clip(text: str, length: int) -> str:
