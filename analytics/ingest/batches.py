@@ -21,6 +21,7 @@ from datetime import datetime
 
 from analytics.ingest import sources
 from analytics.ingest.decode import APP_STATUS, FAMILIES, TOOL_CALLS, UNKNOWN_KIND, Family, Malformed, decode
+from analytics.ingest.sources import Idle
 from analytics.ingest.store import Part, Store
 
 BATCH_SIZE = 25_000
@@ -105,7 +106,7 @@ Batch = list[Part]
 
 
 def batches(
-    lines: Iterable[bytes],
+    lines: Iterable[bytes | Idle],
     store: Store,
     report: IngestReport,
     *,
@@ -115,7 +116,7 @@ def batches(
 ) -> Iterator[Batch]:
     """The batches of `lines`, counted in `report` (see the module docstring). A stream that breaks
     off (a truncated or corrupt gzip file) counts as one malformed line where it broke; the lines
-    before it are kept."""
+    before it are kept. `IDLE` (a growing log that caught up, `sources.follow`) ends a batch."""
     longest = sources.MAX_LINE_BYTES
     too_long = Malformed(f"longer than {longest} bytes")
     pending: dict[Family, dict[bytes, tuple]] = {family: {} for family in FAMILIES}
@@ -142,7 +143,14 @@ def batches(
         return parts
 
     try:
-        for number, line in enumerate(lines, 1):  # `counted` reads the last number
+        for line in lines:
+            if isinstance(line, Idle):  # a growing log caught up: end the batch instead of waiting
+                if in_batch:
+                    counted()
+                    yield batch()
+                    in_batch = bytes_in_batch = 0
+                continue
+            number += 1
             decoded = decode(line) if len(line) <= longest else too_long
             if type(decoded) is tuple:
                 family, row, unknown_fields_here = decoded  # type: ignore[misc]  # the exact type says it is an event
@@ -177,16 +185,22 @@ Chunk = tuple[int, list[bytes], str | None]
 the input broke off after them (None when it did not)."""
 
 
-def chunks(lines: Iterable[bytes], size: int = BATCH_SIZE, max_bytes: int = BATCH_BYTES) -> Iterator[Chunk]:
-    """`lines` in chunks, each ending at `size` lines or with the line that brings it to
-    `max_bytes` bytes. When the input breaks off, the last chunk holds every line before the
-    break and says why."""
+def chunks(
+    lines: Iterable[bytes | Idle], size: int = BATCH_SIZE, max_bytes: int = BATCH_BYTES
+) -> Iterator[Chunk]:
+    """`lines` in chunks, each ending at `size` lines, with the line that brings it to
+    `max_bytes` bytes, or at `IDLE`. When the input breaks off, the last chunk holds every line
+    before the break and says why."""
     number, broken, iterator = 0, None, iter(lines)
     while broken is None:
         chunk: list[bytes] = []
         chunk_bytes = 0
         try:
             for line in iterator:
+                if isinstance(line, Idle):
+                    if chunk:
+                        break
+                    continue
                 chunk.append(line)
                 chunk_bytes += len(line)
                 if len(chunk) == size or chunk_bytes >= max_bytes:

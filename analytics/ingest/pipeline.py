@@ -1,7 +1,7 @@
 """The pipeline: source -> decode -> batch -> store, in one process or in worker processes.
 
-`ingest(lines)` runs the stages on any iterable of lines (a log file's, stdin's, the live path's)
-and returns what it saw. In one process (`workers=0`, or inside a transaction), a parser thread
+`ingest(lines)` runs the stages on any iterable of lines (a log file's, stdin's, a growing log's,
+the live path's) and returns what it saw. In one process (`workers=0`, or inside a transaction), a parser thread
 decodes and batches (analytics/ingest/batches.py) while the caller's thread stores each batch in
 its own transaction (analytics/ingest/store.py), on the caller's connection. With worker
 processes, the caller's process only reads and cuts the lines into chunks; each worker runs the
@@ -29,6 +29,7 @@ from django.db import connection
 
 from analytics.ingest import workers
 from analytics.ingest.batches import BATCH_BYTES, BATCH_SIZE, Batch, Chunk, IngestReport, batches, chunks
+from analytics.ingest.sources import Idle
 from analytics.ingest.store import Store
 from analytics.partitions import retention_cutoff
 
@@ -36,7 +37,7 @@ Progress = Callable[[IngestReport], object]
 
 
 def ingest(
-    lines: Iterable[bytes],
+    lines: Iterable[bytes | Idle],
     *,
     batch_size: int = BATCH_SIZE,
     batch_bytes: int = BATCH_BYTES,
@@ -87,7 +88,7 @@ def ingest(
 
 
 def _parse(
-    lines: Iterable[bytes],
+    lines: Iterable[bytes | Idle],
     store: Store,
     report: IngestReport,
     size: int,
@@ -128,7 +129,7 @@ class _Pace:
 
 
 def _in_workers(
-    lines: Iterable[bytes],
+    lines: Iterable[bytes | Idle],
     batch_size: int,
     batch_bytes: int,
     progress: Progress | None,
