@@ -12,7 +12,19 @@ from pydantic import Field, model_validator
 
 from tools.definitions.common import BoundingBox, PointsDetail, Position
 from tools.errors import ToolError
-from tools.inputs import UNIQUE, ToolInput, exactly_one, exclusive, input_schema, parse, requires
+from tools.inputs import (
+    UNIQUE,
+    ToolInput,
+    backend_schema,
+    exactly_one,
+    exclusive,
+    input_schema,
+    only_on_backend,
+    parse,
+    requires,
+)
+from tools.schema import SchemaDefinitionError
+from tools.tomtom.backends import Backend
 
 
 class Stop(ToolInput):
@@ -167,3 +179,83 @@ def test_the_schema_is_compact_and_self_contained():
     assert schema["properties"]["tags"]["uniqueItems"] is True
     assert "default" not in schema["properties"]["depart"]  # optional: no `default: null`
     assert schema["properties"]["mode"] == {"type": "string", "default": "car", "enum": ["car", "bike"]}
+
+
+def test_every_problem_is_answered_at_once_each_with_its_path():
+    error = error_of({"mode": "plane", "tags": ["a", "a"], "stops": [{"position": [1, 95]}], "zoom": 3})
+    assert [p.get("argument") for p in error["problems"]] == ["zoom", "name", "mode", "tags[1]", "stops[0].position[1]"]
+    assert error["argument"] == "zoom"  # the first, as when there is one
+    assert (error["total"], error["returned"], error["truncated"]) == (5, 5, False)
+    assert error["message"].startswith("5 problems: unknown argument(s) zoom in arguments; valid: ")
+    assert "; name: is required; mode: 'plane' is not one of the allowed values: car, bike; " in error["message"]
+    assert error["problems"][1] == {"argument": "name", "message": "name: is required"}
+
+
+def test_the_problems_listed_are_capped():
+    error = error_of({"name": "x", "stops": [{"position": [1, 95 + i]} for i in range(5)], "tags": [1, 2, 3, 4, 5, 6]})
+    assert error["total"] == 11 and error["returned"] == 10 and error["truncated"] is True
+    assert len(error["problems"]) == 10 and error["message"].endswith("; and 1 more")
+
+
+def test_unknown_names_are_capped_and_cut():
+    error = error_of({"name": "x", **{f"{'x' * 100}{i:02}": 1 for i in range(12)}})
+    assert "and 2 more in arguments" in error["message"] and "x" * 101 not in error["message"]
+
+
+ONLY_CARS = only_on_backend(Backend.ORBIS, "car", why="it plans for cars only")
+
+
+class Drive(ToolInput):
+    mode: Annotated[Literal["car", "bike"], ONLY_CARS] = "car"
+    modes: Annotated[list[Annotated[Literal["car", "bike"], ONLY_CARS]], Field(max_length=2)] | None = None
+    load: Annotated[int, only_on_backend(Backend.ORBIS, why="it knows no loads")] | None = None
+
+
+def test_a_backend_lists_only_what_it_takes():
+    orbis, genesis = backend_schema(Drive, Backend.ORBIS), backend_schema(Drive, Backend.GENESIS)
+    assert orbis["properties"]["mode"] == {"type": "string", "default": "car", "enum": ["car"]}
+    assert orbis["properties"]["modes"]["items"]["enum"] == ["car"]
+    assert "load" not in orbis["properties"]
+    assert genesis == input_schema(Drive) and genesis["properties"]["mode"]["enum"] == ["car", "bike"]
+    assert "x-backends" not in repr(orbis) + repr(genesis)
+
+
+def test_a_value_the_backend_refuses_is_unsupported_naming_the_backend_that_takes_it():
+    with pytest.raises(ToolError) as caught:
+        parse(Drive, {"mode": "bike"}, backend=Backend.ORBIS)
+    assert caught.value.as_dict()["error"] == {
+        "code": "unsupported",
+        "message": "mode: 'bike' is not available on tomtom-orbis-maps (it plans for cars only); send car, or use the "
+        "tomtom-maps backend (header `tomtom-maps-backend: tomtom-maps`)",
+        "argument": "mode",
+        "backend": "tomtom-orbis-maps",
+        "supported_on": ["tomtom-maps"],
+        "allowed": ["car"],
+    }
+    assert parse(Drive, {"mode": "bike"}, backend=Backend.GENESIS).mode == "bike"
+    assert parse(Drive, {"mode": "bike"}).mode == "bike"  # no backend: not checked
+    assert parse(Drive, {}, backend=Backend.ORBIS).mode == "car"  # a default is never refused
+
+
+def test_an_input_the_backend_refuses_and_an_invalid_one_are_answered_together():
+    with pytest.raises(ToolError) as caught:
+        parse(Drive, {"load": 3, "modes": ["car", "bike"], "mode": "plane"}, backend=Backend.ORBIS)
+    error = caught.value.as_dict()["error"]
+    assert error["code"] == "invalid_arguments"
+    by_path = {p["argument"]: p for p in error["problems"]}
+    assert set(by_path) == {"mode", "modes[1]", "load"}
+    assert by_path["load"]["message"].startswith("load: is not available on tomtom-orbis-maps (it knows no loads)")
+    assert by_path["modes[1]"]["backend"] == "tomtom-orbis-maps"
+
+
+def test_a_listing_limit_must_fit_the_input():
+    class Wrong(ToolInput):
+        size: Annotated[int, only_on_backend(Backend.ORBIS, 1, why="x")] = 1
+
+    class Required(ToolInput):
+        load: Annotated[int, only_on_backend(Backend.ORBIS, why="x")]
+
+    with pytest.raises(SchemaDefinitionError, match="only an enum's values"):
+        backend_schema(Wrong, Backend.ORBIS)
+    with pytest.raises(SchemaDefinitionError, match="required input is not offered"):
+        backend_schema(Required, Backend.ORBIS)

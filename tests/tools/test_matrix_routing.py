@@ -120,4 +120,5 @@ async def test_orbis_is_unsupported_before_any_request(stub, dispatcher, context
     )
     assert outcome.data["error"]["code"] == "unsupported"
     assert "tomtom-orbis-maps" in outcome.data["error"]["message"]
+    assert "tomtom-routing" in outcome.data["error"]["message"]
     assert stub.requests == []

@@ -1,16 +1,18 @@
 """Every conversation pays for `tools/list`: each surface stays within a byte budget.
 
-The listing is built exactly as the server builds it for each kind of client
-(`tools.mcp.server.listed_tools` and `mcp_tool`, dumped by alias without None) and measured as
-compact JSON. Text-only clients (most agents) pay for every byte and are shown no widget, so
-their surface has the tighter budget.
+The listing is built exactly as the server builds it for each backend and kind of client
+(`Tool.offered_to` and `mcp_tool`, dumped by alias without None) and measured as compact JSON.
+Text-only clients (most agents) pay for every byte and are shown no widget, so their surface has
+the tighter budget.
 """
 
 import json
 
-from tools.client_surface import Shape
-from tools.mcp.server import listed_tools, mcp_tool
+import pytest
+
+from tools.mcp.server import mcp_tool
 from tools.registry import default_tools
+from tools.tomtom.backends import Backend
 
 TEXT_ONLY_BUDGET = 29_500
 """Measured 29,162 bytes for the 15 tools a text-only client sees (issue 16 aimed at 24,000 for
@@ -19,21 +21,24 @@ TEXT_ONLY_BUDGET = 29_500
 APPS_BUDGET = 42_000
 
 
-def tools_list_bytes(widgets: bool) -> int:
-    tools = listed_tools(default_tools(), Shape(widgets=widgets))
+def tools_list_bytes(backend: Backend, widgets: bool) -> int:
+    tools = [tool for tool in default_tools() if tool.offered_to(backend, widgets)]
     listing = [
-        mcp_tool(tool, widgets=widgets).model_dump(by_alias=True, mode="json", exclude_none=True) for tool in tools
+        mcp_tool(tool, backend=backend, widgets=widgets).model_dump(by_alias=True, mode="json", exclude_none=True)
+        for tool in tools
     ]
     return len(json.dumps({"tools": listing}, separators=(",", ":"), ensure_ascii=False).encode())
 
 
-def test_the_text_only_surface_stays_within_its_budget():
-    size = tools_list_bytes(widgets=False)
+@pytest.mark.parametrize("backend", Backend)
+def test_the_text_only_surface_stays_within_its_budget(backend):
+    size = tools_list_bytes(backend, widgets=False)
     print(f"tools/list, text-only client: {size:,} bytes of {TEXT_ONLY_BUDGET:,}")
     assert size <= TEXT_ONLY_BUDGET, f"the text-only tools/list is {size:,} bytes; the budget is {TEXT_ONLY_BUDGET:,}"
 
 
-def test_the_apps_surface_stays_within_its_budget():
-    size = tools_list_bytes(widgets=True)
+@pytest.mark.parametrize("backend", Backend)
+def test_the_apps_surface_stays_within_its_budget(backend):
+    size = tools_list_bytes(backend, widgets=True)
     print(f"tools/list, MCP Apps host: {size:,} bytes of {APPS_BUDGET:,}")
     assert size <= APPS_BUDGET, f"the MCP Apps tools/list is {size:,} bytes; the budget is {APPS_BUDGET:,}"

@@ -2,8 +2,8 @@
 
 TomTom Maps only: POST `/routing/matrix/2` (Matrix Routing v2, synchronous) with the body
 `{"origins": [{"point": {latitude, longitude}}], "destinations": [...], "options": {...}}`.
-TomTom documents no matrix service on Orbis, so the tomtom-orbis-maps backend answers
-`unsupported` (docs/adr/0012).
+TomTom documents no matrix service on Orbis: the tool is not listed on tomtom-orbis-maps, and
+a call there is `unsupported`, naming what to do instead (docs/adr/0012).
 
 Limits are TomTom's synchronous ones for the Freemium and Pay-As-You-Grow plans: at most
 `MAX_CELLS` (200) cells, origins x destinations, each side at most `MAX_SIDE`; past 100 cells
@@ -67,14 +67,8 @@ def _point(position: list[float]) -> dict[str, Any]:
     return {"point": {"latitude": lat, "longitude": lon}}
 
 
-def build_request(input: MatrixRoutingInput, backend: Backend) -> tuple[str, dict[str, Any]]:
-    """The path and JSON body of the synchronous matrix call (`unsupported` on Orbis)."""
-    if backend is Backend.ORBIS:
-        raise ToolError(
-            ErrorCode.UNSUPPORTED,
-            "tomtom-matrix-routing is not available on tomtom-orbis-maps: TomTom offers Matrix Routing v2 on "
-            "TomTom Maps only; use the tomtom-maps backend.",
-        )
+def build_request(input: MatrixRoutingInput) -> tuple[str, dict[str, Any]]:
+    """The path and JSON body of the synchronous matrix call (TomTom Maps)."""
     options: dict[str, Any] = {"traffic": input.traffic, "travelMode": input.travelMode}
     if input.departAt is not None:
         options["departAt"] = input.departAt
@@ -129,7 +123,7 @@ def compact_matrix(body: dict[str, Any], origins: int, destinations: int) -> dic
 
 async def run(input: MatrixRoutingInput, context: CallContext) -> dict[str, Any]:
     session = context.tomtom
-    body = await session.post(*build_request(input, session.backend))
+    body = await session.post(*build_request(input))
     if input.response_detail == FULL:
         return body
     return compact_matrix(body, len(input.origins), len(input.destinations))
@@ -140,8 +134,11 @@ TOOL = define_tool(
     title="TomTom Matrix Routing",
     description=(
         "Travel time, distance and traffic delay from each origin to each destination (up to 200 pairs), "
-        "and the nearest destination by time for each origin. TomTom Maps backend only."
+        "and the nearest destination by time for each origin."
     ),
+    unavailable_on={
+        Backend.ORBIS: "TomTom offers Matrix Routing on TomTom Maps only. Plan each pair with tomtom-routing."
+    },
     input=MatrixRoutingInput,
     run=run,
 )

@@ -8,7 +8,8 @@ TomTom Maps only; three calls:
 2. and 3., together: Calculate Route through the stops in that order (each leg's time and
    distance, the line) and in the order given (the total to compare with).
 TomTom documents Waypoint Optimization on TomTom Maps only (and its decommissioning on
-2027-05-31), so tomtom-orbis-maps answers `unsupported` (docs/adr/0012).
+2027-05-31): the tool is not listed on tomtom-orbis-maps, and a call there is `unsupported`,
+naming the tools that order stops by hand (docs/adr/0012, 0023).
 
 Compact: `order` (indexes into `stops`), one leg per hop `{from, to, time_s, distance_m,
 delay_s}` (`from`/`to` index `stops`), `total`, `given_order` (the same totals in the order
@@ -100,14 +101,8 @@ class OptimizeWaypointsInput(ToolInput):
         return None if position is None else self.stops.index(position)
 
 
-def build_request(input: OptimizeWaypointsInput, backend: Backend) -> tuple[str, dict[str, Any]]:
-    """The path and JSON body of the optimization (`unsupported` on Orbis)."""
-    if backend is Backend.ORBIS:
-        raise ToolError(
-            ErrorCode.UNSUPPORTED,
-            "tomtom-optimize-waypoints is not available on tomtom-orbis-maps: TomTom offers Waypoint Optimization "
-            "on TomTom Maps only; use the tomtom-maps backend.",
-        )
+def build_request(input: OptimizeWaypointsInput) -> tuple[str, dict[str, Any]]:
+    """The path and JSON body of the optimization (TomTom Maps)."""
     windows: dict[int, list[dict[str, str]]] = {}
     for window in input.timeWindows or ():
         windows.setdefault(window.stop, []).append({"openingHour": window.opens, "closingHour": window.closes})
@@ -196,7 +191,7 @@ async def _route(session: TomTomSession, input: OptimizeWaypointsInput, stops: l
 
 async def run(input: OptimizeWaypointsInput, context: CallContext) -> Answer:
     session = context.tomtom
-    optimization = await session.post(*build_request(input, session.backend))
+    optimization = await session.post(*build_request(input))
     order = optimized_order(optimization, len(input.stops))
     route_body, given_body = await asyncio.gather(
         _route(session, input, [input.stops[i] for i in order]), _route(session, input, input.stops)
@@ -215,9 +210,14 @@ TOOL = define_tool(
     title="TomTom Waypoint Optimization",
     description=(
         f"The fastest order to visit 3-{MAX_STOPS} stops (optionally a fixed first/last stop, time windows, time "
-        "spent at each): the order, each leg's time and distance, and the saving over the order given. "
-        "TomTom Maps backend only."
+        "spent at each): the order, each leg's time and distance, and the saving over the order given."
     ),
+    unavailable_on={
+        Backend.ORBIS: (
+            "TomTom offers Waypoint Optimization on TomTom Maps only. To order stops here, compare travel times "
+            "with tomtom-matrix-routing, then plan the order you choose with tomtom-routing."
+        )
+    },
     input=OptimizeWaypointsInput,
     run=run,
     widget=MAP_APP_URI,

@@ -22,6 +22,7 @@ from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions.common import GeometryDetail, Position, ShowUi, answer
 from tools.definitions.routing import (
+    ORBIS_CARS_ONLY,
     AvoidAreas,
     DepartAt,
     RouteOptions,
@@ -63,9 +64,7 @@ class ReachableRangeInput(ToolInput):
         None, ge=1, le=MAX_DISTANCE_BUDGET, description="Reachable within this many metres of travel."
     )
     routeType: RouteType = "fast"
-    travelMode: Literal["car", "truck"] = Field(
-        "car", description="Orbis: car only; truck needs the tomtom-maps backend."
-    )
+    travelMode: Annotated[Literal["car", "truck"], ORBIS_CARS_ONLY] = "car"
     traffic: TrafficMode = "live"
     avoid: Annotated[list[RangeAvoidOption], UNIQUE, Field(max_length=9)] | None = None
     avoidAreas: AvoidAreas | None = None

@@ -17,8 +17,7 @@ from pydantic import AfterValidator, Field, model_validator
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions.common import BoundingBox, GeometryDetail, Position, ShowUi, answer
-from tools.errors import ErrorCode, ToolError
-from tools.inputs import UNIQUE, ToolInput, exclusive, problem, rule
+from tools.inputs import UNIQUE, ToolInput, exclusive, only_on_backend, problem, rule
 from tools.shaping.geometry import decode_route_geometry, route_features, with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.shaping.routes import compact_routes, decode_compact_routes
@@ -77,7 +76,9 @@ TrafficMode = Annotated[
     Literal["live", "historical"],
     Field(description="live: today's traffic; historical: typical traffic for the time."),
 ]
-TravelMode = Literal["car", "truck", "pedestrian", "bicycle"]
+ORBIS_CARS_ONLY = only_on_backend(Backend.ORBIS, "car", why="Orbis plans routes for cars only")
+"""What Orbis's Routing API takes as `travelMode` (its documentation: car only)."""
+TravelMode = Annotated[Literal["car", "truck", "pedestrian", "bicycle"], ORBIS_CARS_ONLY]
 Avoid = Annotated[list[AvoidOption], UNIQUE, Field(max_length=10)]
 DepartAt = Annotated[
     str, Field(min_length=3, max_length=40, description="ISO 8601 date-time, or `now`."), AfterValidator(_date_time)
@@ -108,9 +109,7 @@ class RouteOptions(ToolInput):
     """How a route is planned: the inputs every Routing API service takes."""
 
     routeType: RouteType = "fast"
-    travelMode: TravelMode = Field(
-        "car", description="Orbis routes cars only; other modes need the tomtom-maps backend."
-    )
+    travelMode: TravelMode = "car"
     traffic: TrafficMode = "live"
 
 
@@ -136,15 +135,8 @@ class RoutingInput(RouteOptions):
 def routing_service(service: str, where: str, options: RouteOptions, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path of a Routing API `service` (`calculateRoute`, `calculateReachableRange`) at
     `where`, and the route type, traffic and travel mode in the backend's own vocabulary.
-    Orbis plans for cars only: another `travelMode` there is `unsupported`."""
+    Orbis plans for cars only and takes no travel mode (`ORBIS_CARS_ONLY` refuses the others)."""
     if backend is Backend.ORBIS:
-        if options.travelMode != "car":
-            raise ToolError(
-                ErrorCode.UNSUPPORTED,
-                f"travelMode {options.travelMode!r} is not available on tomtom-orbis-maps, which plans for cars only; "
-                "use the tomtom-maps backend for other modes.",
-                argument="travelMode",
-            )
         return (
             f"/maps/orbis/routing/{service}/{where}/json",
             {"apiVersion": 2, "routeType": options.routeType, "traffic": options.traffic},
