@@ -137,7 +137,7 @@ async def test_errors_name_only_what_the_caller_was_offered(stub, backend, kind,
 async def test_a_tool_outside_the_allow_list_is_unknown_naming_the_offered_ones(stub):
     server = server_for(stub, Backend.ORBIS, "allow-list")
     tools = await listed(server, "text-only")
-    assert list(tools) == ["tomtom-geocode"]  # matrix and optimize: not on Orbis; data-viz: a drawing
+    assert list(tools) == ["tomtom-geocode", "tomtom-matrix-routing"]  # optimize: not on Orbis; data-viz: a drawing
     error = (await call(server, "text-only", "tomtom-routing", {"locations": [[4.9, 52.3], [5.1, 52.1]]}))["error"]
     assert error["code"] == "unknown_tool" and error["tools"] == list(tools)
 
