@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
-from urllib.parse import quote
 
 from pydantic import Field, model_validator
 
@@ -20,6 +19,7 @@ from tools.definitions.common import (
     ShowUi,
     answer,
 )
+from tools.definitions.search_common import query_segment
 from tools.inputs import UNIQUE, ToolInput, exclusive, requires
 from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend
@@ -54,7 +54,7 @@ class GeocodeInput(ToolInput):
 
 def build_request(input: GeocodeInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path and query parameters for this call on this backend."""
-    query = quote(input.query, safe="")
+    query = query_segment(input.query)
     params: dict[str, Any]
     if backend is Backend.ORBIS:
         path, params = f"/maps/orbis/places/geocode/{query}.json", {"apiVersion": 1}

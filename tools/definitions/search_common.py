@@ -160,7 +160,9 @@ def nearby_search(backend: Backend, position: list[float], radius: int | None) -
 
 
 def query_segment(query: str) -> str:
-    """A free-text query as one path segment (`/` and `?` encoded)."""
+    """A free-text query as one path segment, percent-encoded whole (every character but the
+    unreserved `A-Z a-z 0-9 - . _ ~`, UTF-8), as TomTom asks: reserved characters such as `;`,
+    `=`, `&`, `,`, `/` or `?` never reach it as delimiters."""
     return quote(query, safe="")
 
 
