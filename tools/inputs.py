@@ -75,22 +75,20 @@ class ToolInput(BaseModel):
 
 
 class _UniqueItems:
-    """`Annotated[list[X], UNIQUE]`: no item twice (`uniqueItems` in the schema, and checked)."""
+    """`Annotated[list[X], Field(max_length=...), UNIQUE]`: an item given twice counts once (the
+    first stays in place). Nothing is listed for it: a repeat changes no answer, so it needs no
+    words. It comes after the list's bounds, which count the items as sent (as listed)."""
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
         return core_schema.no_info_after_validator_function(_unique, handler(source))
 
-    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return {**handler(schema), "uniqueItems": True}
-
 
 def _unique(values: list[Any]) -> list[Any]:
-    seen: list[Any] = []
-    for index, value in enumerate(values):
-        if value in seen:
-            raise problem(f"{value!r} is listed twice", item=index)
-        seen.append(value)
-    return values
+    kept: list[Any] = []
+    for value in values:
+        if value not in kept:
+            kept.append(value)
+    return kept
 
 
 UNIQUE = _UniqueItems()

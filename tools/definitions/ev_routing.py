@@ -121,7 +121,7 @@ class Connector(ToolInput):
 
     currentType: Literal["AC1", "AC3", "DC"]
     plugTypes: Annotated[
-        list[Annotated[PlugType, LISTED_PLUG_TYPE]], UNIQUE, Field(min_length=1, max_length=len(PlugType.__args__))
+        list[Annotated[PlugType, LISTED_PLUG_TYPE]], Field(min_length=1, max_length=len(PlugType.__args__)), UNIQUE
     ]
     maxPowerInkW: Power
 

@@ -40,9 +40,8 @@ class FuzzySearchInput(AreaInputs):
     language: Language | None = None
     countries: Countries | None = None
     poiCategories: PoiCategories | None = None
-    idxSet: Annotated[list[Index], UNIQUE] | None = Field(
+    idxSet: Annotated[list[Index], Field(min_length=1), UNIQUE] | None = Field(
         None,
-        min_length=1,
         description="Only these kinds: Geo areas, PAD point addresses, Addr ranges, Str streets, XStr crossings, POI.",
     )
 

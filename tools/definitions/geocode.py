@@ -41,8 +41,8 @@ class GeocodeInput(ToolInput):
     position: Position | None = Field(None, description="Bias results near [longitude, latitude].")
     radius: float | None = Field(None, gt=0, le=20_000_000, description="Metres around `position`.")
     boundingBox: BoundingBox | None = Field(None, description="Only inside [minLon, minLat, maxLon, maxLat].")
-    entityTypeSet: Annotated[list[EntityType], UNIQUE] | None = Field(
-        None, max_length=8, description="Only these geography types."
+    entityTypeSet: Annotated[list[EntityType], Field(max_length=8), UNIQUE] | None = Field(
+        None, description="Only these geography types."
     )
 
     @model_validator(mode="after")

@@ -57,7 +57,7 @@ class MatrixRoutingInput(ToolInput):
     departAt: DepartAt | None = None
     traffic: TrafficMode = "live"
     travelMode: Annotated[Literal["car", "truck"], ORBIS_CARS_ONLY] = "car"
-    avoid: Annotated[list[Literal["tollRoads", "unpavedRoads"]], UNIQUE, Field(max_length=2)] | None = None
+    avoid: Annotated[list[Literal["tollRoads", "unpavedRoads"]], Field(max_length=2), UNIQUE] | None = None
 
     @model_validator(mode="after")
     def _cells(self, info: ValidationInfo) -> MatrixRoutingInput:

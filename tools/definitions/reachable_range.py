@@ -66,7 +66,7 @@ class ReachableRangeInput(ToolInput):
     routeType: RouteType = "fast"
     travelMode: Annotated[Literal["car", "truck"], ORBIS_CARS_ONLY] = "car"
     traffic: TrafficMode = "live"
-    avoid: Annotated[list[RangeAvoidOption], UNIQUE, Field(max_length=9)] | None = None
+    avoid: Annotated[list[RangeAvoidOption], Field(max_length=9), UNIQUE] | None = None
     avoidAreas: AvoidAreas | None = None
     departAt: DepartAt | None = None
 

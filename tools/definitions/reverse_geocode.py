@@ -35,10 +35,8 @@ class ReverseGeocodeInput(ToolInput):
     heading: float | None = Field(
         None, ge=0, le=360, description="Direction of travel, degrees from north: prefers the road being driven."
     )
-    entityType: Annotated[list[EntityType], UNIQUE] | None = Field(
+    entityType: Annotated[list[EntityType], Field(min_length=1, max_length=8), UNIQUE] | None = Field(
         None,
-        min_length=1,
-        max_length=8,
         description="Answer with the area of this type (e.g. Municipality), not an address.",
     )
     returnSpeedLimit: bool = Field(False, description="Add the road's speed limit.")

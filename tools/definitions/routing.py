@@ -79,7 +79,7 @@ TrafficMode = Annotated[
 ORBIS_CARS_ONLY = only_on_backend(Backend.ORBIS, "car", why="Orbis plans routes for cars only")
 """What Orbis's Routing API takes as `travelMode` (its documentation: car only)."""
 TravelMode = Annotated[Literal["car", "truck", "pedestrian", "bicycle"], ORBIS_CARS_ONLY]
-Avoid = Annotated[list[AvoidOption], UNIQUE, Field(max_length=10)]
+Avoid = Annotated[list[AvoidOption], Field(max_length=10), UNIQUE]
 DepartAt = Annotated[
     str, Field(min_length=3, max_length=40, description="ISO 8601 date-time, or `now`."), AfterValidator(_date_time)
 ]

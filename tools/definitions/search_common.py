@@ -53,25 +53,25 @@ CentrePosition = Annotated[Position, Field(description="Centre, [longitude, lati
 Radius = Annotated[int, Field(ge=1, le=20_000_000, description="Only within this many metres of `position`.")]
 PoiCategories = Annotated[
     list[Annotated[int, Field(ge=1000, le=9999999)]],
-    UNIQUE,
     Field(
         min_length=1,
         max_length=MAX_CATEGORIES,
         description="Numeric category ids from tomtom-poi-categories (7315 restaurant).",
     ),
+    UNIQUE,
 ]
 BrandSet = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=100)]],
-    UNIQUE,
     Field(min_length=1, max_length=MAX_BRANDS, description=f"Only these brands (up to {MAX_BRANDS}), e.g. Shell."),
+    UNIQUE,
 ]
 ConnectorSet = Annotated[
     list[ConnectorType],
-    UNIQUE,
     Field(min_length=1, max_length=14, description="Only charging stations with one of these connectors."),
+    UNIQUE,
 ]
 FuelSet = Annotated[
-    list[FuelType], UNIQUE, Field(min_length=1, max_length=10, description="Only fuel stations selling one of these.")
+    list[FuelType], Field(min_length=1, max_length=10, description="Only fuel stations selling one of these."), UNIQUE
 ]
 MinPower = Annotated[float, Field(gt=0, le=10_000, description="Only chargers of at least this many kW.")]
 MaxPower = Annotated[float, Field(gt=0, le=10_000, description="Only chargers of at most this many kW.")]

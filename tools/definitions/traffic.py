@@ -53,10 +53,10 @@ class TrafficInput(ToolInput):
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
     language: Language = Field("en-GB", description="Language of the descriptions.")
-    categoryFilter: Annotated[list[Category], UNIQUE] | None = Field(
-        None, max_length=len(CATEGORIES), description="Only these kinds of incident."
+    categoryFilter: Annotated[list[Category], Field(max_length=len(CATEGORIES)), UNIQUE] | None = Field(
+        None, description="Only these kinds of incident."
     )
-    timeValidityFilter: Annotated[list[Validity], UNIQUE, Field(min_length=1, max_length=2)] = ["present"]
+    timeValidityFilter: Annotated[list[Validity], Field(min_length=1, max_length=2), UNIQUE] = ["present"]
     maxResults: int = Field(DEFAULT_CAP, ge=1, le=1000, description="Cap on the incidents listed, most severe first.")
 
 
