@@ -8,8 +8,8 @@ one declaration:
 - the input JSON Schema the tool lists (`input_schema`): pydantic's schema, made compact and
   kept to the subset every host reads (`tools.schema`): no titles, no `$defs`, no `anyOf`
   for optional inputs;
-- the schema each backend lists (`backend_schema`): without the inputs it refuses, and with
-  only the enum values it takes;
+- the schema each backend lists (`backend_schema`): without the inputs it refuses (or takes
+  only at their default), and with only the enum values it takes;
 - validation (`parse`): strict types (no "5" for 5), finite numbers, unknown arguments
   rejected, and every problem answered at once, up to `MAX_PROBLEMS`, each naming its argument
   path (`locations[1][0]`), or every input of a broken rule (`arguments`): `invalid_arguments`;
@@ -30,9 +30,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, get_args
 
-from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError, WithJsonSchema
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError, core_schema
 
@@ -94,14 +94,32 @@ def _unique(values: list[Any]) -> list[Any]:
 UNIQUE = _UniqueItems()
 
 
+def listed_by_example(vocabulary: Any, *examples: str) -> WithJsonSchema:
+    """`Annotated[Vocabulary, listed_by_example(Vocabulary, "A", "B")]`: a long closed vocabulary
+    (a `Literal` of TomTom's names) listed as a string with examples, not every value: every
+    conversation would pay for them all. It is checked as the `Literal` it is, so a wrong value's
+    answer lists them all (`literal_error`)."""
+    values = get_args(vocabulary)
+    if not examples or not set(examples) <= set(values):
+        raise SchemaDefinitionError(f"examples must be values of the vocabulary: {examples}")
+    return WithJsonSchema(
+        {
+            "type": "string",
+            "description": f"e.g. {', '.join(examples)} (one of {len(values)})",
+            "maxLength": max(len(value) for value in values),
+        }
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class OnlyOnBackend:
     """`Annotated[X, only_on_backend(Backend.ORBIS, "car", why=...)]`: on that backend the input
     takes only these values (an enum's), or, given none, is not offered at all.
 
-    That backend's listing shows only those values (or not the input), and a call there with
-    another value is answered `unsupported`, naming the values it takes and the backends that
-    take the value sent. A default is never refused (a validator sees only values sent).
+    That backend's listing shows only those values (not the input when none is left, or only its
+    default), and a call there with another value is answered `unsupported`, naming the values it
+    takes and the backends that take the value sent. A default is never refused (a validator
+    sees only values sent).
     """
 
     backend: Backend
@@ -199,7 +217,8 @@ def input_schema(model: type[ToolInput]) -> dict[str, Any]:
 
 @cache
 def backend_schema(model: type[ToolInput], backend: Backend) -> dict[str, Any]:
-    """The input schema `backend` lists: without the inputs it refuses, with only the values it takes."""
+    """The input schema `backend` lists: without the inputs it refuses or takes only at their
+    default, with only the values it takes."""
     schema = _narrowed(_declared_schema(model), backend)
     check_schema(schema)
     return schema
@@ -232,10 +251,16 @@ def _narrowed(node: Any, backend: Backend | None, where: str = "inputSchema") ->
 
 
 def _offered(node: Any, backend: Backend | None) -> bool:
+    """Whether `backend` lists the input: not when it refuses it, nor when it takes only its
+    default (no choice to offer; a call that sends that value is still answered)."""
     if backend is None or not isinstance(node, Mapping):
         return True
     takes = node.get(BACKENDS_KEY, {}).get(backend.value)
-    return takes is None or bool(takes)
+    if takes is None:
+        return True
+    offered = [value for value in node.get("enum", ()) if value in takes]
+    only_the_default = "default" in node and offered == [node["default"]]
+    return bool(takes) and not only_the_default
 
 
 def parse[I: ToolInput](

@@ -1,10 +1,11 @@
 """What each caller is listed, per backend x client kind (text-only, MCP Apps) x tenant allow-list.
 
 Through the MCP server as the process builds it (`build_dispatcher`: governance, a tenant's
-terms):
+terms) and, for the sizes, over HTTP as a client receives them:
 
 - nothing listed answers `unsupported`: every listed tool, called with each value its listing
   offers, is answered or refused for another reason;
+- each listing stays within its byte budget (the `tools/list` response body);
 - errors name only what the caller was offered: an unknown tool's answer lists the listed
   tools, an unknown argument's the inputs listed; a tool the backend cannot serve says what to
   do instead;
@@ -13,11 +14,14 @@ terms):
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
 import pytest
+from django.test import AsyncClient
 from mcp import Client
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 
 from tests.conftest import apps_extension, data, make_config
 from tests.faults.test_tool_arguments import FAMILIES
@@ -28,6 +32,9 @@ from tools.mcp.server import build_server
 from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
 
+BUDGETS = {"text-only": 24_000, "apps": 42_000}
+"""Bytes of the `tools/list` response a client receives, on every backend (issue 32). Tools
+still to come must fit too: a new tool pays for itself by cutting words elsewhere."""
 KINDS = {"text-only": False, "apps": True}
 TENANTS: dict[str, frozenset[str] | None] = {
     "no tenant": None,
@@ -156,7 +163,7 @@ async def test_a_tool_the_backend_cannot_serve_names_what_to_do_instead(stub):
 async def test_a_value_the_backend_refuses_names_the_value_it_takes_and_the_header(stub):
     server = server_for(stub, Backend.ORBIS, "no tenant")
     routing = (await listed(server, "text-only"))["tomtom-routing"]
-    assert routing["inputSchema"]["properties"]["travelMode"]["enum"] == ["car"]
+    assert "travelMode" not in routing["inputSchema"]["properties"]  # car, the default, is all Orbis takes
     error = (await call(server, "text-only", "tomtom-routing", {"locations": [[4.9, 52.3], [5.1, 52.1]],
                                                                 "travelMode": "truck"}))["error"]  # fmt: skip
     assert error["code"] == "unsupported" and error["argument"] == "travelMode" and error["allowed"] == ["car"]
@@ -173,3 +180,33 @@ async def test_several_wrong_arguments_are_answered_at_once_each_with_its_path(s
     assert [p["argument"] for p in error["problems"]] == ["colour", "routeType", "maxAlternatives", "locations[1][0]"]
     assert error["total"] == 4 and all(p["message"].startswith(p["argument"]) for p in error["problems"][1:])
     assert stub.requests == []
+
+
+async def wire_listing(backend: Backend, kind: str) -> bytes:
+    """The `tools/list` response body a client on `backend` receives over HTTP."""
+    client = AsyncClient()
+    capabilities = {"extensions": {EXTENSION_ID: {"mimeTypes": [APP_MIME_TYPE]}}} if KINDS[kind] else {}
+    headers = {"Accept": "application/json, text/event-stream", "tomtom-maps-backend": backend.value}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                   "clientInfo": {"name": "budget", "version": "1"}},
+    }  # fmt: skip
+    started = await client.post("/mcp", json.dumps(initialize), content_type="application/json", headers=headers)
+    headers["Mcp-Session-Id"] = started.headers["Mcp-Session-Id"]
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    response = await client.post("/mcp", json.dumps(listing), content_type="application/json", headers=headers)
+    assert response.status_code == 200
+    return response.content
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("backend", Backend)
+async def test_each_listing_stays_within_its_budget(backend, kind):
+    body = await wire_listing(backend, kind)
+    tools = json.loads(body)["result"]["tools"]
+    assert all(("show_ui" in t["inputSchema"]["properties"]) <= KINDS[kind] for t in tools)
+    print(f"tools/list, {backend.value}, {kind}: {len(tools)} tools, {len(body):,} bytes of {BUDGETS[kind]:,}")
+    assert len(body) <= BUDGETS[kind], f"{backend.value} {kind}: {len(body):,} bytes; the budget is {BUDGETS[kind]:,}"

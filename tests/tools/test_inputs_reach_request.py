@@ -2,9 +2,10 @@
 
 For each tool in `build_dispatcher()` the table `TOOLS` holds one row: the TomTom answer the stub
 gives (a tests/data file; `answer_on` for a backend that asks another API), a baseline call, and
-one sample value per input. For each input a backend lists and each backend that serves the
-tool, the call `baseline + sample` must send TomTom a different request (method, path, query
-without `key`, or body) than the baseline call. An input that could never change the request
+one sample value per input. For each backend that serves the tool and each input it lists
+there (an input it refuses, or takes only at its default, is not listed), the call
+`baseline + sample` must send TomTom a different request (method, path, query without `key`,
+or body) than the baseline call. An input that could never change the request
 does not exist: remove it, or, if the tool itself consumes it (it shapes our answer and is never
 sent), list it in `CONSUMED_BY_TOOL` with the reason; the test then checks that it leaves the
 request alone and changes the answer instead.
@@ -343,16 +344,6 @@ CONSUMED_BY_TOOL: dict[tuple[str, str], str] = {
 }
 """Inputs the tool consumes instead of sending: they must leave the request alone and change the answer."""
 
-UNSENDABLE_ON: dict[tuple[str, str, Backend], str] = {
-    (tool, "travelMode", Backend.ORBIS): (
-        "Orbis plans for cars only: it lists `car`, the default, alone, so no value it lists changes the request"
-    )
-    for tool in ("tomtom-routing", "tomtom-reachable-range", "tomtom-matrix-routing")
-}
-"""Inputs a backend lists with no value but the default (the others are `unsupported` there):
-checked on the other backend only. Tools a backend does not serve are not checked on it."""
-
-
 FULL_ASKS_MORE: dict[str, str] = {
     "tomtom-routing": "full asks for every section type; compact for traffic sections only",
     "tomtom-search-along-route": "full asks for every section type of the route",
@@ -392,7 +383,7 @@ def cases() -> list[Any]:
             if tool in WAIVED_TOOLS or row is None:
                 continue
             for name in inputs:
-                if name in row["samples"] and (tool, name, backend) not in UNSENDABLE_ON:
+                if name in row["samples"]:
                     found.append(pytest.param(tool, name, backend, id=f"{tool}.{name}@{backend.value}"))
     return found
 

@@ -20,7 +20,7 @@ from tools.definitions.common import (
     answer,
 )
 from tools.definitions.search_common import query_segment
-from tools.inputs import UNIQUE, ToolInput, exclusive, requires
+from tools.inputs import UNIQUE, ToolInput, exclusive, listed_by_example, requires
 from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend
 from tools.widgets import MAP_APP_URI
@@ -29,6 +29,8 @@ EntityType = Literal[
     "Country", "CountrySubdivision", "CountrySecondarySubdivision", "CountryTertiarySubdivision",
     "Municipality", "MunicipalitySubdivision", "Neighbourhood", "PostalCodeArea",
 ]  # fmt: skip
+Entity = Annotated[EntityType, listed_by_example(EntityType, "Municipality", "PostalCodeArea", "Country")]
+"""A geography type, listed by example (eight of TomTom's names)."""
 
 
 class GeocodeInput(ToolInput):
@@ -38,10 +40,10 @@ class GeocodeInput(ToolInput):
     limit: Limit = 10
     language: Language | None = None
     countries: Countries | None = None
-    position: Position | None = Field(None, description="Bias results near [longitude, latitude].")
+    position: Position | None = Field(None, description="Prefer results near [lon, lat].")
     radius: float | None = Field(None, gt=0, le=20_000_000, description="Metres around `position`.")
     boundingBox: BoundingBox | None = Field(None, description="Only inside [minLon, minLat, maxLon, maxLat].")
-    entityTypeSet: Annotated[list[EntityType], Field(max_length=8), UNIQUE] | None = Field(
+    entityTypeSet: Annotated[list[Entity], Field(max_length=8), UNIQUE] | None = Field(
         None, description="Only these geography types."
     )
 
@@ -88,8 +90,8 @@ TOOL = define_tool(
     name="tomtom-geocode",
     title="TomTom Geocode",
     description=(
-        "Find the coordinates of an address or place name (street, city, postcode, region). "
-        "For businesses and points of interest use tomtom-fuzzy-search or tomtom-poi-search."
+        "Coordinates of an address or place name (street, city, postcode, region). "
+        "For businesses and other POIs use tomtom-poi-search or tomtom-fuzzy-search."
     ),
     input=GeocodeInput,
     run=run,

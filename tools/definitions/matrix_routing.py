@@ -51,8 +51,8 @@ Points = Annotated[list[Position], Field(min_length=1, max_length=MAX_SIDE)]
 
 
 class MatrixRoutingInput(ToolInput):
-    origins: Points = Field(description=f"Where trips start, [[longitude, latitude], ...] (1-{MAX_SIDE}).")
-    destinations: Points = Field(description="Where trips end, [[longitude, latitude], ...].")
+    origins: Points = Field(description="Where trips start, [[lon, lat], ...].")
+    destinations: Points = Field(description="Where trips end, [[lon, lat], ...].")
     response_detail: PointsDetail = "compact"
     departAt: DepartAt | None = None
     traffic: TrafficMode = "live"

@@ -63,7 +63,7 @@ class OptimizeWaypointsInput(ToolInput):
     stops: list[Position] = Field(
         min_length=3,
         max_length=MAX_STOPS,
-        description=f"Places to visit (3-{MAX_STOPS}): [[longitude, latitude], ...].",
+        description="Places to visit: [[lon, lat], ...].",
     )
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
@@ -73,7 +73,7 @@ class OptimizeWaypointsInput(ToolInput):
     traffic: routing.TrafficMode = "live"
     travelMode: Literal["car", "truck"] = "car"
     serviceTimes: list[Annotated[int, Field(ge=0, le=MAX_SERVICE_S)]] | None = Field(
-        None, max_length=MAX_STOPS, description="Seconds spent at each stop, in the order of stops."
+        None, max_length=MAX_STOPS, description="Seconds spent at each of stops."
     )
     timeWindows: list[TimeWindow] | None = Field(None, min_length=1, max_length=2 * MAX_STOPS)
 
@@ -209,8 +209,8 @@ TOOL = define_tool(
     name="tomtom-optimize-waypoints",
     title="TomTom Waypoint Optimization",
     description=(
-        f"The fastest order to visit 3-{MAX_STOPS} stops (optionally a fixed first/last stop, time windows, time "
-        "spent at each): the order, each leg's time and distance, and the saving over the order given."
+        f"The fastest order to visit 3-{MAX_STOPS} stops (a fixed first or last, time windows, time at each if "
+        "given): the order, each leg, the saving over the order given. To keep an order use tomtom-routing."
     ),
     unavailable_on={
         Backend.ORBIS: (
