@@ -11,8 +11,9 @@ outside it (compact reports them as cell errors). Larger matrices are asynchrono
 Orbis documents no matrix service, so there the matrix is composed of Calculate Route calls,
 one per cell (`COMPOSED_MAX_CELLS`, at most `COMPOSED_AT_ONCE` at a time), each a routing
 request TomTom bills: the description says so, and the answer counts them in
-`routing_requests` (docs/adr/0023). A cell TomTom finds no route for is a cell error; any other
-failure (key, rate limit, outage) is the call's. Orbis plans for cars only.
+`routing_requests` (docs/adr/0023-listings-per-caller.md). A cell TomTom finds no route for is
+a cell error (when it refuses every cell, it refused the request: that is the answer); any
+other failure (key, rate limit, outage) is the call's. Orbis plans for cars only.
 
 Compact: `matrix[i][j]` is `{time_s, distance_m, delay_s}` from origin i to destination j (or
 `{"error": code}` for a cell TomTom could not route), and `nearest[i]` the destination reached

@@ -9,7 +9,7 @@ TomTom Maps only; three calls:
    distance, the line) and in the order given (the total to compare with).
 TomTom documents Waypoint Optimization on TomTom Maps only (and its decommissioning on
 2027-05-31): the tool is not listed on tomtom-orbis-maps, and a call there is `unsupported`,
-naming the tools that order stops by hand (docs/adr/0012, 0023).
+naming the tools that order stops by hand (docs/adr/0023-listings-per-caller.md).
 
 Compact: `order` (indexes into `stops`), one leg per hop `{from, to, time_s, distance_m,
 delay_s}` (`from`/`to` index `stops`), `total`, `given_order` (the same totals in the order
