@@ -122,9 +122,11 @@ async def test_hidden_tools_still_answer_and_governance_answers_first(stub, conf
         names = {tool.name for tool in (await client.list_tools()).tools}
         routed = await client.call_tool("tomtom-routing", {"locations": [[4.9, 52.3], [5.1, 52.1]]})
         gone = await client.call_tool("tomtom-traffic", {"bbox": [4.8, 52.3, 4.9, 52.4]})
+        unknown = await client.call_tool("tomtom-teleport", {})
     assert "tomtom-routing" not in names and "tomtom-traffic" not in names
     assert not routed.is_error and orjson.loads(routed.content[0].text)["routes"]
     assert gone.is_error and orjson.loads(gone.content[0].text)["error"]["code"] == "retired"
+    assert set(orjson.loads(unknown.content[0].text)["error"]["tools"]) == names  # only what was listed
 
 
 def test_the_first_matching_rule_applies():
