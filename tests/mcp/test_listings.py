@@ -167,7 +167,7 @@ async def test_a_value_the_backend_refuses_names_the_value_it_takes_and_the_head
     error = (await call(server, "text-only", "tomtom-routing", {"locations": [[4.9, 52.3], [5.1, 52.1]],
                                                                 "travelMode": "truck"}))["error"]  # fmt: skip
     assert error["code"] == "unsupported" and error["argument"] == "travelMode" and error["allowed"] == ["car"]
-    assert "send car, or use the tomtom-maps backend (header `tomtom-maps-backend: tomtom-maps`)" in error["message"]
+    assert "send car, or use the tomtom-maps backend (header `tomtom-maps-backend: tomtom-maps`;" in error["message"]
     genesis = (await listed(server_for(stub, Backend.GENESIS, "no tenant"), "text-only"))["tomtom-routing"]
     assert genesis["inputSchema"]["properties"]["travelMode"]["enum"] == ["car", "truck", "pedestrian", "bicycle"]
 

@@ -227,7 +227,7 @@ def test_a_value_the_backend_refuses_is_unsupported_naming_the_backend_that_take
     assert caught.value.as_dict()["error"] == {
         "code": "unsupported",
         "message": "mode: 'bike' is not available on tomtom-orbis-maps (it plans for cars only); send car, or use the "
-        "tomtom-maps backend (header `tomtom-maps-backend: tomtom-maps`)",
+        "tomtom-maps backend (header `tomtom-maps-backend: tomtom-maps`; TOMTOM_MAPS_BACKEND on stdio and exec)",
         "argument": "mode",
         "backend": "tomtom-orbis-maps",
         "supported_on": ["tomtom-maps"],

@@ -12,6 +12,8 @@ from enum import StrEnum
 
 BACKEND_HEADER = "tomtom-maps-backend"
 """The HTTP request header that picks the backend of one request."""
+BACKEND_SETTING = "TOMTOM_MAPS_BACKEND"
+"""The setting that picks the deployment's default backend (stdio and exec use it)."""
 
 
 class Backend(StrEnum):
@@ -31,5 +33,9 @@ class Backend(StrEnum):
 
 
 def switch_to(backends: list[Backend]) -> str:
-    """How a caller reaches one of `backends`, for an `unsupported` answer that names it."""
-    return " or ".join(f"the {b.value} backend (header `{BACKEND_HEADER}: {b.value}`)" for b in backends)
+    """How a caller reaches one of `backends`, for an `unsupported` answer that names it: over
+    HTTP with the header, on stdio and exec with the setting."""
+    return " or ".join(
+        f"the {b.value} backend (header `{BACKEND_HEADER}: {b.value}`; {BACKEND_SETTING} on stdio and exec)"
+        for b in backends
+    )
