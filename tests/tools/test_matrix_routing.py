@@ -193,3 +193,13 @@ async def test_orbis_refuses_trucks_naming_the_backend_that_takes_them(stub, dis
     assert error["code"] == "unsupported" and error["argument"] == "travelMode"
     assert "`tomtom-maps-backend: tomtom-maps`" in error["message"]
     assert stub.requests == []
+
+
+async def test_orbis_a_failure_ends_the_call_and_cancels_the_calls_still_waiting(stub, dispatcher, context):
+    stub.route("GET", ORBIS_ROUTE, status=401, json_body={"detailedError": {"message": "bad key"}})
+    destinations = [[4.0 + i / 100, 52.0] for i in range(25)]
+    outcome = await dispatcher.call(
+        "tomtom-matrix-routing", {"origins": [AMSTERDAM], "destinations": destinations}, context
+    )
+    assert outcome.data["error"]["code"] == "unauthorized"
+    assert len(stub.requests) < 25  # five at a time: the first refusal stops the rest

@@ -163,10 +163,17 @@ async def composed_cells(input: MatrixRoutingInput, session: TomTomSession) -> l
         return {"origin": i, "destination": j, "route": route}
 
     pairs = [(i, j) for i in range(len(input.origins)) for j in range(len(input.destinations))]
-    cells = list(await asyncio.gather(*(cell(i, j) for i, j in pairs)))
-    if len(refused) == len(cells):  # TomTom refused the request itself, not a pair: say why
+    try:  # the first failure ends the call: the calls still waiting are cancelled, never billed
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(cell(i, j)) for i, j in pairs]
+    except ExceptionGroup as failed:
+        first = failed.exceptions[0]
+        if isinstance(first, ToolError):
+            raise first from None
+        raise
+    if len(refused) == len(tasks):  # TomTom refused the request itself, not a pair: say why
         raise refused[0]
-    return cells
+    return [task.result() for task in tasks]
 
 
 def composed_matrix(cells: list[dict[str, Any]]) -> dict[str, Any]:
