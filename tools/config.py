@@ -7,7 +7,7 @@ from django.conf import settings
 from core.version import version
 from tools.context import ServerConfig
 from tools.download import DownloadPolicy, parse_networks
-from tools.tomtom.backends import Backend
+from tools.tomtom.backends import BACKEND_SETTING, Backend
 from tools.tomtom.client import ClientSettings
 
 
@@ -25,7 +25,7 @@ def server_config() -> ServerConfig:
             max_full_chars=settings.MCP_MAX_FULL_CHARS,
         ),
         server_key=settings.TOMTOM_API_KEY,
-        default_backend=Backend.parse(settings.TOMTOM_MAPS_BACKEND or "", source="TOMTOM_MAPS_BACKEND"),
+        default_backend=Backend.parse(settings.TOMTOM_MAPS_BACKEND or "", source=BACKEND_SETTING),
         hosted=settings.MCP_HOSTED,
         downloads=DownloadPolicy(
             allowed_networks=parse_networks(settings.DATA_VIZ_ALLOWED_NETWORKS, source="DATA_VIZ_ALLOWED_NETWORKS")

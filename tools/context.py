@@ -63,6 +63,9 @@ class CallContext:
     widgets: bool = True
     """Whether this client is offered widgets: with False, `show_ui` is accepted but the answer
     carries no app data (tools.mcp.appdata), and widget-only tools are not listed."""
+    hidden_tools: frozenset[str] = frozenset()
+    """Tools the operator's client rule does not list to this client (tools.client_surface):
+    they still answer calls."""
     tenant: str | None = None
     """The signed-in tenant's name (OAuth), for cost attribution; None for key and stdio callers."""
     terms: TenantTerms | None = None

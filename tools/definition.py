@@ -4,10 +4,16 @@ A tool is a name, a title, a description, annotations, a typed input model (`too
 and an async `run(input, context)` that receives the validated input and returns a
 JSON-serialisable dict, or an `Answer` when a widget may draw it. A tool drawn by a widget
 names it (`widget=MAP_APP_URI`); a tool only widgets call says `app_only=True`; a tool whose
-answer is a drawing says `needs_widget=True`. Each tool also carries the schema a client that
-cannot show widgets lists (`text_input_schema`: the same model without `WIDGET_INPUTS`). How
-those travel on the wire is the protocol layer's business (tools.mcp): a tool knows nothing of
-HTTP or MCP, and the dispatcher (tools.dispatch) is its only caller.
+answer is a drawing says `needs_widget=True`. A tool a backend cannot serve says so with the
+alternative to offer instead (`unavailable_on={Backend.ORBIS: "..."}`); what differs per
+backend in what it costs or bounds is added to its description there (`backend_notes`).
+
+What one caller is listed comes from that declaration (`Tool.listing(backend, widgets)`): the
+description with the backend's note, and the input schema of the backend (`tools.inputs`)
+without `WIDGET_INPUTS` for a client that cannot show widgets. Every combination is built
+when the tool is defined. How it travels on the wire is the protocol layer's business
+(tools.mcp): a tool knows nothing of HTTP or MCP, and the dispatcher (tools.dispatch) is its
+only caller.
 """
 
 from __future__ import annotations
@@ -18,8 +24,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from tools.inputs import ToolInput, input_schema, parse
+from tools.inputs import ToolInput, backend_schema, input_schema, parse
 from tools.schema import SchemaDefinitionError
+from tools.tomtom.backends import Backend, switch_to
 
 if TYPE_CHECKING:
     from tools.context import CallContext
@@ -67,6 +74,14 @@ DATA_TOOL = Annotations()
 
 
 @dataclass(frozen=True, slots=True)
+class Listing:
+    """What one tool shows one kind of caller (a backend, widgets or not)."""
+
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Tool:
     name: str
     title: str
@@ -74,7 +89,8 @@ class Tool:
     input_model: type[ToolInput]
     run: Run
     input_schema: Mapping[str, Any]
-    """The JSON Schema the tool lists, generated from `input_model` (tools.inputs)."""
+    """The whole JSON Schema of `input_model` (tools.inputs): every input on every backend. What
+    a caller is listed is `listing(backend, widgets).input_schema`."""
     annotations: Annotations = DATA_TOOL
     widget: str | None = None
     """The `ui://` URI of the widget that draws this tool's answers (with `show_ui`)."""
@@ -82,9 +98,10 @@ class Tool:
     """Only widgets call this tool; hosts hide it from the model."""
     needs_widget: bool = False
     """The answer is a drawing (the dynamic map, data-viz): not offered where no widget shows."""
-    text_input_schema: Mapping[str, Any] = MappingProxyType({})
-    """`input_schema` without `WIDGET_INPUTS`, generated from `input_model` when the tool is
-    defined: what a client that cannot show widgets lists."""
+    unavailable_on: Mapping[Backend, str] = MappingProxyType({})
+    """Backends that cannot serve the tool, each with what to do instead (a sentence)."""
+    listings: Mapping[tuple[Backend, bool], Listing] = MappingProxyType({})
+    """What each (backend, widgets) caller is listed, built when the tool is defined."""
 
     @property
     def has_geometry(self) -> bool:
@@ -92,9 +109,39 @@ class Tool:
         detail = self.input_schema.get("properties", {}).get("response_detail", {})
         return "geometry" in detail.get("enum", ())
 
-    def parse(self, arguments: Mapping[str, Any], hints: Mapping[str, str] | None = None) -> ToolInput:
-        """The call's arguments as this tool's input, or an `invalid_arguments` ToolError."""
-        return parse(self.input_model, arguments, hints)
+    @property
+    def offered_without_widgets(self) -> bool:
+        """Whether a client that is not offered widgets is listed the tool: not when only widgets
+        call it, nor when its answer is a drawing."""
+        return not (self.app_only or self.needs_widget)
+
+    def serves(self, backend: Backend) -> bool:
+        return backend not in self.unavailable_on
+
+    def offered_to(self, backend: Backend, widgets: bool) -> bool:
+        """Whether a caller on `backend`, with or without widgets, is listed this tool."""
+        return self.serves(backend) and (widgets or self.offered_without_widgets)
+
+    def listing(self, backend: Backend, widgets: bool) -> Listing:
+        return self.listings[backend, widgets]
+
+    def unavailable(self, backend: Backend) -> str:
+        """The `unsupported` answer's text for a call on a backend that cannot serve the tool."""
+        return f"{self.name} is not available on {backend.value}. {self.unavailable_on[backend]}"
+
+    def parse(
+        self,
+        arguments: Mapping[str, Any],
+        hints: Mapping[str, str] | None = None,
+        *,
+        backend: Backend | None = None,
+        widgets: bool = True,
+    ) -> ToolInput:
+        """The call's arguments as this tool's input, or a ToolError naming every problem
+        (`unsupported` for values `backend` refuses). An unknown argument's answer names the
+        inputs this caller was listed; `backend` None checks no backend's limits."""
+        listed = self.listing(backend, widgets).input_schema if backend is not None else self.input_schema
+        return parse(self.input_model, arguments, hints, backend=backend, listed=listed)
 
 
 class ToolDefinitionError(ValueError):
@@ -112,8 +159,14 @@ def define_tool(
     widget: str | None = None,
     app_only: bool = False,
     needs_widget: bool = False,
+    unavailable_on: Mapping[Backend, str] | None = None,
+    backend_notes: Mapping[Backend, str] | None = None,
 ) -> Tool:
-    """Validate and freeze a tool definition."""
+    """Validate and freeze a tool definition.
+
+    `unavailable_on`: the backends that cannot serve the tool, each with a sentence saying what
+    to do instead (another tool, another input); the answer adds the backends that can.
+    `backend_notes`: a sentence added to the description on that backend (a limit, a cost)."""
     if not TOOL_NAME.fullmatch(name):
         raise ToolDefinitionError(f"{name!r} is not a valid tool name (1-128 of A-Z a-z 0-9 _ - .)")
     if not title.strip() or not description.strip():
@@ -128,6 +181,23 @@ def define_tool(
         raise ToolDefinitionError(f"{name}: a widget is named by its ui:// URI, not {widget!r}")
     if needs_widget and widget is None:
         raise ToolDefinitionError(f"{name}: a tool that needs a widget must name it")
+    refusals = dict(unavailable_on or {})
+    if len(refusals) == len(Backend):
+        raise ToolDefinitionError(f"{name}: a tool must be available on some backend")
+    for backend, instead in refusals.items():
+        serving = [b for b in Backend if b not in refusals]
+        refusals[backend] = f"{instead.strip()} Or use {switch_to(serving)}."
+    notes = dict(backend_notes or {})
+    listings = {}
+    for backend in Backend:
+        try:
+            schema = backend_schema(input, backend)
+        except SchemaDefinitionError as exc:
+            raise ToolDefinitionError(f"{name}: {exc}") from None
+        text = f"{description} {notes[backend]}" if backend in notes else description
+        for widgets in (True, False):
+            listed = schema if widgets else without_widget_inputs(schema)
+            listings[backend, widgets] = Listing(description=text, input_schema=MappingProxyType(listed))
     return Tool(
         name=name,
         title=title,
@@ -139,7 +209,8 @@ def define_tool(
         widget=widget,
         app_only=app_only,
         needs_widget=needs_widget,
-        text_input_schema=MappingProxyType(without_widget_inputs(schema)),
+        unavailable_on=MappingProxyType(refusals),
+        listings=MappingProxyType(listings),
     )
 
 

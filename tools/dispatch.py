@@ -1,6 +1,13 @@
 """The dispatcher: one way to call a tool, whatever the transport.
 
-    interceptors (outermost first) -> find the tool -> parse its input -> tool.run(input, context)
+    interceptors (outermost first) -> find the tool -> its backend -> parse its input -> tool.run(input, context)
+
+What a caller is offered (`list_tools`) is a pure function of its call context: the tools
+that serve its backend and, without widgets, only those offered without them, less the tools
+its client rule hides, then the listing filters (governance, a tenant's allow-list). Errors
+name only what was offered: an unknown tool's answer lists the offered tools, an unknown
+argument's the inputs the caller was listed (its backend's, without `show_ui` when it has no
+widgets). A call to a tool its backend cannot serve is `unsupported`, naming what to do instead.
 
 An interceptor is `async (call, next) -> ToolOutcome`; it can observe, reject or change a call
 (the call log, tool-surface governance and the protocol layer's app-data delivery plug in
@@ -13,7 +20,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +47,8 @@ class ToolCall:
     arguments: dict[str, Any]
     context: CallContext
     tool: Tool | None = None
+    offered: Callable[[], list[str]] = list
+    """The names of the tools this caller is offered (for an answer that lists them)."""
 
 
 @dataclass(slots=True)
@@ -115,13 +124,23 @@ class Dispatcher:
 
     def list_tools(self, context: CallContext) -> list[Tool]:
         """The tools this caller is offered by the filters as they stand (no refresh)."""
-        tools: Sequence[Tool] = list(self.registry)
+        backend, widgets, hidden = context.effective_backend, context.widgets, context.hidden_tools
+        tools: Sequence[Tool] = [t for t in self.registry if t.offered_to(backend, widgets) and t.name not in hidden]
         for listing_filter in self.listing_filters:
             tools = listing_filter(tools, context)
         return list(tools)
 
+    def offered_names(self, context: CallContext) -> list[str]:
+        return [tool.name for tool in self.list_tools(context)]
+
     async def call(self, name: str, arguments: dict[str, Any] | None, context: CallContext) -> ToolOutcome:
-        call = ToolCall(name=name, arguments=dict(arguments or {}), context=context, tool=self.registry.get(name))
+        call = ToolCall(
+            name=name,
+            arguments=dict(arguments or {}),
+            context=context,
+            tool=self.registry.get(name),
+            offered=lambda: self.offered_names(context),
+        )
         try:
             return await self._chain(call)
         except ToolError as error:
@@ -130,18 +149,25 @@ class Dispatcher:
             return _internal_error(call)
 
     async def _invoke(self, call: ToolCall) -> ToolOutcome:
-        tool = call.tool
+        tool, context = call.tool, call.context
         if tool is None:
-            names = [t.name for t in self.list_tools(call.context)]
+            names = call.offered()
             return ToolOutcome.from_error(
                 ToolError(
                     ErrorCode.UNKNOWN_TOOL,
-                    f"No tool is named {call.name!r}. Valid tools: {', '.join(names)}.",
+                    f"No tool is named {call.name[:128]!r}. Valid tools: {', '.join(names)}.",
                     tools=names,
                 )
             )
+        backend = context.effective_backend
+        if not tool.serves(backend):
+            return ToolOutcome.from_error(
+                ToolError(ErrorCode.UNSUPPORTED, tool.unavailable(backend), backend=backend.value)
+            )
+        hints = _LazyHints(lambda: self.registry.hints(self.list_tools(context)))
         try:
-            result = await tool.run(tool.parse(call.arguments, self.registry.hints), call.context)
+            parsed = tool.parse(call.arguments, hints, backend=backend, widgets=context.widgets)
+            result = await tool.run(parsed, context)
         except ToolError as error:
             return ToolOutcome.from_error(error)
         except Exception:
@@ -149,6 +175,29 @@ class Dispatcher:
         if isinstance(result, Answer):
             return ToolOutcome(result.data, answer=result)
         return ToolOutcome(result)
+
+
+class _LazyHints(Mapping[str, str]):
+    """The registry's hints for the tools this caller is offered, worked out only when an error
+    reads them (a valid call never lists the tools)."""
+
+    def __init__(self, make: Callable[[], dict[str, str]]) -> None:
+        self._make = make
+        self._hints: dict[str, str] | None = None
+
+    def _all(self) -> dict[str, str]:
+        if self._hints is None:
+            self._hints = self._make()
+        return self._hints
+
+    def __getitem__(self, kind: str) -> str:
+        return self._all()[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
 def _bind(interceptor: Interceptor, next_: Next) -> Next:

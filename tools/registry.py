@@ -1,12 +1,12 @@
 """The registry: which tools this release offers, in listing order (the composition root).
 
 Adding a tool is one line in `default_tools()`. `Registry(tools)` checks the names are
-unique and knows what the dispatcher asks of the whole set (which tools have geometry).
+unique and knows what the dispatcher asks of a set of them (which have geometry).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from tools.definition import Tool, ToolDefinitionError
 from tools.definitions.common import POINTS_ONLY
@@ -19,9 +19,13 @@ class Registry:
             if tool.name in self._tools:
                 raise ToolDefinitionError(f"two tools are named {tool.name!r}")
             self._tools[tool.name] = tool
-        geometry = ", ".join(tool.name for tool in self._tools.values() if tool.has_geometry)
-        self.hints = {POINTS_ONLY: f"Tools with geometry: {geometry}"}
-        """Extra text for input errors that depend on the whole set (tools.inputs.parse)."""
+
+    @staticmethod
+    def hints(offered: Sequence[Tool]) -> dict[str, str]:
+        """Extra text for input errors that depend on the tools a caller is offered
+        (tools.inputs.parse): which of them have geometry."""
+        geometry = ", ".join(tool.name for tool in offered if tool.has_geometry) or "none"
+        return {POINTS_ONLY: f"Tools with geometry: {geometry}"}
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

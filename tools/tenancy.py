@@ -4,7 +4,7 @@ The HTTP adapter reads the terms from the database with the request (tenants.sto
 request's tool calls there) and leaves them in `CallContext.terms`; these hooks answer from them:
 
 - `enforce_terms` (an interceptor, right after the call log): over quota -> `retry_later` with
-  `retry_after`; a tool outside the allow-list -> `unknown_tool` naming the tools it may call.
+  `retry_after`; a tool outside the allow-list -> `unknown_tool` naming the tools it is offered.
 - `filter_listing` (a listing filter): only the allowed tools are listed.
 
 App-only tools (the widget's helpers) are always allowed: they serve the widgets of tools the
@@ -39,7 +39,7 @@ async def enforce_terms(call: ToolCall, next_: Next) -> ToolOutcome:
         )
     allowed = terms.allowed_tools
     if allowed is not None and call.tool is not None and not _allowed(call.tool, allowed):
-        names = sorted(allowed)
+        names = call.offered()
         return ToolOutcome.from_error(
             ToolError(
                 ErrorCode.UNKNOWN_TOOL,

@@ -1,12 +1,13 @@
 """Property-based: arguments drawn from every registered tool's advertised input schema, valid
-and broken, through the dispatcher against the TomTom stand-in.
+and broken, on every backend that serves it (the schema that backend lists), through the
+dispatcher against the TomTom stand-in.
 
-Whatever the arguments, a call ends in an answer or a closed-set error, never `internal` and
-never an exception; an `invalid_arguments` error names what is wrong (`argument` or
-`arguments`, each a path rooted in a name the caller sent or the schema lists), and a broken
-input is the one it names. The stand-in answers a generic valid body per tool family (our test
-answers in tests/data) and 404 to anything else. Hypothesis runs derandomized, with a bounded
-number of examples per tool.
+Whatever the arguments, a call ends in an answer or a closed-set error, never `internal`, never
+`unsupported` (nothing listed is refused) and never an exception; an `invalid_arguments` error
+names what is wrong (`argument` or `arguments`, and each of its `problems`, each a path rooted
+in a name the caller sent or the schema lists), and a broken input is one it names. The
+stand-in answers a generic valid body per tool family (our test answers in tests/data) and 404
+to anything else. Hypothesis runs derandomized, with a bounded number of examples per tool.
 """
 
 from __future__ import annotations
@@ -25,10 +26,16 @@ from tests.support.schema_strategies import broken, valid
 from tests.support.tomtom_stub import TomTomStub
 from tools.context import CallContext
 from tools.mcp.service import build_dispatcher
+from tools.tomtom.backends import Backend
 from tools.tomtom.client import close_shared_clients
 
 DISPATCHER = build_dispatcher()
-TOOLS = [tool.name for tool in DISPATCHER.registry]
+TOOLS = [
+    pytest.param(tool.name, backend, id=f"{tool.name}@{backend.value}")
+    for tool in DISPATCHER.registry
+    for backend in Backend
+    if tool.serves(backend)
+]
 EXAMPLES = settings(
     derandomize=True,
     database=None,
@@ -76,45 +83,52 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
     running.close()
 
 
-def call(loop: asyncio.AbstractEventLoop, stub: Upstream, name: str, arguments: Any) -> dict[str, Any]:
-    context = CallContext(config=make_config(stub), transport="exec", client_name="hypothesis")
+def call(loop: asyncio.AbstractEventLoop, stub: Upstream, name: str, backend: Backend, arguments: Any) -> dict:
+    context = CallContext(config=make_config(stub), transport="exec", client_name="hypothesis", backend=backend)
     outcome = loop.run_until_complete(DISPATCHER.call(name, arguments, context))
     assert isinstance(outcome.data, dict)
     error = outcome.data.get("error") if outcome.is_error else None
     if error is not None:
-        assert error["code"] != "internal", (arguments, error)
+        assert error["code"] not in ("internal", "unsupported"), (arguments, error)
         assert error["message"]
     return error or {}
 
 
 def roots(error: dict[str, Any]) -> set[str]:
-    """The input names an `invalid_arguments` error points at (`locations[1][0]` -> `locations`)."""
+    """The input names an `invalid_arguments` error points at (`locations[1][0]` -> `locations`),
+    its own and each of its problems'."""
     paths = [error["argument"]] if "argument" in error else list(error.get("arguments", ()))
+    for problem in error.get("problems", ()):
+        paths += [problem["argument"]] if "argument" in problem else list(problem["arguments"])
     assert paths, error
     return {re.split(r"[.\[]", path, maxsplit=1)[0] for path in paths}
 
 
-@pytest.mark.parametrize("name", TOOLS)
+def listed_schema(name: str, backend: Backend) -> dict[str, Any]:
+    return dict(DISPATCHER.registry.get(name).listing(backend, widgets=True).input_schema)
+
+
+@pytest.mark.parametrize(("name", "backend"), TOOLS)
 @settings(EXAMPLES, max_examples=30)
 @given(data=st.data())
-def test_valid_arguments_are_answered_or_refused_by_name(family_stub, loop, name, data):
-    schema = DISPATCHER.registry.get(name).input_schema
+def test_valid_arguments_are_answered_or_refused_by_name(family_stub, loop, name, backend, data):
+    schema = listed_schema(name, backend)
     arguments = data.draw(valid(schema), label="arguments")
-    error = call(loop, family_stub, name, arguments)
+    error = call(loop, family_stub, name, backend, arguments)
     if error.get("code") == "invalid_arguments":  # a rule between inputs JSON Schema cannot state
         assert roots(error) <= set(schema["properties"]), error
 
 
-@pytest.mark.parametrize("name", TOOLS)
+@pytest.mark.parametrize(("name", "backend"), TOOLS)
 @settings(EXAMPLES, max_examples=50)
 @given(data=st.data())
-def test_a_broken_argument_is_refused_naming_it(family_stub, loop, name, data):
-    tool = DISPATCHER.registry.get(name)
-    arguments, culprit, base = data.draw(broken(tool.input_schema), label="arguments")
-    error = call(loop, family_stub, name, arguments)
+def test_a_broken_argument_is_refused_naming_it(family_stub, loop, name, backend, data):
+    schema = listed_schema(name, backend)
+    arguments, culprit, base = data.draw(broken(schema), label="arguments")
+    error = call(loop, family_stub, name, backend, arguments)
     assert error.get("code") == "invalid_arguments", (arguments, error)
     named = roots(error)
-    assert named <= set(tool.input_schema["properties"]) | set(arguments), error
+    assert named <= set(schema["properties"]) | set(arguments), error
     if culprit not in named:  # then the valid draw broke a rule the schema cannot state, alone
         event("the valid draw broke a rule of its own")
-        assert call(loop, family_stub, name, base).get("code") == "invalid_arguments", (culprit, error)
+        assert call(loop, family_stub, name, backend, base).get("code") == "invalid_arguments", (culprit, error)

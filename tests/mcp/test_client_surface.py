@@ -60,9 +60,9 @@ async def test_a_text_only_client_is_listed_no_widget(config):
         assert "widget" not in text and "mcp apps" not in text and "ui://" not in text, tool.name
 
 
-async def test_an_apps_host_is_listed_everything(config):
+async def test_an_apps_host_is_listed_everything_its_backend_serves(config):
     tools = await listing(server(config), apps=True)
-    assert set(tools) == set(default_registry()._tools)
+    assert set(tools) == {tool.name for tool in default_registry() if tool.serves(config.default_backend)}
     for name in PLACE_TOOLS | NEEDS_WIDGET:
         assert "show_ui" in tools[name].input_schema["properties"], name
         assert tools[name].meta["ui"]["resourceUri"] == "ui://tomtom-map/app.html", name
@@ -122,9 +122,11 @@ async def test_hidden_tools_still_answer_and_governance_answers_first(stub, conf
         names = {tool.name for tool in (await client.list_tools()).tools}
         routed = await client.call_tool("tomtom-routing", {"locations": [[4.9, 52.3], [5.1, 52.1]]})
         gone = await client.call_tool("tomtom-traffic", {"bbox": [4.8, 52.3, 4.9, 52.4]})
+        unknown = await client.call_tool("tomtom-teleport", {})
     assert "tomtom-routing" not in names and "tomtom-traffic" not in names
     assert not routed.is_error and orjson.loads(routed.content[0].text)["routes"]
     assert gone.is_error and orjson.loads(gone.content[0].text)["error"]["code"] == "retired"
+    assert set(orjson.loads(unknown.content[0].text)["error"]["tools"]) == names  # only what was listed
 
 
 def test_the_first_matching_rule_applies():

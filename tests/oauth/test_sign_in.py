@@ -147,7 +147,8 @@ async def test_a_token_listing_and_calls_follow_the_tenants_terms(tenant, issuer
     assert "tomtom-routing" not in {t["name"] for t in listed}
     routing = {**GEOCODE, "params": {"name": "tomtom-routing", "arguments": {"locations": [[4.9, 52.3], [4.8, 52.4]]}}}
     error = result_of(await post(routing, token))["error"]
-    assert error["code"] == "unknown_tool" and error["tools"] == ["tomtom-geocode"]
+    # only what this caller is offered: the allowed tool, and the map widget's own helpers
+    assert error["code"] == "unknown_tool" and error["tools"] == [t["name"] for t in listed]
     stub.route("GET", r"/search/2/geocode/.*", json_body=data("geocode.json"))
     assert result_of(await post(GEOCODE, token))["results"]
     assert stub.requests[-1].path.startswith("/search/2/geocode/")  # the tenant's default backend

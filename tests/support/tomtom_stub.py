@@ -28,9 +28,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 class RecordedRequest:
     method: str
     path: str
+    """The path percent-decoded; `raw_path` is as it came."""
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: bytes
+    raw_path: str = ""
 
     def param(self, name: str) -> str | None:
         values = self.query.get(name)
@@ -130,7 +132,9 @@ class TomTomStub:
                 path = unquote(parts.path)
                 if self.record:
                     self.requests.append(
-                        RecordedRequest(method, path, parse_qs(parts.query, keep_blank_values=True), headers, body)
+                        RecordedRequest(
+                            method, path, parse_qs(parts.query, keep_blank_values=True), headers, body, parts.path
+                        )
                     )
                 answer = self._answer(method, path)
                 if isinstance(answer, bytes):

@@ -231,10 +231,6 @@ async def test_charges_above_the_capacity_name_both_inputs(stub, dispatcher, con
             {"chargingConnectors": [{"currentType": "DC", "plugTypes": ["CHAdeMO"], "maxPowerInkW": 0}]},
             "chargingConnectors[0].maxPowerInkW",
         ),
-        (
-            {"chargingConnectors": [{"currentType": "DC", "plugTypes": ["CHAdeMO", "CHAdeMO"], "maxPowerInkW": 50}]},
-            "chargingConnectors[0].plugTypes[1]",
-        ),
     ],
 )
 async def test_invalid_arguments_name_the_input(stub, dispatcher, context, arguments, argument):

@@ -12,7 +12,19 @@ from pydantic import Field, model_validator
 
 from core.errors import ToolError
 from tools.definitions.common import BoundingBox, PointsDetail, Position
-from tools.inputs import UNIQUE, ToolInput, exactly_one, exclusive, input_schema, parse, requires
+from tools.inputs import (
+    UNIQUE,
+    ToolInput,
+    backend_schema,
+    exactly_one,
+    exclusive,
+    input_schema,
+    only_on_backend,
+    parse,
+    requires,
+)
+from tools.schema import SchemaDefinitionError
+from tools.tomtom.backends import Backend
 
 
 class Stop(ToolInput):
@@ -30,7 +42,7 @@ class Trip(ToolInput):
     name: Annotated[str, Field(min_length=1, max_length=40, description="What to call it.")]
     stops: list[Stop] = Field(default_factory=list, max_length=5)
     mode: Literal["car", "bike"] = "car"
-    tags: Annotated[list[str], UNIQUE] | None = None
+    tags: Annotated[list[str], Field(max_length=3), UNIQUE] | None = None
     box: BoundingBox | None = None
     depart: str | None = None
     arrive: str | None = None
@@ -109,9 +121,9 @@ def test_a_nested_rule_names_its_inputs_by_path():
     assert error["arguments"] == ["stops[0].radius", "stops[0].label"]
 
 
-def test_unique_lists_name_the_repeated_item():
-    error = error_of({"name": "x", "tags": ["a", "b", "a"]})
-    assert error["argument"] == "tags[2]" and error["message"] == "tags[2]: 'a' is listed twice"
+def test_an_item_given_twice_counts_once():
+    assert parse(Trip, {"name": "x", "tags": ["a", "b", "a"]}).tags == ["a", "b"]
+    assert error_of({"name": "x", "tags": ["a", "a", "a", "a"]})["argument"] == "tags"  # bounds count items sent
 
 
 def test_types_are_strict():
@@ -164,6 +176,88 @@ def test_the_schema_is_compact_and_self_contained():
     text = repr(schema)
     assert "title" not in text and "$ref" not in text and "$defs" not in text and "anyOf" not in text
     assert schema["properties"]["stops"]["items"]["properties"]["position"]["minItems"] == 2  # nested, inlined
-    assert schema["properties"]["tags"]["uniqueItems"] is True
+    assert "uniqueItems" not in schema["properties"]["tags"]  # a repeat changes nothing: no words for it
     assert "default" not in schema["properties"]["depart"]  # optional: no `default: null`
     assert schema["properties"]["mode"] == {"type": "string", "default": "car", "enum": ["car", "bike"]}
+
+
+def test_every_problem_is_answered_at_once_each_with_its_path():
+    error = error_of({"mode": "plane", "tags": ["a", 5], "stops": [{"position": [1, 95]}], "zoom": 3})
+    assert [p.get("argument") for p in error["problems"]] == ["zoom", "name", "mode", "tags[1]", "stops[0].position[1]"]
+    assert error["argument"] == "zoom"  # the first, as when there is one
+    assert (error["total"], error["returned"], error["truncated"]) == (5, 5, False)
+    assert error["message"].startswith("5 problems: unknown argument(s) zoom in arguments; valid: ")
+    assert "; name: is required; mode: 'plane' is not one of the allowed values: car, bike; " in error["message"]
+    assert error["problems"][1] == {"argument": "name", "message": "name: is required"}
+
+
+def test_the_problems_listed_are_capped():
+    stops = [{"position": [1, 95 + i]} for i in range(5)]
+    error = error_of({"stops": stops, "tags": [1, 2, 3], "mode": "plane", "box": [0, 5, 1, 2], "detail": "x"})
+    assert error["total"] == 12 and error["returned"] == 10 and error["truncated"] is True
+    assert len(error["problems"]) == 10 and error["message"].endswith("; and 2 more")
+
+
+def test_unknown_names_are_capped_and_cut():
+    error = error_of({"name": "x", **{f"{'x' * 100}{i:02}": 1 for i in range(12)}})
+    assert "and 2 more in arguments" in error["message"] and "x" * 101 not in error["message"]
+
+
+ONLY_CARS = only_on_backend(Backend.ORBIS, "car", why="it plans for cars only")
+
+
+class Drive(ToolInput):
+    mode: Annotated[Literal["car", "bike"], ONLY_CARS] = "car"
+    modes: Annotated[list[Annotated[Literal["car", "bike"], ONLY_CARS]], Field(max_length=2)] | None = None
+    load: Annotated[int, only_on_backend(Backend.ORBIS, why="it knows no loads")] | None = None
+
+
+def test_a_backend_lists_only_what_it_takes():
+    orbis, genesis = backend_schema(Drive, Backend.ORBIS), backend_schema(Drive, Backend.GENESIS)
+    assert "mode" not in orbis["properties"]  # only its default is left: no choice to offer
+    assert orbis["properties"]["modes"]["items"]["enum"] == ["car"]
+    assert "load" not in orbis["properties"]
+    assert genesis == input_schema(Drive) and genesis["properties"]["mode"]["enum"] == ["car", "bike"]
+    assert "x-backends" not in repr(orbis) + repr(genesis)
+
+
+def test_a_value_the_backend_refuses_is_unsupported_naming_the_backend_that_takes_it():
+    with pytest.raises(ToolError) as caught:
+        parse(Drive, {"mode": "bike"}, backend=Backend.ORBIS)
+    assert caught.value.as_dict()["error"] == {
+        "code": "unsupported",
+        "message": "mode: 'bike' is not available on tomtom-orbis-maps (it plans for cars only); send car, or use the "
+        "tomtom-maps backend (header `tomtom-maps-backend: tomtom-maps`; TOMTOM_MAPS_BACKEND on stdio and exec)",
+        "argument": "mode",
+        "backend": "tomtom-orbis-maps",
+        "supported_on": ["tomtom-maps"],
+        "allowed": ["car"],
+    }
+    assert parse(Drive, {"mode": "bike"}, backend=Backend.GENESIS).mode == "bike"
+    assert parse(Drive, {"mode": "bike"}).mode == "bike"  # no backend: not checked
+    assert parse(Drive, {}, backend=Backend.ORBIS).mode == "car"  # a default is never refused
+    assert parse(Drive, {"mode": "car"}, backend=Backend.ORBIS).mode == "car"  # nor sent, though not listed
+
+
+def test_an_input_the_backend_refuses_and_an_invalid_one_are_answered_together():
+    with pytest.raises(ToolError) as caught:
+        parse(Drive, {"load": 3, "modes": ["car", "bike"], "mode": "plane"}, backend=Backend.ORBIS)
+    error = caught.value.as_dict()["error"]
+    assert error["code"] == "invalid_arguments"
+    by_path = {p["argument"]: p for p in error["problems"]}
+    assert set(by_path) == {"mode", "modes[1]", "load"}
+    assert by_path["load"]["message"].startswith("load: is not available on tomtom-orbis-maps (it knows no loads)")
+    assert by_path["modes[1]"]["backend"] == "tomtom-orbis-maps"
+
+
+def test_a_listing_limit_must_fit_the_input():
+    class Wrong(ToolInput):
+        size: Annotated[int, only_on_backend(Backend.ORBIS, 1, why="x")] = 1
+
+    class Required(ToolInput):
+        load: Annotated[int, only_on_backend(Backend.ORBIS, why="x")]
+
+    with pytest.raises(SchemaDefinitionError, match="only an enum's values"):
+        backend_schema(Wrong, Backend.ORBIS)
+    with pytest.raises(SchemaDefinitionError, match="required input is not offered"):
+        backend_schema(Required, Backend.ORBIS)

@@ -1,9 +1,11 @@
 """Every input of every tool changes what we ask TomTom, on both backends.
 
 For each tool in `build_dispatcher()` the table `TOOLS` holds one row: the TomTom answer the stub
-gives (a tests/data file), a baseline call, and one sample value per input. For each input and
-backend, the call `baseline + sample` must send TomTom a different request (method, path, query
-without `key`, or body) than the baseline call. An input that could never change the request
+gives (a tests/data file; `answer_on` for a backend that asks another API), a baseline call, and
+one sample value per input. For each backend that serves the tool and each input it lists
+there (an input it refuses, or takes only at its default, is not listed), the call
+`baseline + sample` must send TomTom a different request (method, path, query without `key`,
+or body) than the baseline call. An input that could never change the request
 does not exist: remove it, or, if the tool itself consumes it (it shapes our answer and is never
 sent), list it in `CONSUMED_BY_TOOL` with the reason; the test then checks that it leaves the
 request alone and changes the answer instead.
@@ -291,10 +293,11 @@ TOOLS: dict[str, dict[str, Any]] = {
     },
     "tomtom-matrix-routing": {
         "answer": "matrix.json",
+        "answer_on": {Backend.ORBIS: "route.json"},  # Orbis: one Calculate Route per pair
         "baseline": {"origins": [AMSTERDAM, UTRECHT], "destinations": [UTRECHT, AMSTERDAM]},
         "samples": {
-            "origins": [UTRECHT, AMSTERDAM],
-            "destinations": [AMSTERDAM, UTRECHT],
+            "origins": [UTRECHT, STOPS[2]],
+            "destinations": [AMSTERDAM, STOPS[2]],
             "response_detail": "full",
             "departAt": "2026-12-01T08:00:00+01:00",
             "traffic": "historical",
@@ -341,24 +344,6 @@ CONSUMED_BY_TOOL: dict[tuple[str, str], str] = {
 }
 """Inputs the tool consumes instead of sending: they must leave the request alone and change the answer."""
 
-UNSENDABLE_ON: dict[tuple[str, str, Backend], str] = {
-    ("tomtom-routing", "travelMode", Backend.ORBIS): (
-        "Orbis routes cars only: every other mode is refused as unsupported before any request"
-    ),
-    ("tomtom-reachable-range", "travelMode", Backend.ORBIS): (
-        "Orbis computes car ranges only: trucks are refused as unsupported before any request"
-    ),
-    ("tomtom-matrix-routing", "*", Backend.ORBIS): (
-        "TomTom documents Matrix Routing v2 on TomTom Maps only: refused as unsupported before any request"
-    ),
-    ("tomtom-optimize-waypoints", "*", Backend.ORBIS): (
-        "TomTom documents Waypoint Optimization on TomTom Maps only: refused as unsupported before any request"
-    ),
-}
-"""Inputs a backend refuses outright (the tool answers `unsupported`; "*": every input of the tool):
-checked on the other backend only."""
-
-
 FULL_ASKS_MORE: dict[str, str] = {
     "tomtom-routing": "full asks for every section type; compact for traffic sections only",
     "tomtom-search-along-route": "full asks for every section type of the route",
@@ -376,21 +361,29 @@ def consumed(tool: str, name: str) -> str | None:
 
 @cache
 def catalog_inputs() -> dict[str, list[str]]:
-    """Every listed tool's input names."""
+    """Every registered tool's input names (on some backend)."""
     return {t.name: list(t.input_schema["properties"]) for t in build_dispatcher().registry}
+
+
+@cache
+def listed_inputs(backend: Backend) -> dict[str, list[str]]:
+    """The input names each tool a backend serves lists there."""
+    return {
+        t.name: list(t.listing(backend, True).input_schema["properties"])
+        for t in build_dispatcher().registry
+        if t.serves(backend)
+    }
 
 
 def cases() -> list[Any]:
     found = []
-    for tool, inputs in catalog_inputs().items():
-        row = TOOLS.get(tool)
-        if tool in WAIVED_TOOLS or row is None:
-            continue
-        for name in inputs:
-            if name not in row["samples"]:
+    for backend in Backend:
+        for tool, inputs in listed_inputs(backend).items():
+            row = TOOLS.get(tool)
+            if tool in WAIVED_TOOLS or row is None:
                 continue
-            for backend in Backend:
-                if (tool, name, backend) not in UNSENDABLE_ON and (tool, "*", backend) not in UNSENDABLE_ON:
+            for name in inputs:
+                if name in row["samples"]:
                     found.append(pytest.param(tool, name, backend, id=f"{tool}.{name}@{backend.value}"))
     return found
 
@@ -448,7 +441,7 @@ async def call(
 @pytest.mark.parametrize(("tool", "name", "backend"), cases())
 async def test_input_reaches_the_request(stub, dispatcher, context, tool, name, backend):
     row = TOOLS[tool]
-    answer = data(row["answer"])
+    answer = data(row.get("answer_on", {}).get(backend, row["answer"]))
     for method in ("GET", "POST"):
         stub.route(method, ".*", json_body=answer)
     context.backend = backend

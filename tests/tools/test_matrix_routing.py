@@ -1,4 +1,5 @@
-"""tomtom-matrix-routing: the request TomTom Maps gets, the compact matrix, and its limits.
+"""tomtom-matrix-routing: the request TomTom Maps gets, the compact matrix, its limits, and the
+matrix Orbis answers composed of one Calculate Route call per pair.
 
 The answer (tests/data/matrix.json) is written from TomTom's documented Synchronous Matrix
 response shape (`data[]` cells with `routeSummary` or `detailedError`, `statistics`); no
@@ -114,10 +115,91 @@ async def test_more_origins_than_the_limit_names_origins(stub, dispatcher, genes
     assert stub.requests == []
 
 
-async def test_orbis_is_unsupported_before_any_request(stub, dispatcher, context):
+ORBIS_ROUTE = r"/maps/orbis/routing/calculateRoute/.*"
+
+
+async def test_orbis_composes_the_matrix_from_one_route_per_pair(stub, dispatcher, context):
+    stub.route("GET", ORBIS_ROUTE, json_body=data("route.json"))
     outcome = await dispatcher.call(
-        "tomtom-matrix-routing", {"origins": [AMSTERDAM], "destinations": [UTRECHT]}, context
+        "tomtom-matrix-routing",
+        {"origins": [AMSTERDAM, UTRECHT], "destinations": [ROTTERDAM], "departAt": "now", "avoid": ["tollRoads"]},
+        context,
     )
-    assert outcome.data["error"]["code"] == "unsupported"
-    assert "tomtom-orbis-maps" in outcome.data["error"]["message"]
+    assert not outcome.is_error, outcome.text
+    summary = data("route.json")["routes"][0]["summary"]
+    cell = {
+        "time_s": summary["travelTimeInSeconds"],
+        "distance_m": summary["lengthInMeters"],
+        "delay_s": summary["trafficDelayInSeconds"],
+    }
+    assert outcome.data["matrix"] == [[cell], [cell]]
+    assert outcome.data["routing_requests"] == 2  # the cost, stated in the answer
+    paths = sorted(r.path for r in stub.requests)
+    assert paths == [
+        "/maps/orbis/routing/calculateRoute/52.0907,5.1215:51.9244,4.4777/json",
+        "/maps/orbis/routing/calculateRoute/52.3676,4.9041:51.9244,4.4777/json",
+    ]
+    sent = stub.requests[-1]
+    assert sent.param("departAt") == "now" and sent.query["avoid"] == ["tollRoads"]
+    assert "travelMode" not in sent.query  # Orbis plans for cars only
+
+
+async def test_orbis_full_is_each_pairs_answer(stub, dispatcher, context):
+    stub.route("GET", ORBIS_ROUTE, json_body=data("route.json"))
+    outcome = await dispatcher.call(
+        "tomtom-matrix-routing",
+        {"origins": [AMSTERDAM], "destinations": [ROTTERDAM, UTRECHT], "response_detail": "full"},
+        context,
+    )
+    assert outcome.data["routing_requests"] == 2
+    assert [(c["origin"], c["destination"]) for c in outcome.data["cells"]] == [(0, 0), (0, 1)]
+    assert outcome.data["cells"][1]["route"] == data("route.json")
+
+
+async def test_orbis_a_pair_without_a_route_is_a_cell_error(stub, dispatcher, context):
+    stub.route("GET", ORBIS_ROUTE, json_body=data("route.json"))
+    stub.route("GET", r".*:52\.0907,5\.1215/json", status=400, json_body={"detailedError": {"code": "NO_ROUTE_FOUND"}})
+    outcome = await dispatcher.call(
+        "tomtom-matrix-routing", {"origins": [AMSTERDAM], "destinations": [ROTTERDAM, UTRECHT]}, context
+    )
+    assert outcome.data["matrix"][0][1] == {"error": "NO_ROUTE"}
+    assert outcome.data["failed"] == 1 and outcome.data["nearest"][0]["destination"] == 0
+
+
+async def test_orbis_a_request_tomtom_refuses_for_every_pair_is_the_calls_error(stub, dispatcher, context):
+    stub.route("GET", ORBIS_ROUTE, status=400, json_body={"detailedError": {"message": "Invalid departAt"}})
+    outcome = await dispatcher.call(
+        "tomtom-matrix-routing", {"origins": [AMSTERDAM], "destinations": [ROTTERDAM, UTRECHT]}, context
+    )
+    assert outcome.data["error"]["code"] == "invalid_arguments"
+    assert "Invalid departAt" in outcome.data["error"]["message"]
+
+
+async def test_orbis_limits_the_pairs_it_pays_for(stub, dispatcher, context):
+    outcome = await dispatcher.call(
+        "tomtom-matrix-routing", {"origins": [AMSTERDAM] * 2, "destinations": [UTRECHT] * 13}, context
+    )
+    error = outcome.data["error"]
+    assert error["code"] == "invalid_arguments" and error["arguments"] == ["origins", "destinations"]
+    assert "26 cells; the limit is 25 on tomtom-orbis-maps" in error["message"]
     assert stub.requests == []
+
+
+async def test_orbis_refuses_trucks_naming_the_backend_that_takes_them(stub, dispatcher, context):
+    outcome = await dispatcher.call(
+        "tomtom-matrix-routing", {"origins": [AMSTERDAM], "destinations": [UTRECHT], "travelMode": "truck"}, context
+    )
+    error = outcome.data["error"]
+    assert error["code"] == "unsupported" and error["argument"] == "travelMode"
+    assert "`tomtom-maps-backend: tomtom-maps`" in error["message"]
+    assert stub.requests == []
+
+
+async def test_orbis_a_failure_ends_the_call_and_cancels_the_calls_still_waiting(stub, dispatcher, context):
+    stub.route("GET", ORBIS_ROUTE, status=401, json_body={"detailedError": {"message": "bad key"}})
+    destinations = [[4.0 + i / 100, 52.0] for i in range(25)]
+    outcome = await dispatcher.call(
+        "tomtom-matrix-routing", {"origins": [AMSTERDAM], "destinations": destinations}, context
+    )
+    assert outcome.data["error"]["code"] == "unauthorized"
+    assert len(stub.requests) < 25  # five at a time: the first refusal stops the rest

@@ -119,11 +119,6 @@ async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
             "limit",
             "limit: should be greater than or equal to 1",
         ),
-        (
-            {"position": [4.9, 52.37], "poiCategories": [7326, 7326]},
-            "poiCategories[1]",
-            "poiCategories[1]: 7326 is listed twice",
-        ),
     ],
 )
 async def test_bad_arguments_are_named(stub, dispatcher, context, arguments, argument, message):

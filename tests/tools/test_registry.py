@@ -27,7 +27,10 @@ def test_two_tools_cannot_share_a_name():
         Registry([fake_tool("demo"), fake_tool("demo")])
 
 
-def test_the_points_only_hint_names_the_tools_with_geometry():
-    hint = Registry(default_tools()).hints["points_only"]
+def test_the_points_only_hint_names_the_offered_tools_with_geometry():
+    tools = default_tools()
+    hint = Registry.hints(tools)["points_only"]
     assert hint.startswith("Tools with geometry: ")
     assert "tomtom-routing" in hint and "tomtom-geocode" not in hint
+    offered = [tool for tool in tools if tool.name != "tomtom-optimize-waypoints"]
+    assert "tomtom-optimize-waypoints" not in Registry.hints(offered)["points_only"]

@@ -123,11 +123,6 @@ async def test_heading_and_entity_type_exclude_each_other(stub, dispatcher, cont
         ({"position": [4.9, 52.3], "radius": 20_000_001}, "radius", "radius: should be less than or equal to 20000000"),
         ({"position": [4.9, 52.3], "language": "x" * 36}, "language", "language: should have at most 35"),
         ({"position": [4.9, 52.3], "entityType": []}, "entityType", "entityType: should have at least 1 item"),
-        (
-            {"position": [4.9, 52.3], "entityType": ["Country", "Country"]},
-            "entityType[1]",
-            "entityType[1]: 'Country' is listed twice",
-        ),
     ],
 )
 async def test_bad_arguments_are_named(stub, dispatcher, context, arguments, argument, message):

@@ -39,7 +39,7 @@ from tools.definitions.search_common import (
     query_segment,
     search_path,
 )
-from tools.geometry.circle import CIRCLE_VERTICES, circle_ring
+from tools.geometry.circle import circle_ring
 from tools.inputs import ToolInput, exactly_one, problem, requires
 from tools.shaping.geometry import feature, with_geometry
 from tools.shaping.points import lat_lon_text
@@ -67,7 +67,7 @@ Polygon = Annotated[
     Field(
         min_length=3,
         max_length=MAX_POLYGON_POINTS,
-        description="Polygon corners in order: [[longitude, latitude], ...].",
+        description="Corners in order: [[lon, lat], ...].",
     ),
     AfterValidator(_open_ring),
 ]
@@ -77,12 +77,12 @@ class AreaSearchInput(ToolInput):
     query: Annotated[Query, Field(description="What to find, e.g. 'cafe'.")]
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
-    center: Position | None = Field(None, description="Circle centre, [longitude, latitude]; needs radius.")
+    center: Position | None = Field(None, description="Circle centre, [lon, lat]; needs radius.")
     radius: int | None = Field(
         None,
         ge=1,
         le=MAX_RADIUS,
-        description=f"Circle radius in metres (geometry draws it as a {CIRCLE_VERTICES}-gon).",
+        description="Circle radius, metres.",
     )
     polygon: Polygon | None = None
     boundingBox: BoundingBox | None = Field(None, description="[minLon, minLat, maxLon, maxLat].")
@@ -153,8 +153,8 @@ TOOL = define_tool(
     name="tomtom-area-search",
     title="TomTom Area Search",
     description=(
-        "Find places of interest strictly inside an area: a circle (center and radius), a polygon or a "
-        "bounding box. To rank places near a point use tomtom-poi-search or tomtom-nearby."
+        "POIs strictly inside an area: a circle (center, radius), a polygon or a box. "
+        "To rank places near a point use tomtom-nearby."
     ),
     input=AreaSearchInput,
     run=run,

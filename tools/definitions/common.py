@@ -1,7 +1,8 @@
 """Input types every tool family shares, and the one helper that makes an `Answer`.
 
 Each type carries its bounds and its checks; the field says what it is
-(`position: Position | None = Field(None, description="Bias results near [longitude, latitude].")`).
+(`position: Position | None = Field(None, description="Bias toward [lon, lat].")`). Positions are
+`[lon, lat]` in descriptions: the server's instructions say once that they are [longitude, latitude].
 
 - `Position`: `[longitude, latitude]`, each in range (the error names `position[0]` or `[1]`).
 - `BoundingBox`: `[minLon, minLat, maxLon, maxLat]`, south below north, with a width.
@@ -66,9 +67,7 @@ Listed without a description: the server's instructions say it once for every to
 GeometryDetail = Literal["compact", "geometry", "full"]
 """`response_detail` of a tool with geometry: compact, geometry (compact plus GeoJSON to draw) or
 full (TomTom's untrimmed answer, large)."""
-ShowUi = Annotated[
-    bool, Field(description="Also draw it on a map where the host shows MCP Apps; the text is unchanged.")
-]
+ShowUi = Annotated[bool, Field(description="Also draw it on a map; the text is unchanged.")]
 
 
 def _language(value: str) -> str:
@@ -77,9 +76,11 @@ def _language(value: str) -> str:
     return value
 
 
-Language = Annotated[str, Field(max_length=35, description="IETF language tag, e.g. en-GB."), AfterValidator(_language)]
+Language = Annotated[str, Field(max_length=35), AfterValidator(_language)]
+"""An IETF language tag such as en-GB (listed bare: the name says it, a wrong one is answered)."""
 CountryCode = Annotated[str, Field(pattern="^[A-Za-z]{2}$")]
-Countries = Annotated[list[CountryCode], Field(max_length=50, description="Only these countries (ISO 3166-1 alpha-2).")]
+Countries = Annotated[list[CountryCode], Field(max_length=50)]
+"""Only these countries (ISO 3166-1 alpha-2 codes; listed bare: the name and pattern say it)."""
 
 
 Limit = Annotated[int, Field(ge=1, le=100)]

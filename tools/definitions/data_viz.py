@@ -251,8 +251,8 @@ TOOL = define_tool(
     name="tomtom-data-viz",
     title="TomTom Data Visualization",
     description=(
-        "Draw your own GeoJSON (an https data_url or inline text) on an interactive map as markers, "
-        "heatmap, clusters, lines, fills or a choropleth. Answers with a summary of the data."
+        "Draw your own GeoJSON (https data_url or inline) on an interactive map as markers, heatmap, "
+        "clusters, lines, fills or a choropleth; answers with a summary of the data."
     ),
     input=DataVizInput,
     run=run,

@@ -38,7 +38,7 @@ Color = Annotated[str, Field(max_length=32, description="CSS colour, e.g. #1e88e
 class Marker(ToolInput):
     """A point to mark, optionally labelled and described."""
 
-    position: Position = Field(description="[longitude, latitude]")
+    position: Position = Field(description="[lon, lat]")
     label: Text | None = None
     description: str | None = Field(None, max_length=1000)
     color: Color | None = None
@@ -48,7 +48,7 @@ class Line(ToolInput):
     """A line through two or more positions."""
 
     coordinates: Annotated[
-        list[Position], Field(min_length=2, max_length=MAX_SHAPE_POINTS, description="[[longitude, latitude], ...]")
+        list[Position], Field(min_length=2, max_length=MAX_SHAPE_POINTS, description="[[lon, lat], ...]")
     ]
     label: Text | None = None
     color: Color | None = None
@@ -60,7 +60,7 @@ class Polygon(ToolInput):
 
     coordinates: Annotated[
         list[Position],
-        Field(min_length=3, max_length=MAX_SHAPE_POINTS, description="The outline: [[longitude, latitude], ...]."),
+        Field(min_length=3, max_length=MAX_SHAPE_POINTS, description="The outline: [[lon, lat], ...]."),
     ]
     label: Text | None = None
     color: Color | None = None
@@ -87,11 +87,9 @@ class DynamicMapInput(ToolInput):
     markers: list[Marker] | None = Field(None, max_length=MAX_MARKERS)
     lines: list[Line] | None = Field(None, max_length=MAX_SHAPES)
     polygons: list[Polygon] | None = Field(None, max_length=MAX_SHAPES)
-    routePlans: list[RoutePlan] | None = Field(
-        None, max_length=MAX_PLANS, description="Routes to plan and draw, each through its locations in order."
-    )
+    routePlans: list[RoutePlan] | None = Field(None, max_length=MAX_PLANS, description="Routes to plan and draw.")
     bbox: BoundingBox | None = Field(
-        None, description="The view, [minLon, minLat, maxLon, maxLat]; default: everything drawn."
+        None, description="The view, [minLon, minLat, maxLon, maxLat]; default: all drawn."
     )
     title: Text | None = None
     show_ui: ShowUi = True
@@ -176,8 +174,8 @@ TOOL = define_tool(
     name="tomtom-dynamic-map",
     title="TomTom Dynamic Map",
     description=(
-        "Show markers, lines, areas and planned routes on an interactive map (routes are planned with TomTom "
-        "routing). Answers with a short summary: the view, the markers, each route's distance, time and delay."
+        "Draw markers, lines, areas and routes it plans on an interactive map; answers with a summary: "
+        "the view, the markers, each route's distance, time and delay."
     ),
     input=DynamicMapInput,
     run=run,

@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, ValidatorFunctionWrapHandler, WithJsonSchema, WrapValidator, model_validator
+from pydantic import AfterValidator, Field, ValidatorFunctionWrapHandler, WrapValidator, model_validator
 
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions.common import FULL, GEOMETRY, GeometryDetail, ShowUi, answer
 from tools.definitions.routing import Avoid, AvoidAreas, DepartAt, Locations, TrafficMode, avoid_areas_body
-from tools.inputs import UNIQUE, ToolInput, problem, rule
+from tools.inputs import UNIQUE, ToolInput, listed_by_example, problem, rule
 from tools.shaping.ev_routes import charging_stop_features, compact_ev_routes
 from tools.shaping.geometry import route_features, with_geometry
 from tools.shaping.points import lat_lon_text
@@ -89,7 +89,7 @@ Consumption = Annotated[
     Field(
         min_length=1,
         max_length=25,
-        description="[[speed km/h, kWh per 100 km], ...], speeds increasing. Default: [[50,15],[90,18],[120,23]].",
+        description="[[km/h, kWh per 100 km], ...], speeds rising; default [[50,15],[90,18],[120,23]].",
     ),
     AfterValidator(_increasing("speeds")),
 ]
@@ -98,20 +98,14 @@ BatteryCurve = Annotated[
     Field(
         min_length=1,
         max_length=25,
-        description="[[charge kWh, max charging power kW], ...], charges increasing. Default: the fastest "
-        "connector's power to 50 % charge, half to 80 %, a fifth at full.",
+        description="[[charge kWh, max kW], ...], charges rising; default: the best connector's power to 50 %, "
+        "half to 80 %, a fifth at full.",
     ),
     AfterValidator(_increasing("charges")),
 ]
 
 
-LISTED_PLUG_TYPE = WithJsonSchema(
-    {
-        "type": "string",
-        "description": "A TomTom plug type: IEC_62196_Type_2_Outlet, Combo_to_IEC_62196_Type_2_Base, CHAdeMO, "
-        "Tesla_Connector, ... (another name is answered with all 28).",
-    }
-)
+LISTED_PLUG_TYPE = listed_by_example(PlugType, "IEC_62196_Type_2_Outlet", "Combo_to_IEC_62196_Type_2_Base", "CHAdeMO")
 """The 28 plug names are checked, and listed in the error a wrong one gets, but not in tools/list:
 every conversation would pay for them, and the defaults cover most cars."""
 
@@ -121,7 +115,7 @@ class Connector(ToolInput):
 
     currentType: Literal["AC1", "AC3", "DC"]
     plugTypes: Annotated[
-        list[Annotated[PlugType, LISTED_PLUG_TYPE]], UNIQUE, Field(min_length=1, max_length=len(PlugType.__args__))
+        list[Annotated[PlugType, LISTED_PLUG_TYPE]], Field(min_length=1, max_length=len(PlugType.__args__)), UNIQUE
     ]
     maxPowerInkW: Power
 
@@ -131,7 +125,7 @@ class EvRoutingInput(ToolInput):
         Locations,
         Field(
             max_length=MAX_STOPS,
-            description=f"Origin, optional waypoints, destination (2-{MAX_STOPS}): [[longitude, latitude], ...].",
+            description="Origin, waypoints, destination: [[lon, lat], ...].",
         ),
     ]
     maxChargeInkWh: Capacity = Field(description="Battery capacity.")
@@ -139,18 +133,16 @@ class EvRoutingInput(ToolInput):
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
     minChargeAtDestinationInkWh: Kwh | None = Field(
-        None, description="Charge to keep on arrival. Default: 20 % of maxChargeInkWh."
+        None, description="Charge to keep on arrival; default 20 % of maxChargeInkWh."
     )
-    minChargeAtChargingStopsInkWh: Kwh | None = Field(
-        None, description="Charge to keep on reaching a stop. Default: 10 % of maxChargeInkWh."
-    )
+    minChargeAtChargingStopsInkWh: Kwh | None = Field(None, description="Charge to keep at a stop; default 10 %.")
     consumption: Consumption | None = None
     batteryCurve: BatteryCurve | None = None
     chargingConnectors: list[Connector] | None = Field(
         None,
         min_length=1,
         max_length=10,
-        description="How the car charges. Default: Type 2 AC 11 kW and CCS2 DC 150 kW.",
+        description="How the car charges; default Type 2 AC 11 kW and CCS2 DC 150 kW.",
     )
     traffic: TrafficMode = "live"
     avoid: Avoid | None = None
@@ -241,9 +233,9 @@ TOOL = define_tool(
     name="tomtom-ev-routing",
     title="TomTom EV Route Planner",
     description=(
-        "Plan a long electric-vehicle trip with the charging stops it needs: where to stop, which connector "
-        "and power, how long to charge and the charge left. Give the battery capacity and current charge. "
-        "For a route without charging use tomtom-routing; for chargers near a point, tomtom-ev-search."
+        "A long electric-vehicle trip with the charging stops it needs: where, which connector and power, "
+        "how long, the charge left. For a route without charging use tomtom-routing; for chargers near a "
+        "point, tomtom-ev-search."
     ),
     input=EvRoutingInput,
     run=run,

@@ -133,10 +133,13 @@ TOOL = define_tool(
     name="tomtom-ev-search",
     title="TomTom EV Charging Search",
     description=(
-        "Find EV charging stations near a point, nearest first, with connector types, power and "
-        "(on the tomtom-maps backend) how many charging points are free now. Filter by connector, "
-        "power or brand."
+        "EV charging stations near a point, nearest first, with connectors and power; filter by connector, "
+        "power or brand. For charging stops on a trip use tomtom-ev-routing."
     ),
+    backend_notes={
+        Backend.GENESIS: "Says how many points are free now.",
+        Backend.ORBIS: "Free points now: on the tomtom-maps backend only.",
+    },
     input=EvSearchInput,
     run=run,
     widget=MAP_APP_URI,

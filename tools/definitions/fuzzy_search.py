@@ -40,10 +40,9 @@ class FuzzySearchInput(AreaInputs):
     language: Language | None = None
     countries: Countries | None = None
     poiCategories: PoiCategories | None = None
-    idxSet: Annotated[list[Index], UNIQUE] | None = Field(
+    idxSet: Annotated[list[Index], Field(min_length=1), UNIQUE] | None = Field(
         None,
-        min_length=1,
-        description="Only these kinds: Geo areas, PAD point addresses, Addr ranges, Str streets, XStr crossings, POI.",
+        description="Only these kinds: Geo areas, PAD addresses, Addr ranges, Str streets, XStr crossings, POI.",
     )
 
 
@@ -64,9 +63,8 @@ TOOL = define_tool(
     name="tomtom-fuzzy-search",
     title="TomTom Fuzzy Search",
     description=(
-        "Search anything by free text, typos tolerated: addresses, streets, cities and places of "
-        "interest together. Prefer tomtom-geocode for a known address, tomtom-poi-search for "
-        "businesses, tomtom-nearby for what is around a point."
+        "Free-text search over addresses, streets, cities and POIs together, typos tolerated. Prefer "
+        "tomtom-geocode for an address, tomtom-poi-search for businesses, tomtom-nearby around a point."
     ),
     input=FuzzySearchInput,
     run=run,

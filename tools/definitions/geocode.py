@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
-from urllib.parse import quote
 
 from pydantic import Field, model_validator
 
@@ -20,7 +19,8 @@ from tools.definitions.common import (
     ShowUi,
     answer,
 )
-from tools.inputs import UNIQUE, ToolInput, exclusive, requires
+from tools.definitions.search_common import query_segment
+from tools.inputs import UNIQUE, ToolInput, exclusive, listed_by_example, requires
 from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend
 from tools.widgets import MAP_APP_URI
@@ -29,6 +29,8 @@ EntityType = Literal[
     "Country", "CountrySubdivision", "CountrySecondarySubdivision", "CountryTertiarySubdivision",
     "Municipality", "MunicipalitySubdivision", "Neighbourhood", "PostalCodeArea",
 ]  # fmt: skip
+Entity = Annotated[EntityType, listed_by_example(EntityType, "Municipality", "PostalCodeArea", "Country")]
+"""A geography type, listed by example (eight of TomTom's names)."""
 
 
 class GeocodeInput(ToolInput):
@@ -38,11 +40,11 @@ class GeocodeInput(ToolInput):
     limit: Limit = 10
     language: Language | None = None
     countries: Countries | None = None
-    position: Position | None = Field(None, description="Bias results near [longitude, latitude].")
+    position: Position | None = Field(None, description="Prefer results near [lon, lat].")
     radius: float | None = Field(None, gt=0, le=20_000_000, description="Metres around `position`.")
     boundingBox: BoundingBox | None = Field(None, description="Only inside [minLon, minLat, maxLon, maxLat].")
-    entityTypeSet: Annotated[list[EntityType], UNIQUE] | None = Field(
-        None, max_length=8, description="Only these geography types."
+    entityTypeSet: Annotated[list[Entity], Field(max_length=8), UNIQUE] | None = Field(
+        None, description="Only these geography types."
     )
 
     @model_validator(mode="after")
@@ -54,7 +56,7 @@ class GeocodeInput(ToolInput):
 
 def build_request(input: GeocodeInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path and query parameters for this call on this backend."""
-    query = quote(input.query, safe="")
+    query = query_segment(input.query)
     params: dict[str, Any]
     if backend is Backend.ORBIS:
         path, params = f"/maps/orbis/places/geocode/{query}.json", {"apiVersion": 1}
@@ -88,8 +90,8 @@ TOOL = define_tool(
     name="tomtom-geocode",
     title="TomTom Geocode",
     description=(
-        "Find the coordinates of an address or place name (street, city, postcode, region). "
-        "For businesses and points of interest use tomtom-fuzzy-search or tomtom-poi-search."
+        "Coordinates of an address or place name (street, city, postcode, region). "
+        "For businesses and other POIs use tomtom-poi-search or tomtom-fuzzy-search."
     ),
     input=GeocodeInput,
     run=run,

@@ -120,8 +120,8 @@ TOOL = define_tool(
     name="tomtom-get-app-data",
     title="TomTom Get App Data",
     description=(
-        "For the map widget only: makes a tomtom-data-viz result's map data again from the same input, "
-        "when the result could not carry it."
+        "Map widget only: a tomtom-data-viz result's map data made again from its input, when the "
+        "result could not carry it."
     ),
     input=GetAppDataInput,
     run=run,

@@ -49,7 +49,7 @@ async def run(input: MapKeyInput, context: CallContext) -> dict[str, Any]:
 TOOL = define_tool(
     name="tomtom-get-map-key",
     title="TomTom Get Map Key",
-    description="For the map widget only: the TomTom key and backend its map tiles are loaded with.",
+    description="Map widget only: the TomTom key and backend its map tiles load with.",
     input=MapKeyInput,
     run=run,
     annotations=Annotations(read_only=True, destructive=False, idempotent=True, open_world=False),

@@ -1,65 +1,80 @@
 """tomtom-matrix-routing: travel time and distance from each origin to each destination.
 
-TomTom Maps only: POST `/routing/matrix/2` (Matrix Routing v2, synchronous) with the body
+TomTom Maps: POST `/routing/matrix/2` (Matrix Routing v2, synchronous) with the body
 `{"origins": [{"point": {latitude, longitude}}], "destinations": [...], "options": {...}}`.
-TomTom documents no matrix service on Orbis, so the tomtom-orbis-maps backend answers
-`unsupported` (docs/adr/0012).
-
 Limits are TomTom's synchronous ones for the Freemium and Pay-As-You-Grow plans: at most
 `MAX_CELLS` (200) cells, origins x destinations, each side at most `MAX_SIDE`; past 100 cells
 TomTom needs every point inside a 400 km by 400 km box and answers OUT_OF_REGION for cells
 outside it (compact reports them as cell errors). Larger matrices are asynchronous only
 (submit, poll, download by redirect) and for Enterprise plans; this tool does not offer them.
 
+Orbis documents no matrix service, so there the matrix is composed of Calculate Route calls,
+one per cell (`COMPOSED_MAX_CELLS`, at most `COMPOSED_AT_ONCE` at a time), each a routing
+request TomTom bills: the description says so, and the answer counts them in
+`routing_requests` (docs/adr/0023-listings-per-caller.md). A cell TomTom finds no route for is
+a cell error (when it refuses every cell, it refused the request: that is the answer); any
+other failure (key, rate limit, outage) is the call's. Orbis plans for cars only.
+
 Compact: `matrix[i][j]` is `{time_s, distance_m, delay_s}` from origin i to destination j (or
 `{"error": code}` for a cell TomTom could not route), and `nearest[i]` the destination reached
-soonest from origin i. `full` is TomTom's answer.
+soonest from origin i. `full` is TomTom's answer: the matrix on TomTom Maps; on Orbis each
+cell's Calculate Route answer, `{"cells": [{"origin", "destination", "route" | "error"}]}`.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
-from core.errors import ErrorCode, ToolError
+from core.errors import ErrorCode, ToolError, conflicting
 from tools.context import CallContext
 from tools.definition import define_tool
+from tools.definitions import routing
 from tools.definitions.common import FULL, PointsDetail, Position
-from tools.definitions.routing import DepartAt, TrafficMode
-from tools.inputs import UNIQUE, ToolInput, rule
+from tools.definitions.routing import ORBIS_CARS_ONLY, DepartAt, TrafficMode
+from tools.inputs import UNIQUE, ToolInput, backend_of, rule
 from tools.tomtom.backends import Backend
+from tools.tomtom.client import TomTomSession
 
 PATH = "/routing/matrix/2"
 MAX_CELLS = 200
 """TomTom's synchronous matrix limit on the Freemium and Pay-As-You-Grow plans (origins x destinations)."""
 MAX_SIDE = 100
 """Origins, or destinations, in one call (a 100 x 2 matrix is already 200 cells)."""
+COMPOSED_MAX_CELLS = 25
+"""Cells of a matrix composed of Calculate Route calls (Orbis): each is one billed routing request."""
+COMPOSED_AT_ONCE = 5
+"""Calculate Route calls of one composed matrix under way at a time."""
 
 Points = Annotated[list[Position], Field(min_length=1, max_length=MAX_SIDE)]
 
 
 class MatrixRoutingInput(ToolInput):
-    origins: Points = Field(description=f"Where trips start, [[longitude, latitude], ...] (1-{MAX_SIDE}).")
-    destinations: Points = Field(
-        description=f"Where trips end, [[longitude, latitude], ...]; origins x destinations at most {MAX_CELLS}."
-    )
+    origins: Points = Field(description="Where trips start, [[lon, lat], ...].")
+    destinations: Points = Field(description="Where trips end, [[lon, lat], ...].")
     response_detail: PointsDetail = "compact"
     departAt: DepartAt | None = None
     traffic: TrafficMode = "live"
-    travelMode: Literal["car", "truck"] = "car"
-    avoid: Annotated[list[Literal["tollRoads", "unpavedRoads"]], UNIQUE, Field(max_length=2)] | None = None
+    travelMode: Annotated[Literal["car", "truck"], ORBIS_CARS_ONLY] = "car"
+    avoid: Annotated[list[Literal["tollRoads", "unpavedRoads"]], Field(max_length=2), UNIQUE] | None = None
 
     @model_validator(mode="after")
-    def _cells(self) -> MatrixRoutingInput:
-        cells = len(self.origins) * len(self.destinations)
-        if cells > MAX_CELLS:
-            raise rule(
-                "origins",
-                "destinations",
-                message=f"{len(self.origins)} x {len(self.destinations)} = {cells} cells; the limit is {MAX_CELLS}",
-            )
+    def _cells(self, info: ValidationInfo) -> MatrixRoutingInput:
+        problem = self.too_many_cells(backend_of(info))
+        if problem:
+            raise rule("origins", "destinations", message=problem)
         return self
+
+    def too_many_cells(self, backend: Backend | None) -> str | None:
+        """Why this matrix is too large for `backend` (None: it is not)."""
+        cells = len(self.origins) * len(self.destinations)
+        limit = COMPOSED_MAX_CELLS if backend is Backend.ORBIS else MAX_CELLS
+        if cells <= limit:
+            return None
+        where = f" on {Backend.ORBIS.value}, where each cell is one routing request" if limit < MAX_CELLS else ""
+        return f"{len(self.origins)} x {len(self.destinations)} = {cells} cells; the limit is {limit}{where}"
 
 
 def _point(position: list[float]) -> dict[str, Any]:
@@ -67,14 +82,8 @@ def _point(position: list[float]) -> dict[str, Any]:
     return {"point": {"latitude": lat, "longitude": lon}}
 
 
-def build_request(input: MatrixRoutingInput, backend: Backend) -> tuple[str, dict[str, Any]]:
-    """The path and JSON body of the synchronous matrix call (`unsupported` on Orbis)."""
-    if backend is Backend.ORBIS:
-        raise ToolError(
-            ErrorCode.UNSUPPORTED,
-            "tomtom-matrix-routing is not available on tomtom-orbis-maps: TomTom offers Matrix Routing v2 on "
-            "TomTom Maps only; use the tomtom-maps backend.",
-        )
+def build_request(input: MatrixRoutingInput) -> tuple[str, dict[str, Any]]:
+    """The path and JSON body of the synchronous matrix call (TomTom Maps)."""
     options: dict[str, Any] = {"traffic": input.traffic, "travelMode": input.travelMode}
     if input.departAt is not None:
         options["departAt"] = input.departAt
@@ -127,9 +136,72 @@ def compact_matrix(body: dict[str, Any], origins: int, destinations: int) -> dic
     }
 
 
+async def composed_cells(input: MatrixRoutingInput, session: TomTomSession) -> list[dict[str, Any]]:
+    """Each cell from its own Calculate Route call (Orbis), in row order: `{"origin", "destination"}`
+    with TomTom's answer as `route`, or `error` when TomTom found no route."""
+    problem = input.too_many_cells(session.backend)
+    if problem:
+        raise conflicting("origins", "destinations", message=problem)
+    gate = asyncio.Semaphore(COMPOSED_AT_ONCE)
+    options = routing.RouteOptions(traffic=input.traffic)
+
+    refused: list[ToolError] = []
+
+    async def cell(i: int, j: int) -> dict[str, Any]:
+        path, params = routing.build_request(
+            [input.origins[i], input.destinations[j]], options, session.backend, avoid=input.avoid,
+            departAt=input.departAt,
+        )  # fmt: skip
+        async with gate:
+            try:
+                route = await session.get(path, params)
+            except ToolError as error:
+                if error.code is not ErrorCode.INVALID_ARGUMENTS:  # TomTom's 400/404: no route for this pair
+                    raise
+                refused.append(error)
+                return {"origin": i, "destination": j, "error": "NO_ROUTE"}
+        return {"origin": i, "destination": j, "route": route}
+
+    pairs = [(i, j) for i in range(len(input.origins)) for j in range(len(input.destinations))]
+    try:  # the first failure ends the call: the calls still waiting are cancelled, never billed
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(cell(i, j)) for i, j in pairs]
+    except ExceptionGroup as failed:
+        first = failed.exceptions[0]
+        if isinstance(first, ToolError):
+            raise first from None
+        raise
+    if len(refused) == len(tasks):  # TomTom refused the request itself, not a pair: say why
+        raise refused[0]
+    return [task.result() for task in tasks]
+
+
+def composed_matrix(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """Composed cells in the Matrix Routing answer's shape (`data[]`), for `compact_matrix`."""
+    data = []
+    for cell in cells:
+        entry: dict[str, Any] = {"originIndex": cell["origin"], "destinationIndex": cell["destination"]}
+        if "error" in cell:
+            entry["detailedError"] = {"code": cell["error"]}
+        else:
+            routes = cell["route"].get("routes")
+            first = routes[0] if isinstance(routes, list) and routes and isinstance(routes[0], dict) else None
+            if first is None or not isinstance(first.get("summary"), dict):
+                raise ToolError(ErrorCode.MALFORMED, "TomTom answered a route without a summary.")
+            entry["routeSummary"] = first["summary"]
+        data.append(entry)
+    return {"data": data}
+
+
 async def run(input: MatrixRoutingInput, context: CallContext) -> dict[str, Any]:
     session = context.tomtom
-    body = await session.post(*build_request(input, session.backend))
+    if session.backend is Backend.ORBIS:
+        cells = await composed_cells(input, session)
+        if input.response_detail == FULL:
+            return {"cells": cells, "routing_requests": len(cells)}
+        compact = compact_matrix(composed_matrix(cells), len(input.origins), len(input.destinations))
+        return {**compact, "routing_requests": len(cells)}
+    body = await session.post(*build_request(input))
     if input.response_detail == FULL:
         return body
     return compact_matrix(body, len(input.origins), len(input.destinations))
@@ -139,9 +211,13 @@ TOOL = define_tool(
     name="tomtom-matrix-routing",
     title="TomTom Matrix Routing",
     description=(
-        "Travel time, distance and traffic delay from each origin to each destination (up to 200 pairs), "
-        "and the nearest destination by time for each origin. TomTom Maps backend only."
+        "Travel time, distance and traffic delay from each origin to each destination, and each origin's "
+        "nearest destination by time: which store, depot or driver is closest. For one route use tomtom-routing."
     ),
+    backend_notes={
+        Backend.GENESIS: f"Up to {MAX_CELLS} pairs.",
+        Backend.ORBIS: f"Up to {COMPOSED_MAX_CELLS} pairs; each pair costs one TomTom routing request.",
+    },
     input=MatrixRoutingInput,
     run=run,
 )

@@ -58,9 +58,8 @@ TOOL = define_tool(
     name="tomtom-nearby",
     title="TomTom Nearby Search",
     description=(
-        "List places of interest around a point, nearest first, by category id or brand, "
-        "connector, fuel or charging-power filter. For EV chargers with live availability use "
-        "tomtom-ev-search; to search by name use tomtom-poi-search."
+        "POIs around a point, nearest first, by category, brand, connector, fuel or charging power. "
+        "To search by name use tomtom-poi-search; for EV chargers, tomtom-ev-search."
     ),
     input=NearbyInput,
     run=run,

@@ -8,7 +8,8 @@ TomTom Maps only; three calls:
 2. and 3., together: Calculate Route through the stops in that order (each leg's time and
    distance, the line) and in the order given (the total to compare with).
 TomTom documents Waypoint Optimization on TomTom Maps only (and its decommissioning on
-2027-05-31), so tomtom-orbis-maps answers `unsupported` (docs/adr/0012).
+2027-05-31): the tool is not listed on tomtom-orbis-maps, and a call there is `unsupported`,
+naming the tools that order stops by hand (docs/adr/0023-listings-per-caller.md).
 
 Compact: `order` (indexes into `stops`), one leg per hop `{from, to, time_s, distance_m,
 delay_s}` (`from`/`to` index `stops`), `total`, `given_order` (the same totals in the order
@@ -62,7 +63,7 @@ class OptimizeWaypointsInput(ToolInput):
     stops: list[Position] = Field(
         min_length=3,
         max_length=MAX_STOPS,
-        description=f"Places to visit (3-{MAX_STOPS}): [[longitude, latitude], ...].",
+        description="Places to visit: [[lon, lat], ...].",
     )
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
@@ -72,7 +73,7 @@ class OptimizeWaypointsInput(ToolInput):
     traffic: routing.TrafficMode = "live"
     travelMode: Literal["car", "truck"] = "car"
     serviceTimes: list[Annotated[int, Field(ge=0, le=MAX_SERVICE_S)]] | None = Field(
-        None, max_length=MAX_STOPS, description="Seconds spent at each stop, in the order of stops."
+        None, max_length=MAX_STOPS, description="Seconds spent at each of stops."
     )
     timeWindows: list[TimeWindow] | None = Field(None, min_length=1, max_length=2 * MAX_STOPS)
 
@@ -100,14 +101,8 @@ class OptimizeWaypointsInput(ToolInput):
         return None if position is None else self.stops.index(position)
 
 
-def build_request(input: OptimizeWaypointsInput, backend: Backend) -> tuple[str, dict[str, Any]]:
-    """The path and JSON body of the optimization (`unsupported` on Orbis)."""
-    if backend is Backend.ORBIS:
-        raise ToolError(
-            ErrorCode.UNSUPPORTED,
-            "tomtom-optimize-waypoints is not available on tomtom-orbis-maps: TomTom offers Waypoint Optimization "
-            "on TomTom Maps only; use the tomtom-maps backend.",
-        )
+def build_request(input: OptimizeWaypointsInput) -> tuple[str, dict[str, Any]]:
+    """The path and JSON body of the optimization (TomTom Maps)."""
     windows: dict[int, list[dict[str, str]]] = {}
     for window in input.timeWindows or ():
         windows.setdefault(window.stop, []).append({"openingHour": window.opens, "closingHour": window.closes})
@@ -196,7 +191,7 @@ async def _route(session: TomTomSession, input: OptimizeWaypointsInput, stops: l
 
 async def run(input: OptimizeWaypointsInput, context: CallContext) -> Answer:
     session = context.tomtom
-    optimization = await session.post(*build_request(input, session.backend))
+    optimization = await session.post(*build_request(input))
     order = optimized_order(optimization, len(input.stops))
     route_body, given_body = await asyncio.gather(
         _route(session, input, [input.stops[i] for i in order]), _route(session, input, input.stops)
@@ -214,10 +209,15 @@ TOOL = define_tool(
     name="tomtom-optimize-waypoints",
     title="TomTom Waypoint Optimization",
     description=(
-        f"The fastest order to visit 3-{MAX_STOPS} stops (optionally a fixed first/last stop, time windows, time "
-        "spent at each): the order, each leg's time and distance, and the saving over the order given. "
-        "TomTom Maps backend only."
+        f"The fastest order to visit 3-{MAX_STOPS} stops (a fixed first or last, time windows, time at each if "
+        "given): the order, each leg, the saving over the order given. To keep an order use tomtom-routing."
     ),
+    unavailable_on={
+        Backend.ORBIS: (
+            "TomTom offers Waypoint Optimization on TomTom Maps only. To order stops here, compare travel times "
+            "with tomtom-matrix-routing, then plan the order you choose with tomtom-routing."
+        )
+    },
     input=OptimizeWaypointsInput,
     run=run,
     widget=MAP_APP_URI,

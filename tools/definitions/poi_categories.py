@@ -28,7 +28,7 @@ class PoiCategoriesInput(ToolInput):
         None,
         min_length=1,
         max_length=10,
-        description=f"Words to match in names and synonyms, e.g. ['pharmacy']; best {MAX_MATCHES} "
+        description=f"Words matched in names and synonyms, e.g. ['pharmacy']; best {MAX_MATCHES} "
         "matches. Without: the top-level categories.",
     )
     language: Language | None = None
@@ -53,8 +53,7 @@ TOOL = define_tool(
     name="tomtom-poi-categories",
     title="TomTom POI Categories",
     description=(
-        "Turn words like 'pharmacy' or 'charging station' into the numeric category ids that "
-        "tomtom-poi-search, tomtom-nearby and tomtom-fuzzy-search take as poiCategories."
+        "The category ids (poiCategories of the search tools) for words like 'pharmacy' or 'charging station'."
     ),
     input=PoiCategoriesInput,
     run=run,

@@ -67,9 +67,8 @@ TOOL = define_tool(
     name="tomtom-poi-search",
     title="TomTom POI Search",
     description=(
-        "Find businesses and places of interest (restaurants, shops, fuel, hotels...) by name, "
-        "brand or category id. `position` ranks nearer ones first; add `radius` to stay inside it. "
-        "For the closest ones around a point use tomtom-nearby."
+        "Businesses and other POIs (restaurants, shops, fuel, hotels...) by name, brand or category; "
+        "`position` ranks nearer ones first. For the nearest around a point use tomtom-nearby."
     ),
     input=PoiSearchInput,
     run=run,

@@ -22,6 +22,7 @@ from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions.common import GeometryDetail, Position, ShowUi, answer
 from tools.definitions.routing import (
+    ORBIS_CARS_ONLY,
     AvoidAreas,
     DepartAt,
     RouteOptions,
@@ -30,7 +31,7 @@ from tools.definitions.routing import (
     calculate,
     routing_service,
 )
-from tools.inputs import UNIQUE, ToolInput, exactly_one
+from tools.inputs import UNIQUE, ToolInput, exactly_one, listed_by_example
 from tools.shaping.geometry import with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.shaping.reachable import Budget, compact_range, range_features
@@ -50,24 +51,27 @@ RangeAvoidOption = Literal[
 
 
 class ReachableRangeInput(ToolInput):
-    origin: Position = Field(description="Start, [longitude, latitude].")
+    origin: Position = Field(description="Start, [lon, lat].")
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
     timeBudgetInSec: int | None = Field(
         None,
         ge=1,
         le=MAX_TIME_BUDGET,
-        description="Reachable within this many seconds of travel. Give this or distanceBudgetInMeters.",
+        description="Seconds of travel; give this or distanceBudgetInMeters.",
     )
-    distanceBudgetInMeters: int | None = Field(
-        None, ge=1, le=MAX_DISTANCE_BUDGET, description="Reachable within this many metres of travel."
-    )
+    distanceBudgetInMeters: int | None = Field(None, ge=1, le=MAX_DISTANCE_BUDGET, description="Metres of travel.")
     routeType: RouteType = "fast"
-    travelMode: Literal["car", "truck"] = Field(
-        "car", description="Orbis: car only; truck needs the tomtom-maps backend."
-    )
+    travelMode: Annotated[Literal["car", "truck"], ORBIS_CARS_ONLY] = "car"
     traffic: TrafficMode = "live"
-    avoid: Annotated[list[RangeAvoidOption], UNIQUE, Field(max_length=9)] | None = None
+    avoid: (
+        Annotated[
+            list[Annotated[RangeAvoidOption, listed_by_example(RangeAvoidOption, "tollRoads", "motorways", "ferries")]],
+            Field(max_length=9),
+            UNIQUE,
+        ]
+        | None
+    ) = None
     avoidAreas: AvoidAreas | None = None
     departAt: DepartAt | None = None
 
@@ -125,9 +129,8 @@ TOOL = define_tool(
     name="tomtom-reachable-range",
     title="TomTom Reachable Range",
     description=(
-        "The area reachable from a point within a travel time or a driving distance (an isochrone): "
-        "its center, bounding box and, with response_detail geometry, the polygon. "
-        "For a route between places use tomtom-routing."
+        "The area reachable from a point within a travel time or distance (isochrone): center and bounding "
+        "box; the polygon with response_detail geometry. For a route use tomtom-routing."
     ),
     input=ReachableRangeInput,
     run=run,

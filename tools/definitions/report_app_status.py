@@ -76,7 +76,7 @@ async def run(input: ReportInput, context: CallContext) -> dict[str, Any]:
 TOOL = define_tool(
     name="tomtom-report-app-status",
     title="TomTom Report App Status",
-    description="For the map widget only: reports whether it drew the result or failed, for the server log.",
+    description="Map widget only: whether it drew the result or failed, for the server log.",
     input=ReportInput,
     run=run,
     annotations=Annotations(read_only=False, destructive=False, idempotent=False, open_world=False),

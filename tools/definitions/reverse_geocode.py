@@ -17,7 +17,7 @@ from pydantic import Field, model_validator
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions.common import FULL, Language, PointsDetail, Position, ShowUi, answer
-from tools.definitions.geocode import EntityType
+from tools.definitions.geocode import Entity
 from tools.definitions.search_common import search_path
 from tools.inputs import UNIQUE, ToolInput, exclusive
 from tools.shaping.points import lat_lon_text
@@ -27,21 +27,19 @@ from tools.widgets import MAP_APP_URI
 
 
 class ReverseGeocodeInput(ToolInput):
-    position: Annotated[Position, Field(description="The point to look up, [longitude, latitude].")]
+    position: Annotated[Position, Field(description="The point, [lon, lat].")]
     response_detail: PointsDetail = "compact"
     show_ui: ShowUi = False
-    radius: int | None = Field(None, ge=1, le=20_000_000, description="Only addresses within this many metres.")
+    radius: int | None = Field(None, ge=1, le=20_000_000, description="Only addresses within these metres.")
     language: Language | None = None
     heading: float | None = Field(
-        None, ge=0, le=360, description="Direction of travel, degrees from north: prefers the road being driven."
+        None, ge=0, le=360, description="Degrees from north: prefers the road driven that way."
     )
-    entityType: Annotated[list[EntityType], UNIQUE] | None = Field(
+    entityType: Annotated[list[Entity], Field(min_length=1, max_length=8), UNIQUE] | None = Field(
         None,
-        min_length=1,
-        max_length=8,
-        description="Answer with the area of this type (e.g. Municipality), not an address.",
+        description="Answer with the area of this type, not an address.",
     )
-    returnSpeedLimit: bool = Field(False, description="Add the road's speed limit.")
+    returnSpeedLimit: bool = False
 
     @model_validator(mode="after")
     def _rules(self) -> ReverseGeocodeInput:
@@ -77,8 +75,8 @@ TOOL = define_tool(
     name="tomtom-reverse-geocode",
     title="TomTom Reverse Geocode",
     description=(
-        "Find the address at a [longitude, latitude] point, or the municipality, postcode area or "
-        "country around it. To find places by name use tomtom-geocode or tomtom-fuzzy-search."
+        "The address at a point, or the municipality, postcode area or country around it. "
+        "To find a place by name use tomtom-geocode."
     ),
     input=ReverseGeocodeInput,
     run=run,

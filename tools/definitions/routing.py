@@ -14,11 +14,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from core.errors import ErrorCode, ToolError
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions.common import BoundingBox, GeometryDetail, Position, ShowUi, answer
-from tools.inputs import UNIQUE, ToolInput, exclusive, problem, rule
+from tools.inputs import UNIQUE, ToolInput, exclusive, listed_by_example, only_on_backend, problem, rule
 from tools.shaping.geometry import decode_route_geometry, route_features, with_geometry
 from tools.shaping.points import lat_lon_text
 from tools.shaping.routes import compact_routes, decode_compact_routes
@@ -73,25 +72,26 @@ def _avoidable(value: list[float]) -> list[float]:
 
 
 RouteType = Literal["fast", "short", "efficient", "thrilling"]
-TrafficMode = Annotated[
-    Literal["live", "historical"],
-    Field(description="live: today's traffic; historical: typical traffic for the time."),
+TrafficMode = Literal["live", "historical"]
+"""live: today's traffic; historical: typical traffic for the time (the values say it: listed bare)."""
+ORBIS_CARS_ONLY = only_on_backend(Backend.ORBIS, "car", why="Orbis plans routes for cars only")
+"""What Orbis's Routing API takes as `travelMode` (its documentation: car only)."""
+TravelMode = Annotated[Literal["car", "truck", "pedestrian", "bicycle"], ORBIS_CARS_ONLY]
+Avoid = Annotated[
+    list[Annotated[AvoidOption, listed_by_example(AvoidOption, "tollRoads", "motorways", "ferries")]],
+    Field(max_length=10),
+    UNIQUE,
 ]
-TravelMode = Literal["car", "truck", "pedestrian", "bicycle"]
-Avoid = Annotated[list[AvoidOption], UNIQUE, Field(max_length=10)]
-DepartAt = Annotated[
-    str, Field(min_length=3, max_length=40, description="ISO 8601 date-time, or `now`."), AfterValidator(_date_time)
-]
+DepartAt = Annotated[str, Field(max_length=40, description="ISO 8601 date-time, or `now`."), AfterValidator(_date_time)]
 ArriveAt = Annotated[
-    str, Field(min_length=10, max_length=40, description="ISO 8601 date-time to arrive by."), AfterValidator(_arrival)
+    str, Field(max_length=40, description="ISO 8601 date-time to arrive by."), AfterValidator(_arrival)
 ]
 AvoidAreas = Annotated[
     list[Annotated[BoundingBox, AfterValidator(_avoidable)]],
     Field(
         min_length=1,
         max_length=MAX_AVOID_AREAS,
-        description=f"Rectangles to stay out of, [[minLon, minLat, maxLon, maxLat], ...]; sides up to "
-        f"{MAX_AVOID_SIDE_KM} km.",
+        description=f"[[minLon, minLat, maxLon, maxLat], ...], sides up to {MAX_AVOID_SIDE_KM} km.",
     ),
 ]
 Locations = Annotated[
@@ -99,7 +99,7 @@ Locations = Annotated[
     Field(
         min_length=2,
         max_length=MAX_LOCATIONS,
-        description="Stops in order, origin first: [[longitude, latitude], ...].",
+        description="Stops in order, origin first: [[lon, lat], ...].",
     ),
 ]
 
@@ -108,9 +108,7 @@ class RouteOptions(ToolInput):
     """How a route is planned: the inputs every Routing API service takes."""
 
     routeType: RouteType = "fast"
-    travelMode: TravelMode = Field(
-        "car", description="Orbis routes cars only; other modes need the tomtom-maps backend."
-    )
+    travelMode: TravelMode = "car"
     traffic: TrafficMode = "live"
 
 
@@ -136,15 +134,8 @@ class RoutingInput(RouteOptions):
 def routing_service(service: str, where: str, options: RouteOptions, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path of a Routing API `service` (`calculateRoute`, `calculateReachableRange`) at
     `where`, and the route type, traffic and travel mode in the backend's own vocabulary.
-    Orbis plans for cars only: another `travelMode` there is `unsupported`."""
+    Orbis plans for cars only and takes no travel mode (`ORBIS_CARS_ONLY` refuses the others)."""
     if backend is Backend.ORBIS:
-        if options.travelMode != "car":
-            raise ToolError(
-                ErrorCode.UNSUPPORTED,
-                f"travelMode {options.travelMode!r} is not available on tomtom-orbis-maps, which plans for cars only; "
-                "use the tomtom-maps backend for other modes.",
-                argument="travelMode",
-            )
         return (
             f"/maps/orbis/routing/{service}/{where}/json",
             {"apiVersion": 2, "routeType": options.routeType, "traffic": options.traffic},
@@ -246,8 +237,8 @@ TOOL = define_tool(
     name="tomtom-routing",
     title="TomTom Routing",
     description=(
-        "Plan a route through 2 or more stops in order: distance, travel time and traffic delay, "
-        "with live or typical traffic, departure or arrival times, road types and areas to avoid."
+        "A route through 2+ stops in the order given: distance, travel time, traffic delay; leave or arrive "
+        "at a time, avoid roads or areas. For an EV trip with charging stops use tomtom-ev-routing."
     ),
     input=RoutingInput,
     run=run,

@@ -43,8 +43,8 @@ MAX_RESULTS = 20
 
 
 class SearchAlongRouteInput(ToolInput):
-    origin: Position = Field(description="Start, [longitude, latitude].")
-    destination: Position = Field(description="End, [longitude, latitude].")
+    origin: Position = Field(description="Start, [lon, lat].")
+    destination: Position = Field(description="End, [lon, lat].")
     query: Annotated[
         str,
         Field(
@@ -54,9 +54,7 @@ class SearchAlongRouteInput(ToolInput):
     ]
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
-    maxDetourTime: int = Field(
-        600, ge=1, le=3600, description="Seconds a stop may add to the trip: the corridor's width (1-3600)."
-    )
+    maxDetourTime: int = Field(600, ge=1, le=3600, description="Seconds a stop may add to the trip.")
     limit: int = Field(10, ge=1, le=MAX_RESULTS)
     language: Language | None = None
     poiCategories: PoiCategories | None = None
@@ -121,8 +119,8 @@ TOOL = define_tool(
     name="tomtom-search-along-route",
     title="TomTom Search Along Route",
     description=(
-        "Find places on the way from an origin to a destination (fuel, food, chargers...), each with the "
-        "detour it adds, plus the route's distance and time. For places around one point use tomtom-nearby."
+        "Places on the way from origin to destination (fuel, food, chargers...), each with the detour it "
+        "adds, and the route's distance and time. For places around one point use tomtom-nearby."
     ),
     input=SearchAlongRouteInput,
     run=run,

@@ -28,7 +28,7 @@ from pydantic import Field, model_validator
 from tools.context import CallContext
 from tools.definition import Answer
 from tools.definitions.common import FULL, BoundingBox, Position, answer
-from tools.inputs import UNIQUE, ToolInput, exclusive, requires, rule
+from tools.inputs import UNIQUE, ToolInput, exclusive, listed_by_example, requires, rule
 from tools.shaping.search import NOTHING_REQUESTED, Requested, compact_search
 from tools.tomtom.backends import Backend
 
@@ -46,39 +46,39 @@ POI_FILTERS = ("poiCategories", "brandSet", "connectorSet", "fuelSet", "minPower
 """The inputs that narrow which POIs come back (nearby search needs at least one)."""
 
 Query = Annotated[str, Field(min_length=1, max_length=400)]
-BiasPosition = Annotated[
-    Position, Field(description="Prefer results near [longitude, latitude] (a bias, not a boundary).")
-]
-CentrePosition = Annotated[Position, Field(description="Centre, [longitude, latitude].")]
-Radius = Annotated[int, Field(ge=1, le=20_000_000, description="Only within this many metres of `position`.")]
+BiasPosition = Annotated[Position, Field(description="Prefer results near [lon, lat] (not a boundary).")]
+CentrePosition = Annotated[Position, Field(description="Centre, [lon, lat].")]
+Radius = Annotated[int, Field(ge=1, le=20_000_000, description="Only within these metres of `position`.")]
 PoiCategories = Annotated[
     list[Annotated[int, Field(ge=1000, le=9999999)]],
-    UNIQUE,
     Field(
         min_length=1,
         max_length=MAX_CATEGORIES,
-        description="Numeric category ids from tomtom-poi-categories (7315 restaurant).",
+        description="Ids from tomtom-poi-categories, e.g. 7315.",
     ),
+    UNIQUE,
 ]
 BrandSet = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=100)]],
+    Field(min_length=1, max_length=MAX_BRANDS),
     UNIQUE,
-    Field(min_length=1, max_length=MAX_BRANDS, description=f"Only these brands (up to {MAX_BRANDS}), e.g. Shell."),
 ]
 ConnectorSet = Annotated[
-    list[ConnectorType],
+    list[Annotated[ConnectorType, listed_by_example(ConnectorType, "IEC62196Type2CCS", "Chademo", "Tesla")]],
+    Field(min_length=1, max_length=14),
     UNIQUE,
-    Field(min_length=1, max_length=14, description="Only charging stations with one of these connectors."),
 ]
 FuelSet = Annotated[
-    list[FuelType], UNIQUE, Field(min_length=1, max_length=10, description="Only fuel stations selling one of these.")
+    list[Annotated[FuelType, listed_by_example(FuelType, "Petrol", "Diesel", "LPG")]],
+    Field(min_length=1, max_length=10),
+    UNIQUE,
 ]
-MinPower = Annotated[float, Field(gt=0, le=10_000, description="Only chargers of at least this many kW.")]
-MaxPower = Annotated[float, Field(gt=0, le=10_000, description="Only chargers of at most this many kW.")]
-OpeningHours = Annotated[
-    Literal["nextSevenDays"], Field(description="Add each POI's opening hours for the next 7 days.")
-]
-TimeZone = Annotated[Literal["iana"], Field(description="Add each POI's IANA time zone.")]
+MinPower = Annotated[float, Field(gt=0, le=10_000)]
+MaxPower = Annotated[float, Field(gt=0, le=10_000)]
+OpeningHours = Literal["nextSevenDays"]
+"""Add each POI's opening hours for the next 7 days (the name and value say so: listed bare)."""
+TimeZone = Literal["iana"]
+"""Add each POI's IANA time zone."""
 
 
 class AreaInputs(ToolInput):
@@ -86,9 +86,7 @@ class AreaInputs(ToolInput):
 
     position: BiasPosition | None = None
     radius: Radius | None = None
-    boundingBox: BoundingBox | None = Field(
-        None, description="Only inside [minLon, minLat, maxLon, maxLat]; not with `position`."
-    )
+    boundingBox: BoundingBox | None = Field(None, description="Only inside [minLon, minLat, maxLon, maxLat].")
 
     @model_validator(mode="after")
     def _area_rules(self) -> AreaInputs:
@@ -160,7 +158,9 @@ def nearby_search(backend: Backend, position: list[float], radius: int | None) -
 
 
 def query_segment(query: str) -> str:
-    """A free-text query as one path segment (`/` and `?` encoded)."""
+    """A free-text query as one path segment, percent-encoded whole (every character but the
+    unreserved `A-Z a-z 0-9 - . _ ~`, UTF-8), as TomTom asks: reserved characters such as `;`,
+    `=`, `&`, `,`, `/` or `?` never reach it as delimiters."""
     return quote(query, safe="")
 
 

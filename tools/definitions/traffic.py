@@ -52,12 +52,12 @@ class TrafficInput(ToolInput):
     ]
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
-    language: Language = Field("en-GB", description="Language of the descriptions.")
-    categoryFilter: Annotated[list[Category], UNIQUE] | None = Field(
-        None, max_length=len(CATEGORIES), description="Only these kinds of incident."
+    language: Language = "en-GB"
+    categoryFilter: Annotated[list[Category], Field(max_length=len(CATEGORIES)), UNIQUE] | None = Field(
+        None, description="Only these kinds of incident."
     )
-    timeValidityFilter: Annotated[list[Validity], UNIQUE, Field(min_length=1, max_length=2)] = ["present"]
-    maxResults: int = Field(DEFAULT_CAP, ge=1, le=1000, description="Cap on the incidents listed, most severe first.")
+    timeValidityFilter: Annotated[list[Validity], Field(min_length=1, max_length=2), UNIQUE] = ["present"]
+    maxResults: int = Field(DEFAULT_CAP, ge=1, le=1000, description="At most this many, most severe first.")
 
 
 def build_request(input: TrafficInput, backend: Backend) -> tuple[str, dict[str, Any]]:
@@ -98,8 +98,8 @@ TOOL = define_tool(
     name="tomtom-traffic",
     title="TomTom Traffic",
     description=(
-        "List traffic incidents (jams, closures, roadworks, accidents) inside a bounding box, "
-        "most severe first, with delays and affected roads."
+        "Traffic incidents (jams, closures, roadworks, accidents) in a bounding box, most severe first, "
+        "with delays and roads. For the delay on a route use tomtom-routing."
     ),
     input=TrafficInput,
     run=run,

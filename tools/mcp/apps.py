@@ -30,12 +30,6 @@ def tool_meta(tool: Tool, *, widgets: bool = True) -> dict[str, Any] | None:
     return None
 
 
-def offered_without_widgets(tool: Tool) -> bool:
-    """Whether a client that is not offered widgets is listed the tool: not when only widgets
-    call it, nor when its answer is a drawing."""
-    return not (tool.app_only or tool.needs_widget)
-
-
 def declares_apps(capabilities: Any) -> bool:
     """Whether client capabilities (a `ClientCapabilities`, or its JSON object) declare MCP Apps:
     `extensions["io.modelcontextprotocol/ui"].mimeTypes` lists `text/html;profile=mcp-app`."""

@@ -65,7 +65,7 @@ from tools.mcp.body import parse_body
 from tools.mcp.identity import UNKNOWN, Identity, SessionIds, identify, upstream_metadata
 from tools.mcp.oauth import METADATA_PATH, AuthFailure, ResourceServer, SignIn
 from tools.mcp.server import build_server
-from tools.tomtom.backends import Backend
+from tools.tomtom.backends import BACKEND_HEADER, Backend
 from tools.tomtom.credentials import KeySources, bearer_token
 
 Message = dict[str, Any]
@@ -151,9 +151,9 @@ def http_context_factory(config: ServerConfig) -> Callable[[ServerRequestContext
         admission = state.get(ADMISSION)
         if admission is not None:  # signed in: the token is never a key, and never leaves this server
             fields = tenant_context(admission)
-        backend_header = headers.get("tomtom-maps-backend")
+        backend_header = headers.get(BACKEND_HEADER)
         if backend_header:
-            fields["backend"] = Backend.parse(backend_header, source="tomtom-maps-backend")
+            fields["backend"] = Backend.parse(backend_header, source=BACKEND_HEADER)
         return CallContext(
             config=config,
             transport="http",
@@ -299,10 +299,10 @@ class McpEndpoint:
         accept = headers.get("accept", "")
         if accept and not any(t in JSON_ACCEPTED for t in media_types(accept)):
             return _jsonrpc_error(406, -32600, "Accept must include application/json", cors)
-        backend = headers.get("tomtom-maps-backend")
+        backend = headers.get(BACKEND_HEADER)
         if backend is not None:
             try:
-                Backend.parse(backend, source="tomtom-maps-backend header")
+                Backend.parse(backend, source=f"{BACKEND_HEADER} header")
             except ValueError as exc:
                 return _jsonrpc_error(400, -32602, str(exc), cors)
         body = self._read_body(request)

@@ -5,12 +5,15 @@ dispatcher, and the widgets' `ui://` resources to `resources/list` and `resource
 `make_context(request_context)` is the transport's own way to say who is calling; the handlers
 never look at HTTP or stdio details. The `CallToolResult` envelope is built here only.
 
-The listing is shaped to the client (tools.client_surface): whether it is offered widgets
-comes from the capabilities the session knows (stdio, in-process, and the 2026-07-28 per-request
-capabilities), else from what the transport read (`CallContext.apps_declared`: over HTTP, the
-signed session id), and the operator's rules. Each tool's two listings are built once, and
-each wire listing (protocol version, widgets or not, the tools listed) is serialised by the SDK
-once and then reused (`listing_once`): a listing costs what deciding which tools it holds costs.
+The listing is shaped to the caller by the dispatcher (`Dispatcher.listing`): its backend,
+whether it is offered widgets, the tools its client rule hides (tools.client_surface), and the
+listing filters. Whether it is offered widgets comes from the capabilities the session knows
+(stdio, in-process, and the 2026-07-28 per-request capabilities), else from what the transport
+read (`CallContext.apps_declared`: over HTTP, the signed session id), and the operator's rules.
+Each tool's listings (per backend, widgets or not) are built once, and each wire listing
+(protocol version, widgets or not, backend, the tools listed) is serialised by the SDK once and
+then reused (`listing_once`): a listing costs what deciding which tools it holds costs, and is a
+pure function of the request.
 """
 
 from __future__ import annotations
@@ -27,11 +30,12 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from core.version import SERVER_NAME, version
-from tools.client_surface import ClientSurfaces, Shape, default_client_surfaces
+from tools.client_surface import ClientSurfaces, default_client_surfaces
 from tools.context import CallContext
 from tools.definition import Tool
 from tools.dispatch import Dispatcher
 from tools.mcp import apps
+from tools.tomtom.backends import Backend
 from tools.widgets import Widget, default_widgets
 
 INSTRUCTIONS = (
@@ -44,26 +48,18 @@ INSTRUCTIONS = (
 ContextFactory = Callable[[ServerRequestContext[Any]], CallContext]
 
 
-def mcp_tool(tool: Tool, *, widgets: bool = True) -> types.Tool:
-    """The tool as listed to a client offered widgets, or (`widgets=False`) to one that is not:
-    then without `show_ui` (`Tool.text_input_schema`) and without `_meta.ui`."""
+def mcp_tool(tool: Tool, *, backend: Backend, widgets: bool = True) -> types.Tool:
+    """The tool as listed to a caller on `backend` offered widgets, or (`widgets=False`) to one
+    that is not: then without `show_ui` and without `_meta.ui` (`Tool.listing`)."""
+    listing = tool.listing(backend, widgets)
     return types.Tool(
         name=tool.name,
         title=tool.title,
-        description=tool.description,
-        input_schema=dict(tool.input_schema if widgets else tool.text_input_schema),
+        description=listing.description,
+        input_schema=dict(listing.input_schema),
         annotations=types.ToolAnnotations(**_annotation_kwargs(tool)),
         _meta=apps.tool_meta(tool, widgets=widgets),
     )
-
-
-def listed_tools(tools: Sequence[Tool], shape: Shape) -> list[Tool]:
-    """The tools a client with this shape is listed, in registry order."""
-    return [
-        tool
-        for tool in tools
-        if tool.name not in shape.hidden_tools and (shape.widgets or apps.offered_without_widgets(tool))
-    ]
 
 
 def declared_apps(ctx: ServerRequestContext[Any], context: CallContext) -> bool | None:
@@ -109,23 +105,27 @@ async def name_invalid_params(ctx: ServerRequestContext[Any], call_next: CallNex
         ) from None
 
 
+ListingKey = tuple[str, bool, Backend, tuple[str, ...]]
+"""A wire listing's key: protocol version, widgets or not, backend, the tools listed."""
+
+
 class WireListings:
-    """The last `size` wire `tools/list` results, by (protocol version, widgets, tool names).
+    """The last `size` wire `tools/list` results, by `ListingKey`.
 
     A listing is a pure function of its key, so any replica may keep its own copy; nothing a
     request depends on lives here."""
 
     def __init__(self, size: int = 64) -> None:
         self.size = size
-        self._results: OrderedDict[tuple[str, bool, tuple[str, ...]], Mapping[str, Any]] = OrderedDict()
+        self._results: OrderedDict[ListingKey, Mapping[str, Any]] = OrderedDict()
 
-    def get(self, key: tuple[str, bool, tuple[str, ...]]) -> Mapping[str, Any] | None:
+    def get(self, key: ListingKey) -> Mapping[str, Any] | None:
         result = self._results.get(key)
         if result is not None:
             self._results.move_to_end(key)
         return result
 
-    def keep(self, key: tuple[str, bool, tuple[str, ...]], result: Mapping[str, Any]) -> None:
+    def keep(self, key: ListingKey, result: Mapping[str, Any]) -> None:
         self._results[key] = result
         while len(self._results) > self.size:
             self._results.popitem(last=False)
@@ -140,27 +140,29 @@ def build_server(
     """`widgets` default to the process's (tools.widgets.default_widgets), `surfaces` to the
     operator's rules (tools.client_surface.default_client_surfaces)."""
     listed = {
-        (tool.name, offered): mcp_tool(tool, widgets=offered)
+        (tool.name, backend, offered): mcp_tool(tool, backend=backend, widgets=offered)
         for tool in dispatcher.registry
+        for backend in Backend
         for offered in (True, False)
     }
     served = {widget.uri: widget for widget in (default_widgets() if widgets is None else widgets)}
     rules = default_client_surfaces() if surfaces is None else surfaces
     wire_listings = WireListings()
 
-    async def shaped_context(ctx: ServerRequestContext[Any]) -> tuple[CallContext, Shape]:
+    async def shaped_context(ctx: ServerRequestContext[Any]) -> CallContext:
         context = make_context(ctx)
         context.apps_declared = declared_apps(ctx, context)
         shape = await rules.shape_for(context.client_name, context.apps_declared)
-        context.widgets = shape.widgets
-        return context, shape
+        context.widgets, context.hidden_tools = shape.widgets, shape.hidden_tools
+        return context
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        context, shape = await shaped_context(ctx)
-        tools = listed_tools(await dispatcher.listing(context), shape)
-        return types.ListToolsResult(tools=[listed[tool.name, shape.widgets] for tool in tools])
+        context = await shaped_context(ctx)
+        backend, widgets = context.effective_backend, context.widgets
+        tools = await dispatcher.listing(context)
+        return types.ListToolsResult(tools=[listed[tool.name, backend, widgets] for tool in tools])
 
     async def listing_once(ctx: ServerRequestContext[Any], call_next: CallNext) -> Any:
         """Middleware: a `tools/list` without params answers the wire listing the SDK serialised
@@ -168,9 +170,9 @@ def build_server(
         run on a miss only). Anything else, params included, takes the whole path."""
         if ctx.method != "tools/list" or ctx.params:
             return await call_next(ctx)
-        context, shape = await shaped_context(ctx)
-        names = tuple(tool.name for tool in listed_tools(await dispatcher.listing(context), shape))
-        key = (ctx.protocol_version, shape.widgets, names)
+        context = await shaped_context(ctx)
+        names = tuple(tool.name for tool in await dispatcher.listing(context))
+        key = (ctx.protocol_version, context.widgets, context.effective_backend, names)
         wire = wire_listings.get(key)
         if wire is None:
             served = await call_next(ctx)
@@ -183,7 +185,7 @@ def build_server(
         return dict(wire)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
-        context, _ = await shaped_context(ctx)
+        context = await shaped_context(ctx)
         outcome = await dispatcher.call(params.name, params.arguments, context)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=outcome.text)],

@@ -2,12 +2,18 @@
 
 Orbis (`tomtom-orbis-maps`, the default) and TomTom Maps (`tomtom-maps`, the Genesis APIs that
 accounts without Orbis access need). Tools build the backend's path; the answer shapes they
-return are the same on both.
+return are the same on both. A caller picks one per request with the `BACKEND_HEADER` header
+(or its tenant's default, or the deployment's `TOMTOM_MAPS_BACKEND`).
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+BACKEND_HEADER = "tomtom-maps-backend"
+"""The HTTP request header that picks the backend of one request."""
+BACKEND_SETTING = "TOMTOM_MAPS_BACKEND"
+"""The setting that picks the deployment's default backend (stdio and exec use it)."""
 
 
 class Backend(StrEnum):
@@ -21,3 +27,15 @@ class Backend(StrEnum):
         except ValueError:
             allowed = ", ".join(b.value for b in cls)
             raise ValueError(f"{source}: {value!r} is not a TomTom backend; use one of {allowed}") from None
+
+    def others(self) -> list[Backend]:
+        return [backend for backend in Backend if backend is not self]
+
+
+def switch_to(backends: list[Backend]) -> str:
+    """How a caller reaches one of `backends`, for an `unsupported` answer that names it: over
+    HTTP with the header, on stdio and exec with the setting."""
+    return " or ".join(
+        f"the {b.value} backend (header `{BACKEND_HEADER}: {b.value}`; {BACKEND_SETTING} on stdio and exec)"
+        for b in backends
+    )

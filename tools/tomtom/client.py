@@ -19,6 +19,8 @@
   never inflates in memory); over either is `malformed`, naming the limit.
 - Status mapping: 400 -> invalid_arguments (with TomTom's message), 401/403 -> unauthorized,
   404 -> invalid_arguments, 429 -> retry_later, 5xx and timeouts -> unavailable.
+- Paths travel exactly as the tools build them (`request(path=...)` takes an encoded path: a
+  free-text query in it percent-encoded whole, `query_segment`); parameters are encoded here.
 - The key travels as the `key` query parameter and is scrubbed from every answer body (the body
   is searched for it first and copied only when it holds it); error messages never include URLs.
 - A 2xx body is decoded by `json_object` (TomTom's whole JSON object), or by the `decode`
@@ -203,7 +205,10 @@ class TomTomSession:
         http = shared_http_session()
         query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
         query["key"] = self._api_key
-        url = URL(self.settings.base_url + path).extend_query(query)
+        # `path` is sent as built: a free-text query in it is already percent-encoded whole, and
+        # yarl would otherwise decode the reserved characters it may leave in a path (`;`, `=`,
+        # `&`, `,`, ...), which a server may read as delimiters.
+        url = URL(self.settings.base_url + path, encoded=True).extend_query(query)
         headers = {"TomTom-User-Agent": self._user_agent}
         data = None
         if body is not None:
