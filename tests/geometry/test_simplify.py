@@ -20,7 +20,7 @@ import shapely
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.geometry import douglas_peucker, error_bound, paths, polygons, positions, simplify, sphere
+from tools.geometry import douglas_peucker, error_bound, farthest, paths, polygons, positions, simplify, sphere
 from tools.geometry.positions import MalformedGeometry, check_positions, round_positions
 from tools.geometry.simplify import VERTEX_CAP, Simplification, cap_geometry, simplify_indices
 
@@ -272,7 +272,7 @@ def zigzag(n, lon0=4.0, lat0=52.0):
 
 @pytest.mark.parametrize(
     "module",
-    [douglas_peucker, error_bound, paths, polygons, positions, simplify, sphere],
+    [douglas_peucker, error_bound, farthest, paths, polygons, positions, simplify, sphere],
     ids=lambda module: module.__name__,
 )
 def test_module_examples(module):
