@@ -105,3 +105,25 @@ def test_of_two_tied_vertices_in_different_blocks_the_first_is_farthest():
     path = Projected(np.arange(n) / 1000, lat, np.array([0, n - 1]))
     far, dist = path.farthest(np.array([0]), np.array([n - 1]), path.anchor_end)
     assert far.tolist() == [3 * BLOCK + 5] and math.isclose(dist[0], 0.5)
+
+
+@pytest.mark.parametrize("budget", [5, 12, 300])
+def test_closed_rings_whose_first_chord_has_no_length_keep_what_the_reference_keeps(budget):
+    """A ring's first span starts and ends on one point: its distances are to that point."""
+    angle = np.linspace(0.0, 2 * math.pi, 6000)
+    radius = 0.2 * (1 + 0.3 * np.sin(7 * angle) + 0.05 * np.random.default_rng(budget).uniform(-1, 1, angle.size))
+    ring = np.stack((4.9 + radius * np.cos(angle), 52.3 + radius * np.sin(angle)), axis=1)
+    ring[-1] = ring[0]
+    both(ring, budget)
+
+
+def test_a_ring_keeps_its_vertex_farthest_from_its_start_when_the_start_is_its_own_chord():
+    """East along the equator, a step north, back west, up a spur and down to the start: the far
+    east corner is farthest from the start (0.80 degrees), though within 0.05 of the segment a
+    non-zero chord eastwards would be; the spur's tip (0.30) must not hide it."""
+    legs = [((0, 0), (0.8, 0), 1000), ((0.8, 0), (0.8, 0.05), 100), ((0.8, 0.05), (0, 0.05), 1000),
+            ((0, 0.05), (0, 0.3), 500), ((0, 0.3), (0, 0), 500)]  # fmt: skip
+    ring = np.vstack([np.linspace(a, b, k, endpoint=False) for a, b, k in legs] + [[[0.0, 0.0]]])
+    both(ring, 3)
+    kept, _ = priority_dp(ring[:, 0], ring[:, 1], 3, NONE)
+    assert ring[kept[1]].tolist() == [0.8, 0.05]

@@ -64,6 +64,17 @@ def priority_dp(lon: np.ndarray, lat: np.ndarray, budget: int, required: np.ndar
     only the vertices that can be the farthest of their span (`tools.geometry.farthest`)."""
     init, pops = _start(lon.size, budget, required)
     path = Projected(lon, lat, init)
+    try:
+        levels = _grown(path, pops)
+    finally:
+        path.close()
+    return _selected(init, pops, levels)
+
+
+def _grown(path: Projected, pops: int) -> list[tuple[np.ndarray, ...]]:
+    """The split tree of `priority_dp`, a level at a time: each level's span starts, farthest
+    vertices, distances, bottlenecks and parents."""
+    init = path.init
     s, e, end = init[:-1], init[1:], path.anchor_end
     parent, ceiling = np.full(s.size, -1), np.full(s.size, np.inf)
     levels: list[tuple[np.ndarray, ...]] = []
@@ -85,7 +96,7 @@ def priority_dp(lon: np.ndarray, lat: np.ndarray, budget: int, required: np.ndar
         s, e, end = _halves(s[split], cut), _halves(cut, e[split]), _halves(path.z[cut], end[split])
         parent, ceiling = np.repeat(split + total, 2), np.repeat(b[split], 2)
         total += b.size
-    return _selected(init, pops, levels)
+    return levels
 
 
 def _halves(first: np.ndarray, second: np.ndarray) -> np.ndarray:

@@ -7,23 +7,32 @@ Semantics
 equirectangular projection of its own, in degrees of latitude, longitudes scaled by the largest
 ``cos(latitude)`` within the span.
 
-`Projected.farthest(s, e)` returns, for each span ``[s, e)`` (sorted, disjoint, each inside one
-anchor span), the first vertex at the largest distance from the segment ``s -> e`` (the
-projection parameter clamped to [0, 1]) and that distance; ``s`` itself, at 0, when every vertex
-lies on the segment. A distance below ``1e-12`` degrees (0.1 micrometre) counts as 0. Each
-distance is computed with the float operations of `douglas_peucker.priority_dp_reference` (the
-chord turned into [0, 1] on the real axis by one complex multiply, then numpy's complex absolute
-value), so both find the same vertex and the same distance, to the bit; only the work differs:
+`Projected.farthest(s, e, end)` returns, for each span ``[s, e)`` (sorted, disjoint, each inside
+one anchor span; ``end`` is ``e`` projected for the span it ends), the first vertex at the
+largest distance from the segment ``s -> e`` (the projection parameter clamped to [0, 1]) and
+that distance; ``s`` itself, at 0, when every vertex lies on the segment. A distance below
+``1e-12`` degrees (0.1 micrometre) counts as 0. Each distance is computed with the float
+operations of `douglas_peucker.priority_dp_reference` (the chord turned into [0, 1] on the real
+axis by one complex multiply, then numpy's complex absolute value), so both find the same vertex
+and the same distance, to the bit. Only the work differs.
 
+Blocks
+------
 A span of at least ``MIN_BLOCKS`` whole blocks of ``BLOCK`` vertices measures each block's
-  bounding box first (centre ``c``, half-diagonal ``r``): distance to a segment moves by at most
-  the distance moved, so a block's vertices lie within ``d(c) - r`` and ``d(c) + r`` of the
-  segment, and only the blocks whose upper bound reaches the span's best lower bound are
-  measured vertex by vertex (plus the partial blocks at the span's ends). The bounds are widened
-  by far more than the rounding of a distance, so a block holding the farthest vertex, or one
-  tied with it, is always measured. On a road-like line this skips most vertices of the long
-  spans of the first levels; where it skips too little (a zigzag, whose vertices all tie) the
-  path stops using blocks.
+bounding box first (centre ``c``, half-diagonal ``r``): distance to a segment moves by at most
+the distance moved, so a block's vertices lie within ``d(c) - r`` and ``d(c) + r`` of the
+segment, and only the blocks whose upper bound reaches the span's best lower bound are measured
+vertex by vertex (plus the partial blocks at the span's ends). The bounds are widened by far
+more than the rounding of a distance, so a block holding the farthest vertex, or one tied with
+it, is always measured. On a road-like line this skips most vertices of the long spans of the
+first levels; once a level skips too little (a zigzag, whose vertices all tie) the path stops
+using blocks.
+
+Layout
+------
+Spans that cover most of their range are measured with the short gaps between them, as spans of
+their own whose results are dropped, rather than gathered; the arrays of a search are kept for
+the next one (`_Scratch`), since touching fresh pages costs more here than the arithmetic.
 
 >>> path = Projected(np.arange(200.0) / 100, np.where(np.arange(200) == 150, 0.5, 0.0), np.array([0, 199]))
 >>> far, dist = path.farthest(np.array([0]), np.array([199]), path.anchor_end)
@@ -46,6 +55,8 @@ MIN_BLOCKS = 16
 _TINY_DEG = 1e-12  # as in douglas_peucker: a planar distance below this counts as 0
 _SLACK = 1e-9  # relative widening of a block's bounds (a distance's rounding is about 1e-16)
 _WORTH = 0.5  # blocks are dropped once a level measures more than this share of its vertices
+_LONG = 4096  # measured vertices from which one clip pass pays for np.clip's own cost
+_DENSE = 0.75  # spans covering this share of their range are measured with the gaps between them
 
 
 class Projected:
@@ -58,18 +69,20 @@ class Projected:
         high = np.maximum(np.maximum.reduceat(lat, s), lat[e])
         kx = max_cos(low, high)
         self.init = init
-        xy = np.empty((n, 2))
-        np.multiply(lon, np.repeat(kx, np.diff(s, append=n)), out=xy[:, 0])
-        xy[:, 1] = lat
-        self.z = xy.view(np.complex128).ravel()
+        self._scratch = _Scratch.take(n)
+        self.z = self._scratch.z[:n]
         """Each vertex projected for the anchor span it starts or lies inside."""
+        np.multiply(lon, np.repeat(kx, np.diff(s, append=n)), out=self.z.real)
+        self.z.imag = lat
         self.anchor_end = lon[e] * kx + 1j * lat[e]
         """``init[1:]`` projected for the anchor span each ends."""
         self._blocks: tuple[np.ndarray, ...] | None = None
         self._use_blocks = True
-        self._w = np.empty(n, dtype=np.complex128)  # scratch: on fresh multi-megabyte arrays,
-        self._q = np.empty(n)  # page faults cost more than the arithmetic
-        self._hit = np.empty(n, dtype=bool)
+        self._w, self._q, self._hit = self._scratch.w, self._scratch.q, self._scratch.hit
+
+    def close(self) -> None:
+        """Hand the scratch arrays back for the next path (nothing here may be used after)."""
+        self._scratch.give_back()
 
     def farthest(self, s: np.ndarray, e: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For each span ``[s, e)``, its first vertex farthest from ``s -> e``, and that distance
@@ -78,45 +91,51 @@ class Projected:
         a = self.z[s]
         chord = end - a
         length = np.abs(chord)
-        lo, count, per_span = s, e - s, None
-        stop = count.cumsum()
-        m = int(stop[-1])
-        if self._use_blocks and m >= s.size * MIN_BLOCKS * BLOCK // 2:  # long spans, on average
-            ranges = self._ranges(s, e, a, chord, length)
-            if ranges is not None:
-                lo, hi, owner = ranges
-                count = hi - lo
-                per_span = np.bincount(owner, weights=count, minlength=s.size).astype(np.int64)
-                whole, stop = m, count.cumsum()
-                m = int(stop[-1])
-                self._use_blocks = m <= _WORTH * whole
-        if per_span is None:
-            per_span = count
+        flat = bool(length.all())
+        if not flat:  # a zero-length chord: the distance is to its start
+            chord = np.where(length > 0, chord, 1.0)
+        inv = 1.0 / chord  # the chord becomes [0, 1] on the real axis
+        count = e - s
+        m, cover = int(count.sum()), int(e[-1] - s[0])
+        idx = None
+        long_spans = self._use_blocks and m >= s.size * MIN_BLOCKS * BLOCK // 2  # on average
+        if long_spans and (ranges := self._ranges(s, e, a, inv, length > 0)):
+            lo, hi, owner = ranges  # the vertices worth measuring, by range
+            count = hi - lo
+            measured = int(count.sum())
+            self._use_blocks = measured <= _WORTH * m
+            idx = np.arange(measured) + (lo - (count.cumsum() - count)).repeat(count)
+            count = np.bincount(owner, weights=count, minlength=s.size).astype(np.int64)
+            m = measured
+        elif m < cover and m < _DENSE * cover:  # gather the spans' vertices
+            idx = np.arange(m) + (s - (count.cumsum() - count)).repeat(count)
+        elif m < cover:  # measure the gaps between the spans too, as spans of their own, and drop them
+            gap = s[1:] - e[:-1]
+            count, a, inv = _with(count, gap), _with(a, a[1:]), _with(inv, np.zeros(gap.size))
+            length = _with(length, np.ones(gap.size))
+            m = cover
         w, q, hit = self._w[:m], self._q[:m], self._hit[:m]
-        tiled = m == e[-1] - s[0]
-        if tiled:
-            np.subtract(self.z[s[0] : e[-1]], a.repeat(per_span), out=w)
-        else:
-            idx = np.arange(m) + (lo - (stop - count)).repeat(count)
-            np.subtract(self.z[idx], a.repeat(per_span), out=w)
-        if length.all():
-            w *= (1.0 / chord).repeat(per_span)  # the chord becomes [0, 1] on the real axis
+        z = self.z[s[0] : s[0] + m] if idx is None else self.z[idx]
+        np.subtract(z.view(np.float64), a.repeat(count).view(np.float64), out=w.view(np.float64))  # as pairs: faster
+        w *= inv.repeat(count)
+        if flat and m > _LONG:
+            t = np.clip(w.real, 0.0, 1.0, out=q)
+        elif flat:
             t = np.minimum(np.maximum(w.real, 0.0, out=q), 1.0, out=q)
-        else:  # a zero-length chord: the distance is to its start
-            w *= (1.0 / np.where(length > 0, chord, 1.0)).repeat(per_span)
-            t = np.minimum(np.maximum(w.real, 0.0, out=q), (length > 0).repeat(per_span), out=q)
-            length = np.where(length > 0, length, 1.0)
+        else:
+            t = np.minimum(np.maximum(w.real, 0.0, out=q), (length > 0).repeat(count), out=q)
         w.real -= t
         np.abs(w, out=q)
-        stop = per_span.cumsum() if per_span is not count else stop
-        start = stop - per_span
+        start = count.cumsum() - count
         top = np.maximum.reduceat(q, start)
-        hits = np.equal(q, top.repeat(per_span), out=hit).nonzero()[0]
-        if hits.size > s.size:  # ties: keep the first hit of each span
+        hits = np.equal(q, top.repeat(count), out=hit).nonzero()[0]
+        if top.size > s.size:  # drop the gaps
+            top, start, length = top[0::2], start[0::2], length[0::2]
+        if hits.size > s.size:  # ties, or the gaps: the first hit in each span
             hits = hits[hits.searchsorted(start)]
-        dist = top * length
+        dist = top * (length if flat else np.where(length > 0, length, 1.0))
         dist[dist < _TINY_DEG] = 0.0  # rounding noise of the division, e.g. a copy of an endpoint
-        return (s[0] + hits if tiled else idx[hits]), dist
+        return (s[0] + hits if idx is None else idx[hits]), dist
 
     def blocks(self) -> tuple[np.ndarray, ...]:
         """Block starts and ends, each vertex's block, and each block's bounding-box centre and
@@ -139,7 +158,7 @@ class Projected:
         return self._blocks
 
     def _ranges(
-        self, s: np.ndarray, e: np.ndarray, a: np.ndarray, chord: np.ndarray, length: np.ndarray
+        self, s: np.ndarray, e: np.ndarray, a: np.ndarray, inv: np.ndarray, long: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The vertex ranges worth measuring, in order, and the span of each: spans of fewer
         than ``MIN_BLOCKS`` whole blocks whole; of the others, the partial block at each end and
@@ -153,12 +172,11 @@ class Projected:
             return None
         nb = whole[big]
         first = np.cumsum(nb) - nb
-        inv = 1.0 / np.where(length > 0, chord, 1.0)
         block = np.arange(int(nb.sum())) + np.repeat(k1[big] - first, nb)
         span = np.repeat(big, nb)
         wc = (centre[block] - a[span]) * inv[span]
         reach = np.abs(wc)
-        wc.real -= np.clip(wc.real, 0.0, 1.0 if length.all() else (length[span] > 0))
+        wc.real -= np.clip(wc.real, 0.0, long[span])  # a zero-length chord: the distance to its start
         qc = np.abs(wc)
         rn = radius[block] * np.repeat(np.abs(inv[big]), nb)
         slack = _SLACK * (reach + rn + 1.0)
@@ -172,3 +190,44 @@ class Projected:
         starts, ends, spans = starts[order], ends[order], spans[order]
         nonempty = ends > starts
         return starts[nonempty], ends[nonempty], spans[nonempty]
+
+
+def _with(spans: np.ndarray, gaps: np.ndarray) -> np.ndarray:
+    """``spans[0], gaps[0], spans[1], ..., spans[-1]``: the spans with the gaps between them."""
+    out = np.empty(spans.size + gaps.size, dtype=np.result_type(spans, gaps))
+    out[0::2], out[1::2] = spans, gaps
+    return out
+
+
+class _Scratch:
+    """Arrays for one path's search, kept for the next path when small enough.
+
+    On this kind of machine a page touched for the first time costs about a microsecond, more
+    than the arithmetic done on it: a 90,000-vertex path touches some 3 MB. One set of arrays
+    for up to ``KEEP`` vertices (about 4 MB) is kept between searches and lent to one search at
+    a time; a search that finds it lent, or needs more, gets arrays of its own.
+    """
+
+    KEEP = 1 << 17
+    _spare: list[_Scratch] = []
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.z = np.empty(size, dtype=np.complex128)
+        self.w = np.empty(size, dtype=np.complex128)
+        self.q = np.empty(size)
+        self.hit = np.empty(size, dtype=bool)
+
+    @classmethod
+    def take(cls, size: int) -> _Scratch:
+        try:
+            spare = cls._spare.pop()  # atomic: two threads never get the same arrays
+        except IndexError:
+            spare = None
+        if spare is not None and spare.size >= size:
+            return spare
+        return cls(max(size, min(cls.KEEP, 2 * size)) if size <= cls.KEEP else size)
+
+    def give_back(self) -> None:
+        if self.size <= self.KEEP and not self._spare:
+            self._spare.append(self)
