@@ -14,19 +14,24 @@ that distance; ``s`` itself, at 0, when every vertex lies on the segment. A dist
 ``1e-12`` degrees (0.1 micrometre) counts as 0. Each distance is computed with the float
 operations of `douglas_peucker.priority_dp_reference` (the chord turned into [0, 1] on the real
 axis by one complex multiply, then numpy's complex absolute value), so both find the same vertex
-and the same distance, to the bit. Only the work differs.
+and the same distance, to the bit (but see the tie below). Only the work differs.
 
 Blocks
 ------
-A span of at least ``MIN_BLOCKS`` whole blocks of ``BLOCK`` vertices measures each block's
-bounding box first (centre ``c``, half-diagonal ``r``): distance to a segment moves by at most
-the distance moved, so a block's vertices lie within ``d(c) - r`` and ``d(c) + r`` of the
-segment, and only the blocks whose upper bound reaches the span's best lower bound are measured
-vertex by vertex (plus the partial blocks at the span's ends). The bounds are widened by far
-more than the rounding of a distance, so a block holding the farthest vertex, or one tied with
-it, is always measured. On a road-like line this skips most vertices of the long spans of the
-first levels; once a level skips too little (a zigzag, whose vertices all tie) the path stops
-using blocks.
+A span of at least ``MIN_BLOCKS`` whole blocks of ``BLOCK`` vertices is measured in parts. Its
+front (the partial block at its start and the first whole block) and its back (the partial block
+at its end) are measured first. Each block between is bounded by its bounding box: distance to a
+segment is convex, so no vertex of the box is farther than its farthest corner; and it moves by at
+most the distance moved, so some vertex is at least as far as the centre less the half-diagonal.
+A block between is measured vertex by vertex only when its bound is above the front's largest
+distance (on a tie the front's vertex comes first) and reaches the span's best lower bound (the
+front's, the back's, the blocks'). The second test is widened by far more than the rounding of a
+distance, so a block holding a farther vertex is always measured; the first is exact, so a block
+whose corners tie with the front is skipped: on a zigzag, whose vertices all tie, only the front
+and the back are measured. (Only a vertex whose distance exceeds the box's farthest corner by
+rounding alone, a tie in all but the last bits, could then go unseen: either is the farthest.)
+On a road-like line the first levels measure a small part of their vertices; once a level
+measures more than half, the path stops using blocks.
 
 Layout
 ------
@@ -138,9 +143,9 @@ class Projected:
         return (s[0] + hits if idx is None else idx[hits]), dist
 
     def blocks(self) -> tuple[np.ndarray, ...]:
-        """Block starts and ends, each vertex's block, and each block's bounding-box centre and
-        half-diagonal. Blocks tile each anchor span from its start; the path's last vertex is in
-        a block of its own, never whole (it starts no span)."""
+        """Block starts and ends, each vertex's block, each block's bounding-box corners and
+        centre (5, blocks), and its half-diagonal. Blocks tile each anchor span from its start;
+        the path's last vertex is in a block of its own, never whole (it starts no span)."""
         if self._blocks is None:
             n = self.z.size
             s, e = self.init[:-1], self.init[1:]
@@ -153,39 +158,54 @@ class Projected:
             x0, x1 = np.minimum.reduceat(x, start), np.maximum.reduceat(x, start)
             y0, y1 = np.minimum.reduceat(y, start), np.maximum.reduceat(y, start)
             centre = (x0 + x1) / 2 + 1j * ((y0 + y1) / 2)
+            corners = np.stack((x0 + 1j * y0, x0 + 1j * y1, x1 + 1j * y0, x1 + 1j * y1, centre))
             radius = np.hypot(x1 - x0, y1 - y0) / 2
-            self._blocks = (np.append(start, n - 1), np.append(end, n), owner, centre, radius)
+            self._blocks = (np.append(start, n - 1), np.append(end, n), owner, corners, radius)
         return self._blocks
 
     def _ranges(
         self, s: np.ndarray, e: np.ndarray, a: np.ndarray, inv: np.ndarray, long: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The vertex ranges worth measuring, in order, and the span of each: spans of fewer
-        than ``MIN_BLOCKS`` whole blocks whole; of the others, the partial block at each end and
-        the whole blocks whose upper bound reaches the span's best lower bound. None when no
-        span has that many blocks."""
-        bstart, bend, owner, centre, radius = self.blocks()
+        than ``MIN_BLOCKS`` whole blocks whole; of the others, the front (the partial block at
+        the start and the first whole block), the back (the partial block at the end) and the
+        blocks between whose bound can beat the front and reach the back. None when no span has
+        that many blocks."""
+        bstart, bend, owner, corners, radius = self.blocks()
         k1, k2 = owner[s] + 1, owner[e]  # the whole blocks of span j: k1[j] .. k2[j] - 1
         whole = k2 - k1
         big = np.flatnonzero(whole >= MIN_BLOCKS)
         if not big.size:
             return None
-        nb = whole[big]
+        front = _largest(self, np.concatenate((s[big], bend[k2[big] - 1])),
+                         np.concatenate((bend[k1[big]], e[big])), a[big], inv[big], long[big])  # fmt: skip
+        front, back = front[: big.size], front[big.size :]
+        nb = whole[big] - 1  # the blocks between
         first = np.cumsum(nb) - nb
-        block = np.arange(int(nb.sum())) + np.repeat(k1[big] - first, nb)
-        span = np.repeat(big, nb)
-        wc = (centre[block] - a[span]) * inv[span]
-        reach = np.abs(wc)
-        wc.real -= np.clip(wc.real, 0.0, long[span])  # a zero-length chord: the distance to its start
-        qc = np.abs(wc)
-        rn = radius[block] * np.repeat(np.abs(inv[big]), nb)
-        slack = _SLACK * (reach + rn + 1.0)
-        floor = np.maximum.reduceat(qc - rn - slack, first)
-        keep = qc + rn + slack >= np.repeat(floor, nb)
+        block = np.arange(int(nb.sum())) + np.repeat(k1[big] + 1 - first, nb)
+        span = np.repeat(np.arange(big.size), nb)
+        w = corners.take(block, axis=1) - a[big][span]
+        w *= inv[big][span]
+        pairs = w.view(np.float64).reshape(5, -1, 2)
+        parts = np.abs(pairs)  # (numpy's complex absolute value is slow on most values)
+        reach = (parts[:, :, 0] + parts[:, :, 1]).max(axis=0) + 1.0  # more than any distance here
+        w.real -= np.minimum(np.maximum(w.real, 0.0), long[big][span])  # a zero-length chord: to its start
+        np.square(pairs, out=parts)
+        squares = parts[:, :, 0] + parts[:, :, 1]
+        # Distance is convex: no vertex of a box is farther than its farthest corner; and it
+        # moves by at most the distance moved: every vertex is within the half-diagonal of the
+        # centre's distance, so some vertex of the block is at least that far.
+        bound = np.sqrt(squares[:4].max(axis=0))
+        floor = np.sqrt(squares[4]) - radius[block] * np.abs(inv[big])[span] - _SLACK * reach
+        floor = np.maximum(np.maximum(front, back), np.maximum.reduceat(floor, first))[span]
+        # A block between is measured when its bound is above the front's largest distance (on a
+        # tie the front's vertex comes first) and, widened for rounding, reaches the best lower
+        # bound of its span.
+        keep = (bound > front[span]) & (bound + _SLACK * reach >= floor)
         small = np.flatnonzero(whole < MIN_BLOCKS)
         starts = np.concatenate((s[small], s[big], bstart[block[keep]], bend[k2[big] - 1]))
-        ends = np.concatenate((e[small], bstart[k1[big]], bend[block[keep]], e[big]))
-        spans = np.concatenate((small, big, span[keep], big))
+        ends = np.concatenate((e[small], bend[k1[big]], bend[block[keep]], e[big]))
+        spans = np.concatenate((small, big, big[span[keep]], big))
         order = np.argsort(starts, kind="stable")
         starts, ends, spans = starts[order], ends[order], spans[order]
         nonempty = ends > starts
@@ -231,3 +251,20 @@ class _Scratch:
     def give_back(self) -> None:
         if self.size <= self.KEEP and not self._spare:
             self._spare.append(self)
+
+
+def _largest(
+    path: Projected, lo: np.ndarray, hi: np.ndarray, a: np.ndarray, inv: np.ndarray, long: np.ndarray
+) -> np.ndarray:
+    """The largest distance (in chord lengths) from the vertices ``[lo, hi)`` of each span to
+    its segment; ``a``, ``inv`` and ``long`` are the span's, repeated for each of its ranges."""
+    count = hi - lo
+    repeat = np.tile(np.arange(a.size), lo.size // a.size)
+    w = path.z[np.arange(int(count.sum())) + (lo - (count.cumsum() - count)).repeat(count)]
+    w.view(np.float64)[:] -= a[repeat].repeat(count).view(np.float64)
+    w *= inv[repeat].repeat(count)
+    w.real -= np.minimum(np.maximum(w.real, 0.0), long[repeat].repeat(count))
+    largest = np.zeros(lo.size)  # an empty range (a span ending on a block's end has no back)
+    some = count > 0
+    largest[some] = np.maximum.reduceat(np.abs(w), (count.cumsum() - count)[some])
+    return largest
