@@ -223,9 +223,9 @@ class _Scratch:
     """Arrays for one path's search, kept for the next path when small enough.
 
     On this kind of machine a page touched for the first time costs about a microsecond, more
-    than the arithmetic done on it: a 90,000-vertex path touches some 3 MB. One set of arrays
-    for up to ``KEEP`` vertices (about 4 MB) is kept between searches and lent to one search at
-    a time; a search that finds it lent, or needs more, gets arrays of its own.
+    than the arithmetic done on it: the arrays take 41 bytes a vertex, 3.7 MB for 90,000. One set
+    for up to ``KEEP`` vertices (at most 5.4 MB) is kept between searches and lent to one search
+    at a time; a search that finds it lent, or needs more, gets arrays of its own.
     """
 
     KEEP = 1 << 17
