@@ -85,7 +85,7 @@ def spans_of(path: Projected, s: np.ndarray, e: np.ndarray) -> np.ndarray:
 
 
 def test_farthest_skips_blocks_and_finds_what_a_full_scan_finds():
-    xy = road(20_000, 7)
+    xy = road(40_000, 7)
     lon, lat = xy[:, 0], xy[:, 1]
     init, _ = _start(len(xy), 1000, NONE)
     s, e = init[:-1], init[1:]

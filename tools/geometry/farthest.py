@@ -51,10 +51,10 @@ import numpy as np
 
 from tools.geometry.sphere import max_cos
 
-BLOCK = 16
+BLOCK = 32
 """Vertices a block summarises."""
 
-MIN_BLOCKS = 16
+MIN_BLOCKS = 8
 """Whole blocks a span needs before its blocks are bounded rather than every vertex measured."""
 
 _TINY_DEG = 1e-12  # as in douglas_peucker: a planar distance below this counts as 0
