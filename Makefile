@@ -62,6 +62,8 @@ deploy-deps:
 
 bench: $(VENV)/.installed
 	$(PY) bench/bench_simplify.py
+	$(PY) bench/bench_simplify.py --cold
+	$(PY) bench/bench_memory.py
 	$(PY) bench/bench_http.py
 	$(PY) bench/bench_fitting.py
 	$(PY) bench/bench_soak.py

@@ -16,10 +16,11 @@ each anchor span: longitudes are scaled by the largest ``cos(latitude)`` within 
 planar distance is never shorter than the distance on the sphere. A distance below
 ``1e-12`` degrees (0.1 micrometre) is rounding noise and counts as 0.
 
-Two implementations give the same result: `priority_dp` runs the priority queue vertex by
-vertex in a compiled loop (`tools.geometry.dp_kernel`, numba) when numba is installed, and
-`priority_dp_reference` is the numpy reference, which finds the queue's result a tree level
-at a time (tests compare the two on random paths).
+Both implementations find the queue's result a tree level at a time in numpy, with the same
+float operations, so they keep the same vertices and report the same errors, to the bit (tests
+compare them, ties included): `priority_dp_reference` measures every vertex of every span at
+each level; `priority_dp` only those that can be the farthest of their span
+(`tools.geometry.farthest`). Neither needs a compiler.
 
 Edge cases
 ----------
@@ -49,25 +50,60 @@ import heapq
 
 import numpy as np
 
-from tools.geometry import dp_kernel
+from tools.geometry.farthest import Projected
 from tools.geometry.sphere import max_cos
 
 _MAX_ANCHORS = 64
 _TINY_DEG = 1e-12  # a planar distance below this (0.1 micrometre) counts as 0
+_SMALLEST = np.nextafter(0.0, 1.0)  # the smallest positive bottleneck
 
 
 def priority_dp(lon: np.ndarray, lat: np.ndarray, budget: int, required: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Anchored priority Douglas-Peucker on one path (``budget < len(lon)``): the compiled
-    kernel when available, else `priority_dp_reference` (same parameters and result)."""
-    if not dp_kernel.available():
-        return priority_dp_reference(lon, lat, budget, required)
+    """Anchored priority Douglas-Peucker on one path (``budget < len(lon)``): the parameters and
+    result of `priority_dp_reference`, found the same way, a tree level at a time, but measuring
+    only the vertices that can be the farthest of their span (`tools.geometry.farthest`)."""
     init, pops = _start(lon.size, budget, required)
-    s, e = init[:-1], init[1:]
-    kx = _span_scales(lon, lat, init)
-    zr = lon * np.repeat(kx, np.diff(s, append=lon.size))
-    er = zr.copy()
-    er[e] = lon[e] * kx
-    return dp_kernel.priority_dp_kernel(zr, lat, er, lat, init, pops)
+    path = Projected(lon, lat, init)
+    try:
+        levels = _grown(path, pops)
+    finally:
+        path.close()
+    return _selected(init, pops, levels)
+
+
+def _grown(path: Projected, pops: int) -> list[tuple[np.ndarray, ...]]:
+    """The split tree of `priority_dp`, a level at a time: each level's span starts, farthest
+    vertices, distances, bottlenecks and parents."""
+    init = path.init
+    s, e, end = init[:-1], init[1:], path.anchor_end
+    parent, ceiling = np.full(s.size, -1), np.full(s.size, np.inf)
+    levels: list[tuple[np.ndarray, ...]] = []
+    best = np.empty(0)  # the (at most) `pops` largest positive bottlenecks seen so far
+    total = 0
+    while True:
+        far, dist = path.farthest(s, e, end)
+        b = np.minimum(ceiling, dist)
+        levels.append((s, far, dist, b, parent))
+        if pops <= 0:
+            break
+        best = np.concatenate((best, b[b > 0]))
+        if best.size > pops:
+            best = np.partition(best, best.size - pops)[best.size - pops :]
+        split = np.flatnonzero(b >= (best.min() if best.size == pops else _SMALLEST))
+        if not split.size:
+            break
+        cut = far[split]  # each split span's children, in order: [s, cut) and [cut, e)
+        s, e, end = _halves(s[split], cut), _halves(cut, e[split]), _halves(path.z[cut], end[split])
+        parent, ceiling = np.repeat(split + total, 2), np.repeat(b[split], 2)
+        total += b.size
+    return levels
+
+
+def _halves(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``first[0], second[0], first[1], second[1], ...``"""
+    out = np.empty(2 * first.size, dtype=first.dtype)
+    out[0::2], out[1::2] = first, second
+    return out
 
 
 def _start(n: int, budget: int, required: np.ndarray) -> tuple[np.ndarray, int]:
@@ -140,10 +176,14 @@ def priority_dp_reference(
         s, e = np.sort(np.concatenate((s[split], far[split]))), np.sort(np.concatenate((far[split], e[split])))
         parent, ceiling = np.repeat(split + total, 2), np.repeat(b[split], 2)
         total += b.size
-    total += b.size
+    return _selected(init, pops, levels)
 
+
+def _selected(init: np.ndarray, pops: int, levels: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray]:
+    """The kept vertices and each kept segment's error, from the tree grown a level at a time:
+    the first ``pops`` pops are the nodes with the largest bottleneck (ties: `_pop_order`)."""
     node_s, node_far, node_dist, node_b, node_parent = (np.concatenate(c) for c in zip(*levels, strict=True))
-    chosen = np.zeros(total, dtype=bool)
+    chosen = np.zeros(node_b.size, dtype=bool)
     candidates = np.flatnonzero(node_b > 0)
     if pops <= 0:
         candidates = candidates[:0]

@@ -41,7 +41,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import shapely
 
 from tools.geometry.paths import RING_MIN, cap_path, dedupe
 from tools.geometry.positions import MalformedGeometry, rounded
@@ -94,6 +93,8 @@ def cap_rings(
 
 def is_valid_polygon(rings: list[np.ndarray], groups: list[list[Any]] | None) -> bool:
     """Whether the rings make a valid Polygon (``groups`` None) or MultiPolygon."""
+    import shapely  # on first use: only a capped polygon needs GEOS (4 MB a worker need not hold)
+
     sizes = [len(g) for g in groups] if groups else [len(rings)]
     polygons, at = [], 0
     for size in sizes:
