@@ -41,6 +41,7 @@ def sign_in(settings, issuer, stub):
     http.mcp_endpoint.cache_clear()
     yield settings
     http.mcp_endpoint.cache_clear()
+    issuer.jwks_fault = None
     from tenants.store import close_connections
 
     close_connections()

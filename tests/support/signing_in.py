@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from django.test import AsyncClient
@@ -42,3 +43,17 @@ def assert_refused(response: Any, status: int, error: str | None, stub: Any) -> 
         assert response.json()["error"] == error
     assert stub.requests == []
     return response.json()
+
+
+class Later:
+    """A key cache's clock (`JwksCache.clock`), moved forward on demand: `skip(seconds)`."""
+
+    def __init__(self, jwks: Any) -> None:
+        self.offset = 0.0
+        jwks.clock = self
+
+    def __call__(self) -> float:
+        return time.monotonic() + self.offset
+
+    def skip(self, seconds: float) -> None:
+        self.offset += seconds
