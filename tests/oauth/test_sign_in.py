@@ -126,6 +126,48 @@ async def test_a_bad_token_is_refused(tenant, issuer, stub, case, status, error)
         assert "maps" in body["error_description"]
 
 
+DEEP = [[]]
+for _ in range(100):
+    DEEP = [DEEP]
+
+
+@pytest.mark.parametrize(
+    ("header", "claims", "signed", "description"),
+    [
+        ({"alg": "RS256", "kid": 5}, {}, False, "kid is not a string"),
+        ({"alg": "RS256", "kid": ["a"]}, {}, False, "kid is not a string"),
+        ({"alg": "RS256", "kid": {"k": 1}}, {}, True, "kid is not a string"),
+        ({"alg": "RS256", "kid": "k" * 300}, {}, True, "kid is not a string of at most 255 characters"),
+        ({"alg": "RS256", "crit": ["exp"], "exp": 1}, {}, False, "critical extensions (crit)"),
+        ({"alg": "RS256", "crit": ["b64"], "b64": False}, {}, True, "critical extensions (crit)"),
+        ({"alg": "RS256", "crit": []}, {}, True, "critical extensions (crit)"),
+        ({"alg": "RS256", "crit": "exp"}, {}, True, "critical extensions (crit)"),
+        ({"alg": ["RS256"]}, {}, True, "alg is not one of RS256, ES256, PS256, EdDSA"),
+        ({"alg": "RS256", "x5c": DEEP}, {}, False, "nested too deeply"),
+        ({"alg": "RS256"}, {"deep": DEEP}, True, "nested too deeply"),
+        (b'{"alg": "RS256", "x": NaN}', {}, True, "not a JWT"),
+        ({"alg": "RS256"}, b'{"exp": Infinity, "sub": "acme"}', True, "not a JWT"),
+        (b'{"alg": "RS256", "kid": "\\ud800"}', {}, True, "not a JWT"),
+        (b"[1, 2]", {}, True, "not a JWT"),
+        ({"alg": "RS256"}, b'"just a string"', True, "not a JWT"),
+    ],
+    ids=[
+        "kid a number", "kid a list", "kid an object", "kid too long", "crit, unsigned", "crit b64", "crit empty",
+        "crit a string", "alg a list", "header nested 100 deep", "claims nested 100 deep", "NaN in the header",
+        "Infinity exp", "a lone surrogate", "header a list", "claims a string",
+    ],
+)  # fmt: skip
+async def test_a_malformed_token_header_or_claims_is_refused(tenant, issuer, stub, header, claims, signed, description):
+    """Whatever a token's header or claims hold: 401 `invalid_token` with the challenge, never a 500."""
+    if isinstance(header, dict):
+        header = {"kid": issuer.kid, "typ": "JWT", **header}
+    if isinstance(claims, dict):
+        claims = {**issuer.claims(aud=RESOURCE), **claims}
+    token = issuer.raw_token(header, claims, signed=signed)
+    body = assert_refused(await post(GEOCODE, token), 401, "invalid_token", stub)
+    assert description in body["error_description"]
+
+
 @pytest.mark.parametrize("authorization", ["Basic YWNtZTpzZWNyZXQ=", "Bearer", "Bearer a.b", "token abc"])
 async def test_a_malformed_authorization_header_is_refused(tenant, stub, authorization):
     response = await post(GEOCODE, headers={"Authorization": authorization})

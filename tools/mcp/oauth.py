@@ -3,16 +3,19 @@
 
 - `/.well-known/oauth-protected-resource` and its path-suffixed form for `MCP_PATH` (RFC 9728)
   publish `ResourceServer.metadata()`: this resource and the authorization server(s) to ask.
-- `ResourceServer.verify(token)` validates a bearer access token as a JWT from `OAUTH_ISSUER`:
-  an algorithm from the allowed asymmetric set (`alg: none` and every HMAC algorithm are refused
-  before any key is looked at), the signature against the issuer's keys (tools/mcp/jwks.py:
-  fetched within one deadline, cached, kept in use while the issuer's key server fails), `iss`
-  exactly, `aud` naming this resource (RFC 8707), `exp` (required) and `nbf` with
-  `OAUTH_LEEWAY_SECONDS` of leeway, the required scopes (`scope` or `scp`), and the tenant claim.
-  It answers the SDK's `AccessToken`, or raises `AuthFailure`, which becomes the HTTP answer
-  with its RFC 6750 `WWW-Authenticate` challenge (`challenge()`): 401 `invalid_token` (or no
-  error at all when no token was sent), 403 `insufficient_scope` naming the scope to ask for;
-  or 503 with `Retry-After` when no signing key can be had (the issuer's fault, not the caller's).
+- `ResourceServer.verify(token)` validates a bearer access token as a JWT from `OAUTH_ISSUER`.
+  First its form, read strictly before PyJWT sees it (`token_header`): three base64url parts,
+  a header and claims that are JSON objects nested at most `MAX_JSON_DEPTH` deep, an algorithm
+  from the allowed asymmetric set (`alg: none` and every HMAC algorithm are refused before any
+  key is looked at), a `kid` that is a string, no `crit` (we support no extension). Then the
+  signature against the issuer's keys (tools/mcp/jwks.py: fetched within one deadline, cached,
+  kept in use while the issuer's key server fails), `iss` exactly, `aud` naming this resource
+  (RFC 8707), `exp` (required) and `nbf` with `OAUTH_LEEWAY_SECONDS` of leeway, the required
+  scopes (`scope` or `scp`), and the tenant claim. It answers the SDK's `AccessToken`, or raises
+  `AuthFailure`, which becomes the HTTP answer with its RFC 6750 `WWW-Authenticate` challenge
+  (`challenge()`): 401 `invalid_token` (or no error at all when no token was sent), 403
+  `insufficient_scope` naming the scope to ask for; or 503 with `Retry-After` when no signing
+  key can be had (the issuer's fault, not the caller's). Nothing in a token makes a 500.
 
 The token only says who is calling: it is never forwarded anywhere (TomTom gets the tenant's own
 key). The JWKS cache is a cache of the issuer's public keys, not request state: any replica
@@ -21,12 +24,15 @@ answers any request, each fetching the keys itself.
 
 from __future__ import annotations
 
+import base64
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import jwt
+import orjson
 from django.db import DatabaseError
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.routes import build_resource_metadata_url
@@ -45,6 +51,10 @@ ASYMMETRIC_ALGORITHMS = frozenset(
 )
 MAX_TOKEN_CHARS = 16 * 1024
 MAX_CLAIM_CHARS = 255
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of a token's header or claims: a JWT needs two or three levels."""
+COMPACT_JWS = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
+"""A signed JWT: three base64url parts (RFC 7515 §7.1), the signature not empty."""
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 
 
@@ -91,6 +101,43 @@ class OAuthSettings:
         weak = set(self.algorithms) - ASYMMETRIC_ALGORITHMS
         if weak or not self.algorithms:
             raise ValueError(f"only asymmetric JWT algorithms may be allowed, not {sorted(weak) or 'none'}")
+
+
+def token_header(token: str) -> dict[str, Any]:
+    """The JOSE header of a compact JWS, read strictly before PyJWT sees the token: three
+    base64url parts, a header and claims that are JSON objects (RFC 8259: no NaN, no lone
+    surrogate) nested at most `MAX_JSON_DEPTH` deep; anything else is `invalid_token`."""
+    if not COMPACT_JWS.fullmatch(token):
+        raise _invalid("The access token is not a JWT")
+    header_part, claims_part, _signature = token.split(".")
+    header, claims = _json_part(header_part), _json_part(claims_part)
+    if not isinstance(header, dict) or not isinstance(claims, dict):
+        raise _invalid("The access token is not a JWT")
+    if _too_deep(header) or _too_deep(claims):
+        raise _invalid("The access token's header or claims are nested too deeply")
+    return header
+
+
+def _json_part(part: str) -> Any:
+    try:
+        return orjson.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+    except ValueError:  # binascii.Error and orjson.JSONDecodeError are ValueErrors
+        raise _invalid("The access token is not a JWT") from None
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether `value` nests lists or objects more than `MAX_JSON_DEPTH` deep (no recursion)."""
+    level: list[Any] = [value]
+    for _depth in range(MAX_JSON_DEPTH + 1):
+        level = [
+            child
+            for item in level
+            if isinstance(item, (dict, list))
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def granted_scopes(claims: dict[str, Any]) -> list[str]:
@@ -145,16 +192,15 @@ class ResourceServer:
         """The validated token, or `AuthFailure` (see the module docstring for every rule)."""
         if len(token) > MAX_TOKEN_CHARS:
             raise _invalid("The access token is too long")
-        try:
-            header = jwt.get_unverified_header(token)
-        except jwt.DecodeError:
-            raise _invalid("The access token is not a JWT") from None
+        header = token_header(token)
         algorithm = header.get("alg")
-        if algorithm not in self.settings.algorithms:
-            raise _invalid(f"Tokens signed with {str(algorithm)[:20]!r} are not accepted")
+        if not isinstance(algorithm, str) or algorithm not in self.settings.algorithms:
+            raise _invalid(f"The access token's alg is not one of {', '.join(self.settings.algorithms)}")
         kid = header.get("kid")
-        if kid is not None and not isinstance(kid, str):
-            raise _invalid("The access token's kid is not a string")
+        if kid is not None and not (isinstance(kid, str) and len(kid) <= MAX_CLAIM_CHARS):
+            raise _invalid(f"The access token's kid is not a string of at most {MAX_CLAIM_CHARS} characters")
+        if "crit" in header:  # RFC 7515 §4.1.11: extensions a recipient does not understand make the JWS invalid
+            raise _invalid("The access token's header names critical extensions (crit) this server does not support")
         try:
             key = await self.jwks.key(kid)
         except KeysUnavailable as unavailable:
