@@ -163,7 +163,7 @@ def dns_name(host: str) -> str:
     name = host.lower().removesuffix(".")
     if not name.isascii():
         try:
-            name = idna.encode(name, uts46=True).decode("ascii")
+            name = idna.encode(name, uts46=True).decode("ascii").removesuffix(".")  # 。 maps to .
         except idna.IDNAError:  # UnicodeError: an empty or too long label, a disallowed character
             raise invalid(
                 ARGUMENT, f"the host name {host} has no ASCII form (IDNA): check for empty or over-long parts"

@@ -265,7 +265,7 @@ async def test_an_internationalised_name_and_path_are_fetched_in_their_ascii_for
         outcome = await dispatcher.call(
             "tomtom-data-viz",
             {
-                "data_url": "https://B\u00dccher.example./donn\u00e9es%20v2.geojson?v=\u00e9t\u00e9#top",
+                "data_url": "https://B\u00dccher.example\u3002/donn\u00e9es%20v2.geojson?v=\u00e9t\u00e9#top",
                 "layers": LAYERS,
             },
             context,
