@@ -36,11 +36,12 @@ def check_sign_in(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
                 id="tenants.E003",
             )
         )
-    for name in ("OAUTH_JWKS_CACHE_SECONDS", "OAUTH_JWKS_MAX_STALE_SECONDS"):
-        if not 0 <= getattr(settings, name) <= MAX_KEY_AGE_SECONDS:
+    for name, least in (("OAUTH_JWKS_CACHE_SECONDS", 1), ("OAUTH_JWKS_MAX_STALE_SECONDS", 0)):
+        if not least <= getattr(settings, name) <= MAX_KEY_AGE_SECONDS:
             errors.append(
                 checks.Error(
-                    f"{name} must be from 0 to {MAX_KEY_AGE_SECONDS} seconds (a week), not {getattr(settings, name)}.",
+                    f"{name} must be from {least} to {MAX_KEY_AGE_SECONDS} seconds (a week), "
+                    f"not {getattr(settings, name)}.",
                     hint="the defaults: 300 and 3600 (docs/oauth.md, Signing keys)",
                     id="tenants.E005",
                 )

@@ -23,21 +23,27 @@ def test_a_coherent_setup_has_no_issue(oauth):
 
 
 @pytest.mark.parametrize(
-    ("name", "value"), [("OAUTH_JWKS_CACHE_SECONDS", -1), ("OAUTH_JWKS_MAX_STALE_SECONDS", 604_801)]
+    ("name", "value", "least"),
+    [
+        ("OAUTH_JWKS_CACHE_SECONDS", 0, 1),  # keys stale as soon as fetched: with no staleness, never usable
+        ("OAUTH_JWKS_CACHE_SECONDS", 604_801, 1),
+        ("OAUTH_JWKS_MAX_STALE_SECONDS", -1, 0),
+        ("OAUTH_JWKS_MAX_STALE_SECONDS", 604_801, 0),
+    ],
 )
-def test_key_ages_outside_a_week_are_refused(oauth, name, value):
+def test_key_ages_outside_their_range_are_refused(oauth, name, value, least):
     setattr(oauth, name, value)
     assert check_sign_in() == [
         checks.Error(
-            f"{name} must be from 0 to 604800 seconds (a week), not {value}.",
+            f"{name} must be from {least} to 604800 seconds (a week), not {value}.",
             hint="the defaults: 300 and 3600 (docs/oauth.md, Signing keys)",
             id="tenants.E005",
         )
     ]
 
 
-@pytest.mark.parametrize("value", [0, 604_800])
-def test_key_ages_at_the_bounds_are_allowed(oauth, value):
-    oauth.OAUTH_JWKS_MAX_STALE_SECONDS = value
-    oauth.OAUTH_JWKS_CACHE_SECONDS = value
+@pytest.mark.parametrize(("cache", "stale"), [(1, 0), (604_800, 604_800)])
+def test_key_ages_at_the_bounds_are_allowed(oauth, cache, stale):
+    oauth.OAUTH_JWKS_CACHE_SECONDS = cache
+    oauth.OAUTH_JWKS_MAX_STALE_SECONDS = stale
     assert check_sign_in() == []
