@@ -202,15 +202,32 @@ def _csv_links(request: HttpRequest, tables: Sequence[str]) -> list[tuple[str, s
     return [(table, f"?{urlencode({**request.GET.dict(), 'csv': table})}") for table in tables]
 
 
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet read a cell as a formula (OWASP, "CSV Injection")."""
+
+
+def spreadsheet_cell(value: object) -> object:
+    """A CSV cell a spreadsheet shows and never runs: text starting with `FORMULA_PREFIXES` (a
+    host's name is whatever its client sent) gets a leading single quote, as OWASP advises; the
+    csv writer quotes whatever holds a delimiter, a quote or a line break. None is an empty cell;
+    numbers stay numbers."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
 def _csv(table: str, query: ReportQuery, tables: dict) -> HttpResponse:
-    """One table as CSV: a header row, then raw values (rates as fractions, empty for none)."""
+    """One table as CSV: a header row, then raw values (rates as fractions, empty for none),
+    every text cell through `spreadsheet_cell`."""
     if table not in tables:
         return HttpResponse(f"no table {table!r}; tables: {', '.join(tables)}\n", status=404, content_type="text/plain")
     header, rows = tables[table]()
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(header)
-    writer.writerows(["" if value is None else value for value in row] for row in rows)
+    writer.writerows([spreadsheet_cell(value) for value in row] for row in rows)
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{table}_{query.start}_{query.end}.csv"'
     return response

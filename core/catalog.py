@@ -22,6 +22,9 @@ EVENTS: tuple[type[Event], ...] = (
     operations.HandlerRaised,
     operations.LiveIngestDropped,
     operations.LiveIngestFailed,
+    operations.SigningKeysFetched,
+    operations.SigningKeysRefused,
+    operations.SigningKeysSkipped,
 )
 
 
@@ -52,8 +55,11 @@ def _value(field: FieldSpec) -> str:
         text = f"text of at most {field.max_length:,} characters" if field.max_length else "text"
     elif field.kind == "texts":
         text = f"list of at most {field.max_length} tool names"
-    elif field.kind == "record":
-        text = "object of " + ", ".join(f"`{part.name}` ({_value(part)})" for part in field.parts)
+    elif field.kind in ("record", "records"):
+        parts = ", ".join(f"`{part.name}` ({_value(part)})" for part in field.parts)
+        text = f"object of {parts}"
+        if field.kind == "records":
+            text = f"list of at most {field.max_length} objects of {parts}"
     else:
         text = "whole number" if field.kind == "whole" else "number"
         if field.minimum is not None:

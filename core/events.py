@@ -136,9 +136,9 @@ def log(event: Event, *, exc_info: bool = False) -> None:
 
 # -- What a declaration says, for readers and checks -----------------------------------------------
 
-Kind = Literal["text", "whole", "number", "texts", "record"]
-"""How a field's value is written: a JSON string, an integer, a number, a list of strings, or an
-object of its own fields (a nested record, e.g. a simplification)."""
+Kind = Literal["text", "whole", "number", "texts", "record", "records"]
+"""How a field's value is written: a JSON string, an integer, a number, a list of strings, an
+object of its own fields (a nested record, e.g. a simplification), or a list of such objects."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,8 +206,8 @@ def _fields(record: type[msgspec.Struct]) -> tuple[FieldSpec, ...]:
                 minimum=_first(getattr(typ, "ge", None), getattr(typ, "gt", None)),
                 maximum=_first(getattr(typ, "le", None), getattr(typ, "lt", None)),
                 values=closed[0] if closed else None,
-                parts=_fields(typ.cls) if isinstance(typ, msgspec.inspect.StructType) else (),
-                record=typ.cls if isinstance(typ, msgspec.inspect.StructType) else None,
+                parts=_fields(nested) if (nested := _record_of(typ)) is not None else (),
+                record=nested,
             )
         )
     return tuple(specs)
@@ -247,10 +247,20 @@ def _kind(typ: Any) -> Kind:
         return "number"
     if isinstance(typ, inspect.ListType) and isinstance(typ.item_type, inspect.StrType):
         return "texts"
+    if isinstance(typ, inspect.ListType) and isinstance(typ.item_type, inspect.StructType):
+        return "records"
     if isinstance(typ, inspect.StructType):
         return "record"
     raise TypeError(f"an event field cannot be of type {typ!r}: declare text, a whole number, a number, "
-                    "a list of texts or a nested record")  # fmt: skip
+                    "a list of texts, a nested record or a list of them")  # fmt: skip
+
+
+def _record_of(typ: Any) -> type | None:
+    """The class of a nested record, or of the items of a list of them."""
+    inspect = msgspec.inspect
+    if isinstance(typ, inspect.ListType):
+        typ = typ.item_type
+    return typ.cls if isinstance(typ, inspect.StructType) else None
 
 
 def _first(*values: float | None) -> float | None:

@@ -5,8 +5,17 @@ an app status. Operators alert on these messages, so they never change wording.
 from __future__ import annotations
 
 import logging
+from typing import Annotated
+
+import msgspec
+from msgspec import Meta
 
 from core.events import Count, ErrorText, Event, ShortText, TenantName
+
+Seconds = Annotated[float, Meta(ge=0, le=1e9)]
+KEY_ID_LENGTH = 255
+KeyId = Annotated[str, Meta(max_length=KEY_ID_LENGTH)]
+"""A signing key's `kid`, as sign-in accepts one."""
 
 
 class SurfaceUnreadable(Event, kw_only=True, frozen=True):
@@ -94,3 +103,42 @@ class LiveIngestFailed(Event, kw_only=True, frozen=True):
     MESSAGE = "Live app-status ingestion failed"
     LEVEL = logging.ERROR
     lines_lost: Count
+
+
+class SigningKeysFetched(Event, kw_only=True, frozen=True):
+    """Sign-in fetched the issuer's signing keys (JWKS)."""
+
+    LOGGER = "tools.oauth"
+    MESSAGE = "Signing keys fetched"
+    keys: Count
+
+
+class SigningKeysRefused(Event, kw_only=True, frozen=True):
+    """The issuer's key set could not be fetched or read: the keys held before stay in use until
+    they are too old, and the next fetch waits `retry_in_s` (doubling after each failure)."""
+
+    LOGGER = "tools.oauth"
+    MESSAGE = "Signing keys refused"
+    LEVEL = logging.WARNING
+    reason: ErrorText
+    failures: Count
+    retry_in_s: Seconds
+    keys_kept: Count
+
+
+class SkippedKey(msgspec.Struct, kw_only=True, frozen=True, gc=False):
+    """A key of a key set that sign-in cannot use."""
+
+    index: Count
+    kid: KeyId | None = None
+    reason: ErrorText
+
+
+class SigningKeysSkipped(Event, kw_only=True, frozen=True):
+    """Keys of the issuer's key set that cannot be used were left out; the others are used."""
+
+    LOGGER = "tools.oauth"
+    MESSAGE = "Signing keys skipped"
+    LEVEL = logging.WARNING
+    keys: Count
+    skipped: Annotated[list[SkippedKey], Meta(max_length=100)]

@@ -10,6 +10,8 @@ from django.core import checks
 
 ASYMMETRIC = {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 MODES = {"api-key", "oauth"}
+MAX_KEY_AGE_SECONDS = 7 * 86_400
+"""The longest OAUTH_JWKS_CACHE_SECONDS or OAUTH_JWKS_MAX_STALE_SECONDS: a week."""
 
 
 @checks.register(checks.Tags.security)
@@ -34,6 +36,16 @@ def check_sign_in(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
                 id="tenants.E003",
             )
         )
+    for name, least in (("OAUTH_JWKS_CACHE_SECONDS", 1), ("OAUTH_JWKS_MAX_STALE_SECONDS", 0)):
+        if not least <= getattr(settings, name) <= MAX_KEY_AGE_SECONDS:
+            errors.append(
+                checks.Error(
+                    f"{name} must be from {least} to {MAX_KEY_AGE_SECONDS} seconds (a week), "
+                    f"not {getattr(settings, name)}.",
+                    hint="the defaults: 300 and 3600 (docs/oauth.md, Signing keys)",
+                    id="tenants.E005",
+                )
+            )
     if settings.OAUTH_RESOURCE:
         path = "/" + urlsplit(settings.OAUTH_RESOURCE).path.strip("/")
         if path != settings.MCP_PATH:

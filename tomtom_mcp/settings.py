@@ -146,6 +146,9 @@ OAUTH_TENANT_CLAIM = env_str("OAUTH_TENANT_CLAIM", "sub") or "sub"
 OAUTH_ALGORITHMS = env_list("OAUTH_ALGORITHMS", ["RS256", "ES256", "PS256", "EdDSA"])
 OAUTH_LEEWAY_SECONDS = env_int("OAUTH_LEEWAY_SECONDS", 30)
 OAUTH_JWKS_CACHE_SECONDS = env_int("OAUTH_JWKS_CACHE_SECONDS", 300)
+"""How long the issuer's signing keys are fresh; past it the next request fetches them again."""
+OAUTH_JWKS_MAX_STALE_SECONDS = env_int("OAUTH_JWKS_MAX_STALE_SECONDS", 3600)
+"""How long past OAUTH_JWKS_CACHE_SECONDS the keys stay in use while a new set cannot be fetched or is refused."""
 TENANT_KEY_ENCRYPTION_KEYS = env_list("TENANT_KEY_ENCRYPTION_KEYS", [])
 """Fernet keys that encrypt tenants' TomTom keys at rest, newest first; unset: derived from DJANGO_SECRET_KEY."""
 

@@ -4,6 +4,10 @@
 message says which rule refused it:
 
 - `https` only, with a host, and no user name or password in the URL (`invalid_arguments`);
+- a host name DNS can carry: an IP address, or a name whose labels are 1 to 63 characters
+  (253 in all) once an internationalised name is in its ASCII form (IDNA 2008 with UTS #46
+  mapping, as browsers do) (`invalid_arguments`); the lookup, TLS and the `Host` header get
+  that ASCII form, and the path and query are sent percent-encoded;
 - every address the host resolves to is public unicast: global by `ipaddress`, and in none of
   the `SPECIAL_PURPOSE` ranges (every entry of IANA's IPv4 and IPv6 special-purpose address
   registries, multicast, and the prefixes that embed or translate an IPv4 address: NAT64,
@@ -25,16 +29,18 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
+import re
 import socket
 import ssl
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, quote, urlsplit
 
 import certifi
 import httpcore
+import idna
 
 from core.errors import ErrorCode, ToolError, invalid
 
@@ -115,7 +121,10 @@ def public(address: Address) -> bool:
 
 async def download(url: str, policy: DownloadPolicy) -> bytes:
     """The body at `url`, under the rules of the module docstring."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed `[`, characters NFKC turns into URL delimiters
+        raise invalid(ARGUMENT, "is not a URL; give an https URL such as https://example.com/data.geojson") from None
     if parts.scheme.lower() != "https":
         raise invalid(ARGUMENT, f"only https URLs are downloaded, not {parts.scheme or 'a URL without a scheme'}")
     if parts.username is not None or parts.password is not None:
@@ -126,14 +135,57 @@ async def download(url: str, policy: DownloadPolicy) -> bytes:
         raise invalid(ARGUMENT, "has a port that is not a number") from None
     if not host:
         raise invalid(ARGUMENT, "has no host name")
+    name = dns_name(host)
     try:
         async with asyncio.timeout(policy.timeout):
-            address = await _pinned_address(host, port, policy)
-            return await _fetch(url, host, port, address, policy)
+            address = await _pinned_address(name, port, policy)
+            return await _fetch(_request_url(parts, name, port), name, port, address, policy)
     except TimeoutError:
         raise ToolError(
             ErrorCode.UNAVAILABLE, f"{ARGUMENT}: the download took longer than {policy.timeout:g} s", argument=ARGUMENT
         ) from None
+
+
+_LABEL = re.compile(r"[a-z0-9_-]{1,63}")
+
+
+def dns_name(host: str) -> str:
+    """`host` as the lookup and TLS take it: an IP address as it is, a name in its ASCII form
+    (IDNA 2008 with UTS #46 mapping), lower-case, without a final dot; `invalid_arguments` for a
+    name DNS cannot carry (an empty label, a label over 63 characters or a name over 253, a
+    character no host name has)."""
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        pass
+    else:
+        return host
+    name = host.lower().removesuffix(".")
+    if not name.isascii():
+        try:
+            name = idna.encode(name, uts46=True).decode("ascii").removesuffix(".")  # 。 maps to .
+        except idna.IDNAError:  # UnicodeError: an empty or too long label, a disallowed character
+            raise invalid(
+                ARGUMENT, f"the host name {host} has no ASCII form (IDNA): check for empty or over-long parts"
+            ) from None
+    labels = name.split(".")
+    if len(name) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
+        raise invalid(
+            ARGUMENT,
+            f"the host name {host} is not one DNS can look up: each dot-separated part must have 1 to 63 "
+            "letters, digits or hyphens, and the whole name at most 253 characters",
+        )
+    return name
+
+
+def _request_url(parts: SplitResult, name: str, port: int) -> str:
+    """The URL to request: the host in its ASCII form, the path and query percent-encoded as
+    UTF-8 where they are not already, no fragment."""
+    host = f"[{name}]" if ":" in name else name
+    authority = host if port == 443 else f"{host}:{port}"
+    path = quote(parts.path or "/", safe="/%:@!$&'()*+,;=-._~")
+    query = quote(parts.query, safe="/?%:@!$&'()*+,;=-._~")
+    return f"https://{authority}{path}?{query}" if parts.query else f"https://{authority}{path}"
 
 
 async def _pinned_address(host: str, port: int, policy: DownloadPolicy) -> str:

@@ -127,6 +127,8 @@ class Family:
                 known = fields.setdefault(spec.name, spec)
                 if (known.kind, known.parts) != (spec.kind, spec.parts):
                     raise TypeError(f"{self.name}: {spec.name} is declared as two kinds of value")
+                if spec.kind == "records":
+                    raise TypeError(f"{self.name}: {spec.name} is a list of records, which no column holds")
         for name, spec in fields.items():
             everywhere = all(any(s.name == name and s.required for s in specs) for specs in declared)
             fields[name] = replace(spec, required=everywhere)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 
 import pytest
+
+from core.app_status import Failed, OutdatedCall
+from tests.analytics.conftest import D1, call_line, ingest, line
 
 pytestmark = pytest.mark.django_db
 
@@ -158,6 +163,33 @@ def test_every_table_downloads_as_csv(staff_client, known_data, known_calls):
         "2026-11-03T09:45:00+00:00")  # fmt: skip
     assert calls.content.decode().splitlines()[1].startswith("tomtom-maps,1,1,1.0,0,0,0,0,0,1,0,0,0,0,1500.0,")
     assert staff_client.get(f"{DASHBOARD}&csv=nope").status_code == 404
+
+
+HOSTILE_NAMES = ['=HYPERLINK("https://evil.example","x")', "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\r=1", "a=1"]
+NEUTRALISED = ['\'=HYPERLINK("https://evil.example","x")', "'+1+1", "'-2+3", "'@SUM(A1)", "'\tcmd", "'\r=1", "a=1"]
+
+
+def test_csv_cells_from_clients_never_start_a_formula(staff_client):
+    """OWASP's CSV-injection rule on every table: a host name (what its client sent) starting with
+    = + - @ tab or CR is written with a leading single quote; other cells as they are."""
+    failed = {"source": "inline", "stage": "render"}
+    outdated = {"tool": "tomtom-traffic", "input": "language", "change": "string_now_list"}
+    ingest(
+        *(line(Failed, f"{D1}T10:00:00", client=name, **failed) for name in HOSTILE_NAMES),
+        *(call_line(f"{D1}T10:00:00", client=name) for name in HOSTILE_NAMES),
+        line(OutdatedCall, f"{D1}T11:00:00", client="@host", **outdated),
+    )
+    tables = {
+        "failure-table": f"{DASHBOARD}&csv=failure-table",
+        "old-callers": f"{DASHBOARD}&csv=old-callers",
+        "calls-by-host": f"{CALLS}&csv=calls-by-host",
+    }
+    hosts = {}
+    for table, url in tables.items():
+        rows = list(csv.reader(io.StringIO(staff_client.get(url).content.decode(), newline="")))
+        hosts[table] = sorted(row[0] for row in rows[1:])
+    neutralised = sorted(NEUTRALISED)
+    assert hosts == {"failure-table": neutralised, "old-callers": ["'@host"], "calls-by-host": neutralised}
 
 
 def test_the_host_filter_offers_the_families_and_hosts_present(staff_client, known_data):

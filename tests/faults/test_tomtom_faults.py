@@ -7,6 +7,7 @@ that the deadline held, with a generous margin (`deadline + 2 s`), never to asse
 
 from __future__ import annotations
 
+import asyncio
 import time
 import tracemalloc
 from datetime import UTC, datetime, timedelta
@@ -18,7 +19,7 @@ from core.errors import ToolError
 from tests.conftest import CANARY_KEY
 from tests.support import faults
 from tools.tomtom.backends import Backend
-from tools.tomtom.client import ClientSettings, TomTomSession, parse_retry_after
+from tools.tomtom.client import ClientSettings, TomTomSession, parse_retry_after, read_bounded
 
 PATH = "/search/2/geocode/x.json"
 GOOD = b'{"summary": {"totalResults": 0}, "results": []}'
@@ -151,6 +152,49 @@ async def test_a_decompression_bomb_never_inflates_in_memory(stub):
     assert error.code == "malformed"
     assert "TOMTOM_MAX_DECODED_BYTES" in error.message
     assert peak < 100 * 1024 * 1024
+
+
+async def _arrived_at_once(body: bytes):
+    """A body that is all there already: iterating it never waits for the network."""
+    yield body
+
+
+def _read_bomb(decoded: int):
+    return read_bounded(
+        _arrived_at_once(faults.gzip_bomb(decoded)),
+        "gzip",
+        max_bytes=16 * 1024 * 1024,
+        max_decoded_bytes=64 * 1024 * 1024,
+    )
+
+
+async def test_inflating_a_bomb_lets_the_event_loop_run():
+    """A 48 MiB bomb that arrived in one piece: other tasks run while it inflates (at least once
+    per 2 MiB), instead of waiting for the whole of it."""
+    turns = 0
+
+    async def other_request() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    ticker = asyncio.create_task(other_request())
+    await asyncio.sleep(0)
+    before = turns
+    body = await _read_bomb(48 * 1024 * 1024)
+    ticker.cancel()
+    assert len(body) == 48 * 1024 * 1024
+    assert turns - before >= 24
+
+
+async def test_a_deadline_ends_a_bomb_while_it_inflates():
+    """Cancelling the read (what `asyncio.timeout` does at the deadline) stops it mid-inflation."""
+    reading = asyncio.create_task(_read_bomb(48 * 1024 * 1024))
+    await asyncio.sleep(0)  # the read starts, and must hand the loop back long before its end
+    reading.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reading
 
 
 async def test_gzip_answers_within_the_limits_are_read(stub):

@@ -14,6 +14,9 @@ from tools.tomtom.backends import Backend
 
 ANY_GET, ANY_POST = ("GET", r".*"), ("POST", r".*")
 AMSTERDAM, UTRECHT, BERLIN = [4.9041, 52.3676], [5.1215, 52.0907], [13.405, 52.52]
+STOPS = [AMSTERDAM, UTRECHT, [4.4777, 51.9244], [4.6462, 52.3874]]
+ORDER = {"optimizedOrder": [0, 3, 2, 1]}
+LEGS_OF_THREE = data("given_order_route.json")
 AVAILABILITY = ("GET", r"/search/2/chargingAvailability\.json")
 
 CALLS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -37,7 +40,19 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "ev-search": ("tomtom-ev-search", {"position": AMSTERDAM, "radius": 3000}),  # live availability: tomtom-maps
     "along-route": ("tomtom-search-along-route", {"origin": AMSTERDAM, "destination": UTRECHT, "query": "petrol"}),
     "dynamic-map": ("tomtom-dynamic-map", {"routePlans": [{"locations": [AMSTERDAM, UTRECHT]}]}),
+    "poi-search": ("tomtom-poi-search", {"query": "pharmacy"}),
+    "nearby": ("tomtom-nearby", {"position": AMSTERDAM, "brandSet": ["BENU"]}),
+    "area-search": ("tomtom-area-search", {"query": "pharmacy", "center": AMSTERDAM, "radius": 1500}),
+    "area-search-polygon": (
+        "tomtom-area-search",
+        {"query": "pharmacy", "polygon": [AMSTERDAM, UTRECHT, BERLIN], "response_detail": "geometry"},
+    ),
+    "matrix": ("tomtom-matrix-routing", {"origins": [AMSTERDAM, UTRECHT], "destinations": [UTRECHT, BERLIN]}),
+    "optimize": ("tomtom-optimize-waypoints", {"stops": STOPS}),
+    "optimize-geometry": ("tomtom-optimize-waypoints", {"stops": STOPS, "response_detail": "geometry"}),
 }
+TOMTOM_MAPS_ONLY = {"ev-search", "matrix", "optimize", "optimize-geometry"}
+"""Calls made on the tomtom-maps backend (ev-search for its live availability; the others exist only there)."""
 
 
 def changed(name: str, path: tuple[Any, ...], value: Any) -> Any:
@@ -83,6 +98,27 @@ CASES = [
     ("null route, along route", "along-route", {ANY_GET: {"routes": [None]}, ANY_POST: data("along_route.json")}, "`route.routes[0]` is null"),
     ("text latitude, dynamic map", "dynamic-map", {ANY_GET: changed("route.json", ("routes", 0, "legs", 0, "points", 0), {"latitude": None, "longitude": 4.9})}, "`route.legs[0].points[0].latitude` is null"),
     ("summary a string, dynamic map", "dynamic-map", {ANY_GET: changed("route.json", ("routes", 0, "summary"), "x")}, "`route.summary` is a string"),
+    ("results a string, POI search", "poi-search", {ANY_GET: {"results": "x"}}, "`results` is a string, not a list"),
+    ("brand name a number, POI search", "poi-search", {ANY_GET: changed("poi_search.json", ("results", 0, "poi", "brands"), [{"name": 7}])}, "`results[0].poi.brands[0].name` is a number"),
+    ("text distance, nearby", "nearby", {ANY_GET: changed("poi_search.json", ("results", 0, "dist"), "far")}, "`results[0].dist` is a string, not a finite number"),
+    ("null result, area search", "area-search", {ANY_GET: changed("poi_search.json", ("results", 0), None), ANY_POST: changed("poi_search.json", ("results", 0), None)}, "`results[0]` is null"),
+    ("total a fraction, area search", "area-search-polygon", {ANY_GET: data("poi_search.json"), ANY_POST: changed("poi_search.json", ("summary", "totalResults"), 1.5)}, "`summary.totalResults` is a number, not a whole number"),
+    ("cells a string, matrix", "matrix", {ANY_POST: {"data": "x"}}, "`data` is a string, not a list"),
+    ("no cells, matrix", "matrix", {ANY_POST: {"summary": {}}}, "`data` is missing"),
+    ("null cell, matrix", "matrix", {ANY_POST: {"data": [None]}}, "`data[0]` is null"),
+    ("index a fraction, matrix", "matrix", {ANY_POST: changed("matrix.json", ("data", 0, "originIndex"), 0.5)}, "`data[0].originIndex` is a number, not a whole number"),
+    ("index a boolean, matrix", "matrix", {ANY_POST: changed("matrix.json", ("data", 1, "destinationIndex"), True)}, "`data[1].destinationIndex` is a boolean"),
+    ("text time, matrix", "matrix", {ANY_POST: changed("matrix.json", ("data", 2, "routeSummary", "travelTimeInSeconds"), "long")}, "`data[2].routeSummary.travelTimeInSeconds` is a string"),
+    ("summary a list, matrix", "matrix", {ANY_POST: changed("matrix.json", ("data", 3, "routeSummary"), [1])}, "`data[3].routeSummary` is a list, not an object"),
+    ("order of fractions", "optimize", {ANY_POST: {"optimizedOrder": [0.0, 3.0, 2.0, 1.0]}, ANY_GET: LEGS_OF_THREE}, "`optimizedOrder[0]` is a number, not a whole number"),
+    ("order of text", "optimize", {ANY_POST: {"optimizedOrder": ["0", 3, 2, 1]}, ANY_GET: LEGS_OF_THREE}, "`optimizedOrder[0]` is a string, not a whole number"),
+    ("order of booleans", "optimize", {ANY_POST: {"optimizedOrder": [False, True, 2, 3]}, ANY_GET: LEGS_OF_THREE}, "`optimizedOrder[0]` is a boolean"),
+    ("order a string", "optimize", {ANY_POST: {"optimizedOrder": "0321"}, ANY_GET: LEGS_OF_THREE}, "`optimizedOrder` is a string, not a list"),
+    ("no order", "optimize", {ANY_POST: {"summary": {}}, ANY_GET: LEGS_OF_THREE}, "`optimizedOrder` is missing"),
+    ("leg summary a string", "optimize", {ANY_POST: ORDER, ANY_GET: changed("given_order_route.json", ("routes", 0, "legs", 1, "summary"), "x")}, "`route.routes[0].legs[1].summary` is a string"),
+    ("null route, optimize", "optimize", {ANY_POST: ORDER, ANY_GET: {"routes": [None]}}, "`route.routes[0]` is null"),
+    ("text time, optimize", "optimize", {ANY_POST: ORDER, ANY_GET: changed("given_order_route.json", ("routes", 0, "summary", "travelTimeInSeconds"), "long")}, "`route.routes[0].summary.travelTimeInSeconds` is a string"),
+    ("text latitude, optimize geometry", "optimize-geometry", {ANY_POST: ORDER, ANY_GET: changed("given_order_route.json", ("routes", 0, "legs", 0, "points", 1), {"latitude": "x", "longitude": 4.9})}, "`route.legs[0].points[1].latitude` is a string"),
 ]  # fmt: skip
 
 
@@ -92,7 +128,7 @@ async def test_wrong_shapes_are_malformed_and_named(stub, dispatcher, context, c
     for (method, pattern), body in sorted(answers.items(), key=lambda item: item[0][1] != r".*"):
         stub.route(method, pattern, json_body=body)
     name, arguments = CALLS[call]
-    if call == "ev-search":
+    if call in TOMTOM_MAPS_ONLY:
         context.backend = Backend.GENESIS
     outcome = await dispatcher.call(name, arguments, context)
     error = outcome.data.get("error")

@@ -2,7 +2,7 @@
 generated here, JWKS served on loopback), tenants in the test database, TomTom the loopback stub.
 
 Every refusal is checked for what a host sees (status, `WWW-Authenticate`) and for what must not
-happen: nothing reaches TomTom.
+happen: nothing reaches TomTom. The fixtures are in tests/oauth/conftest.py.
 """
 
 from __future__ import annotations
@@ -17,76 +17,10 @@ from django.test import AsyncClient
 from tenants.models import Tenant, TenantKey
 from tests.conftest import CANARY_KEY, data
 from tests.support import logs
-from tests.support.issuer import LocalIssuer
-from tests.support.tomtom_stub import TomTomStub
+from tests.support.signing_in import GEOCODE, LIST, RESOURCE, Later, assert_refused, post, result_of
 from tools.mcp import http
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-RESOURCE = "http://testserver/mcp"
-SERVER_KEY = "server-key-never-spent"
-JSON = {"content_type": "application/json", "headers": {"Accept": "application/json, text/event-stream"}}
-GEOCODE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "tools/call",
-    "params": {"name": "tomtom-geocode", "arguments": {"query": "Dam"}},
-}
-LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-
-
-@pytest.fixture(scope="module")
-def issuer():
-    with LocalIssuer() as running:
-        yield running
-
-
-@pytest.fixture
-def stub():
-    with TomTomStub() as running:
-        running.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
-        yield running
-
-
-@pytest.fixture
-def sign_in(settings, issuer, stub):
-    """`/mcp` with MCP_AUTH=oauth against the local issuer (a fresh endpoint, JWKS cache included)."""
-    settings.MCP_AUTH = ["oauth"]
-    settings.MCP_HOSTED = True
-    settings.OAUTH_ISSUER = issuer.url
-    settings.OAUTH_JWKS_URL = issuer.jwks_url
-    settings.OAUTH_RESOURCE = RESOURCE
-    settings.OAUTH_AUTHORIZATION_SERVERS = [issuer.url]
-    settings.OAUTH_REQUIRED_SCOPES = ["maps"]
-    settings.TOMTOM_API_BASE_URL = stub.base_url
-    settings.TOMTOM_API_KEY = SERVER_KEY
-    http.mcp_endpoint.cache_clear()
-    yield settings
-    http.mcp_endpoint.cache_clear()
-    from tenants.store import close_connections
-
-    close_connections()
-
-
-@pytest.fixture
-def tenant(sign_in):
-    acme = Tenant.objects.create(name="Acme", claim="acme")
-    key = TenantKey(tenant=acme, label="first")
-    key.set_key(CANARY_KEY)
-    key.save()
-    return acme
-
-
-async def post(message, token: str | None = None, headers: dict | None = None):
-    extra = {**JSON["headers"], **(headers or {})}
-    if token is not None:
-        extra["Authorization"] = f"Bearer {token}"
-    return await AsyncClient().post("/mcp", json.dumps(message), content_type="application/json", headers=extra)
-
-
-def result_of(response) -> dict:
-    assert response.status_code == 200, response.content
-    return json.loads(response.json()["result"]["content"][0]["text"])
 
 
 async def test_metadata_names_this_resource_and_its_issuer(sign_in, issuer):
@@ -154,17 +88,6 @@ async def test_a_token_listing_and_calls_follow_the_tenants_terms(tenant, issuer
     assert stub.requests[-1].path.startswith("/search/2/geocode/")  # the tenant's default backend
 
 
-def _assert_refused(response, status: int, error: str | None, stub) -> dict:
-    assert response.status_code == status, response.content
-    challenge = response["WWW-Authenticate"]
-    assert challenge.startswith('Bearer resource_metadata="http://testserver/.well-known/oauth-protected-resource/mcp"')
-    if error:
-        assert f'error="{error}"' in challenge
-        assert response.json()["error"] == error
-    assert stub.requests == []
-    return response.json()
-
-
 @pytest.mark.parametrize(
     ("case", "status", "error"),
     [
@@ -200,20 +123,62 @@ async def test_a_bad_token_is_refused(tenant, issuer, stub, case, status, error)
         "no tenant claim": lambda: issuer.token(aud=RESOURCE, sub=None),
         "unknown tenant": lambda: issuer.token(aud=RESOURCE, sub="nobody"),
     }[case]()
-    body = _assert_refused(await post(GEOCODE, token), status, error, stub)
+    body = assert_refused(await post(GEOCODE, token), status, error, stub)
     if case == "missing scope":
         assert "maps" in body["error_description"]
+
+
+DEEP = [[]]
+for _ in range(100):
+    DEEP = [DEEP]
+
+
+@pytest.mark.parametrize(
+    ("header", "claims", "signed", "description"),
+    [
+        ({"alg": "RS256", "kid": 5}, {}, False, "kid is not a string"),
+        ({"alg": "RS256", "kid": ["a"]}, {}, False, "kid is not a string"),
+        ({"alg": "RS256", "kid": {"k": 1}}, {}, True, "kid is not a string"),
+        ({"alg": "RS256", "kid": "k" * 300}, {}, True, "kid is not a string of at most 255 characters"),
+        ({"alg": "RS256", "crit": ["exp"], "exp": 1}, {}, False, "critical extensions (crit)"),
+        ({"alg": "RS256", "crit": ["b64"], "b64": False}, {}, True, "critical extensions (crit)"),
+        ({"alg": "RS256", "crit": []}, {}, True, "critical extensions (crit)"),
+        ({"alg": "RS256", "crit": "exp"}, {}, True, "critical extensions (crit)"),
+        ({"alg": ["RS256"]}, {}, True, "alg is not one of RS256, ES256, PS256, EdDSA"),
+        ({"alg": "RS256", "x5c": DEEP}, {}, False, "nested too deeply"),
+        ({"alg": "RS256"}, {"deep": DEEP}, True, "nested too deeply"),
+        (b'{"alg": "RS256", "x": NaN}', {}, True, "not a JWT"),
+        ({"alg": "RS256"}, b'{"exp": Infinity, "sub": "acme"}', True, "not a JWT"),
+        (b'{"alg": "RS256", "kid": "\\ud800"}', {}, True, "not a JWT"),
+        (b"[1, 2]", {}, True, "not a JWT"),
+        ({"alg": "RS256"}, b'"just a string"', True, "not a JWT"),
+    ],
+    ids=[
+        "kid a number", "kid a list", "kid an object", "kid too long", "crit, unsigned", "crit b64", "crit empty",
+        "crit a string", "alg a list", "header nested 100 deep", "claims nested 100 deep", "NaN in the header",
+        "Infinity exp", "a lone surrogate", "header a list", "claims a string",
+    ],
+)  # fmt: skip
+async def test_a_malformed_token_header_or_claims_is_refused(tenant, issuer, stub, header, claims, signed, description):
+    """Whatever a token's header or claims hold: 401 `invalid_token` with the challenge, never a 500."""
+    if isinstance(header, dict):
+        header = {"kid": issuer.kid, "typ": "JWT", **header}
+    if isinstance(claims, dict):
+        claims = {**issuer.claims(aud=RESOURCE), **claims}
+    token = issuer.raw_token(header, claims, signed=signed)
+    body = assert_refused(await post(GEOCODE, token), 401, "invalid_token", stub)
+    assert description in body["error_description"]
 
 
 @pytest.mark.parametrize("authorization", ["Basic YWNtZTpzZWNyZXQ=", "Bearer", "Bearer a.b", "token abc"])
 async def test_a_malformed_authorization_header_is_refused(tenant, stub, authorization):
     response = await post(GEOCODE, headers={"Authorization": authorization})
-    _assert_refused(response, 401, None, stub)
+    assert_refused(response, 401, None, stub)
 
 
 async def test_a_header_key_is_no_way_in_when_only_oauth_is_on(tenant, stub):
     response = await post(GEOCODE, headers={"tomtom-api-key": "some-key"})
-    _assert_refused(response, 401, None, stub)
+    assert_refused(response, 401, None, stub)
 
 
 async def test_a_disabled_tenant_is_refused_at_once(tenant, issuer, stub):
@@ -221,27 +186,33 @@ async def test_a_disabled_tenant_is_refused_at_once(tenant, issuer, stub):
     assert result_of(await post(GEOCODE, token))["results"]
     stub.requests.clear()
     await Tenant.objects.filter(pk=tenant.pk).aupdate(enabled=False)  # what the admin's action does
-    _assert_refused(await post(GEOCODE, token), 403, "access_denied", stub)
+    assert_refused(await post(GEOCODE, token), 403, "access_denied", stub)
+
+
+def key_cache():
+    return http.mcp_endpoint().settings.sign_in.resource_server.jwks
 
 
 async def test_jwks_rotation_new_kid_is_fetched_and_an_unknown_kid_refused(tenant, issuer, stub):
+    jwks = key_cache()
+    clock = Later(jwks)
     assert result_of(await post(GEOCODE, issuer.token(aud=RESOURCE)))["results"]
     fetches = issuer.jwks_fetches
     old_key, old_kid = issuer.rotate()
-    jwks = http.mcp_endpoint().settings.sign_in.resource_server.jwks
-    cooldown, jwks.min_refetch = jwks.min_refetch, 0.0  # as if the last fetch were longer ago than the cooldown
     try:
         # a token signed with the new key: its kid is unknown to the cache, which is fetched again
+        clock.skip(jwks.min_refetch)  # once the cooldown since the last fetch has passed
         assert result_of(await post(GEOCODE, issuer.token(aud=RESOURCE)))["results"]
         assert issuer.jwks_fetches == fetches + 1
         stub.requests.clear()
         # the retired key is no longer published: its kid is unknown even after the fetch
+        clock.skip(jwks.min_refetch)
         retired = issuer.token(aud=RESOURCE, key=old_key, kid=old_kid)
-        _assert_refused(await post(GEOCODE, retired), 401, "invalid_token", stub)
+        assert_refused(await post(GEOCODE, retired), 401, "invalid_token", stub)
         assert issuer.jwks_fetches == fetches + 2
-        jwks.min_refetch = cooldown
-        # and a flood of made-up kids does not fetch the JWKS again and again
-        _assert_refused(await post(GEOCODE, issuer.token(aud=RESOURCE, kid="made-up")), 401, "invalid_token", stub)
+        # and a flood of made-up kids within the cooldown does not fetch the JWKS again and again
+        for _ in range(5):
+            assert_refused(await post(GEOCODE, issuer.token(aud=RESOURCE, kid="made-up")), 401, "invalid_token", stub)
         assert issuer.jwks_fetches == fetches + 2
     finally:
         issuer.key, issuer.kid = old_key, old_kid
@@ -277,8 +248,8 @@ async def test_both_modes_take_a_header_key_or_a_token(tenant, issuer, stub, set
     assert result_of(await post(GEOCODE, issuer.token(aud=RESOURCE)))["results"]
     assert stub.requests[-1].param("key") == CANARY_KEY
     stub.requests.clear()
-    _assert_refused(await post(GEOCODE), 401, None, stub)  # neither: challenged, never the server's key
-    _assert_refused(await post(GEOCODE, issuer.token(aud=RESOURCE, exp=1)), 401, "invalid_token", stub)
+    assert_refused(await post(GEOCODE), 401, None, stub)  # neither: challenged, never the server's key
+    assert_refused(await post(GEOCODE, issuer.token(aud=RESOURCE, exp=1)), 401, "invalid_token", stub)
 
 
 async def test_the_sdk_client_discovers_sign_in_from_the_401_and_calls_a_tool(tenant, issuer, stub):

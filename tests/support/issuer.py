@@ -5,6 +5,7 @@ served on loopback.
         token = issuer.token(aud="http://127.0.0.1:8000/mcp", sub="acme", scope="maps")
         issuer.rotate()          # a new signing key; the JWKS publishes only it
         issuer.jwks_fetches      # how many times the JWKS was read
+        issuer.jwks_fault = drip(0.05)   # how its key server misbehaves (`drip`, `hang`, `answer`)
 
 The authorization server is just enough for the SDK's client: RFC 8414 metadata and a token
 endpoint for the `client_credentials` grant (client id and secret from `clients`), issuing a JWT
@@ -20,23 +21,74 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
 import jwt
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 
 def _b64(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
+Fault = Callable[[BaseHTTPRequestHandler, "LocalIssuer"], None]
+"""How the key server answers one JWKS request instead of serving the keys at once."""
+
+
+def drip(interval: float) -> Fault:
+    """The keys, with their `Content-Length`, one byte every `interval` seconds."""
+
+    def respond(handler: BaseHTTPRequestHandler, issuer: LocalIssuer) -> None:
+        body = json.dumps(issuer.jwks()).encode()
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        for i in range(len(body)):
+            try:
+                handler.wfile.write(body[i : i + 1])
+                handler.wfile.flush()
+            except OSError:  # the client gave up
+                return
+            if issuer.closing.wait(interval):
+                return
+
+    return respond
+
+
+def hang() -> Fault:
+    """Read the request, then answer nothing until the issuer shuts down."""
+
+    def respond(handler: BaseHTTPRequestHandler, issuer: LocalIssuer) -> None:
+        issuer.closing.wait()
+
+    return respond
+
+
+def answer(body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> Fault:
+    """`body` (garbage, a wrong shape) as the key set, at once."""
+
+    def respond(handler: BaseHTTPRequestHandler, issuer: LocalIssuer) -> None:
+        handler.send_response(status)
+        for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
+            handler.send_header(name, value)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    return respond
+
+
 class LocalIssuer:
     def __init__(self, clients: dict[str, str] | None = None) -> None:
         self.clients = clients or {}
         self.jwks_fetches = 0
+        self.jwks_fault: Fault | None = None
+        self.closing = threading.Event()
         self.token_requests: list[dict[str, str]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
@@ -71,6 +123,20 @@ class LocalIssuer:
 
     def token(self, *, key: rsa.RSAPrivateKey | None = None, kid: str | None = None, **claims: Any) -> str:
         return jwt.encode(self.claims(**claims), key or self.key, algorithm="RS256", headers={"kid": kid or self.kid})
+
+    def raw_token(self, header: Any, claims: Any, *, signed: bool = True) -> str:
+        """A compact JWS of any header and claims, as JSON values or as the very bytes to encode,
+        signed RS256 with the issuer's key (whatever the header says) or with a made-up signature."""
+
+        def part(value: Any) -> str:
+            return _b64(value if isinstance(value, bytes) else json.dumps(value).encode())
+
+        signing_input = f"{part(header)}.{part(claims)}"
+        if signed:
+            signature = self.key.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+        else:
+            signature = b"not a signature"
+        return f"{signing_input}.{_b64(signature)}"
 
     def unsigned_token(self, **claims: Any) -> str:
         """`alg: none`: no signature at all."""
@@ -115,7 +181,10 @@ class LocalIssuer:
             def do_GET(self) -> None:
                 if self.path == "/.well-known/jwks.json":
                     issuer.jwks_fetches += 1
-                    self._json(200, issuer.jwks())
+                    if issuer.jwks_fault is not None:
+                        issuer.jwks_fault(self, issuer)
+                    else:
+                        self._json(200, issuer.jwks())
                 elif self.path.startswith("/.well-known/oauth-authorization-server"):
                     self._json(200, issuer.metadata())
                 else:
@@ -144,5 +213,6 @@ class LocalIssuer:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.closing.set()
         self._server.shutdown()
         self._server.server_close()

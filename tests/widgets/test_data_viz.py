@@ -20,7 +20,7 @@ from tests.support import logs
 from tests.support.https_server import LocalHttps
 from tools.context import CallContext
 from tools.definitions import data_viz
-from tools.download import DownloadPolicy
+from tools.download import DownloadPolicy, system_resolve
 from tools.mcp.appdata import APP_DATA_KEY
 from tools.mcp.service import build_dispatcher
 from tools.shaping.appdata import decode
@@ -193,6 +193,85 @@ async def test_urls_that_are_refused_before_any_lookup(stub, dispatcher, url, me
     assert error["message"].startswith(f"data_url: {message}")
     assert "secret" not in outcome.text and "token" not in outcome.text
     assert asked == []
+
+
+@pytest.mark.parametrize(
+    ("host", "message"),
+    [
+        ("a..example", "is not one DNS can look up"),
+        (".example", "is not one DNS can look up"),
+        ("a" * 64 + ".example", "is not one DNS can look up"),
+        ("data." + "b" * 64, "is not one DNS can look up"),
+        ("\u00e9" * 60 + ".example", "has no ASCII form (IDNA)"),
+        ("join\u200ded.example", "has no ASCII form (IDNA)"),
+    ],
+    ids=["empty label", "empty first label", "64-character label", "64-character last label", "long once encoded",
+         "a joiner"],
+)  # fmt: skip
+async def test_host_names_that_cannot_be_encoded_are_refused_before_any_lookup(stub, dispatcher, host, message):
+    """Names the system resolver's IDNA encoding refuses (a UnicodeError, before any query)."""
+    asked: list[str] = []
+
+    async def resolve(name: str, port: int) -> list[str]:
+        asked.append(name)
+        return await system_resolve(name, port)
+
+    context = context_with(stub, resolve=resolve)
+    outcome = await dispatcher.call(
+        "tomtom-data-viz", {"data_url": f"https://{host}/d.geojson", "layers": LAYERS}, context
+    )
+    error = outcome.data["error"]
+    assert (error["code"], error["argument"]) == ("invalid_arguments", "data_url")
+    assert message in error["message"]
+    assert asked == []
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("https://exa mple.example/d", "is not one DNS can look up"),
+        ("https://exa!mple.example/d", "is not one DNS can look up"),
+        ("https://" + ".".join(["a" * 50] * 5) + "/d", "is not one DNS can look up"),
+        ("https://[::1/d", "is not a URL"),
+        ("https://exa\uff0fmple.example/d", "is not a URL"),
+    ],
+    ids=["a space", "a punctuation mark", "254 characters", "an unclosed bracket", "a slash once normalised"],
+)
+async def test_urls_whose_host_dns_cannot_carry_are_refused_before_any_lookup(stub, dispatcher, url, message):
+    asked: list[str] = []
+    context = context_with(stub, resolve=resolver({}, asked))
+    outcome = await dispatcher.call("tomtom-data-viz", {"data_url": url, "layers": LAYERS}, context)
+    error = outcome.data["error"]
+    assert (error["code"], error["argument"]) == ("invalid_arguments", "data_url")
+    assert message in error["message"]
+    assert asked == []
+
+
+async def test_an_internationalised_name_and_path_are_fetched_in_their_ascii_form(stub, dispatcher):
+    """The lookup, TLS (SNI and the certificate) and `Host` get the name's ASCII form; the path
+    goes percent-encoded as UTF-8, an escape already there kept as it is."""
+    asked: list[str] = []
+    with LocalHttps(["xn--bcher-kva.example"]) as https:
+        https.files["/donn%C3%A9es%20v2.geojson?v=%C3%A9t%C3%A9"] = (200, GEOJSON.encode(), {}, 0.0)
+        context = context_with(
+            stub,
+            resolve=resolver({"xn--bcher-kva.example": [PUBLIC]}, asked),
+            connect=lambda address, port: ("127.0.0.1", https.port),
+            ssl_context=https.ssl_context(),
+        )
+        outcome = await dispatcher.call(
+            "tomtom-data-viz",
+            {
+                "data_url": "https://B\u00dccher.example\u3002/donn\u00e9es%20v2.geojson?v=\u00e9t\u00e9#top",
+                "layers": LAYERS,
+            },
+            context,
+        )
+    assert not outcome.is_error, outcome.text
+    assert asked == ["xn--bcher-kva.example"]
+    (seen,) = https.seen
+    assert (seen.host, seen.server_name) == ("xn--bcher-kva.example", "xn--bcher-kva.example")
+    assert seen.path == "/donn%C3%A9es%20v2.geojson?v=%C3%A9t%C3%A9"
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,7 @@ from tools.definitions import routing
 from tools.definitions.common import FULL, PointsDetail, Position
 from tools.definitions.routing import ORBIS_CARS_ONLY, DepartAt, TrafficMode
 from tools.inputs import UNIQUE, ToolInput, backend_of, rule
+from tools.shaping.shape import ID, INTEGER, NUMBER, Required, compile_spec, expect
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import TomTomSession
 
@@ -96,25 +97,33 @@ def build_request(input: MatrixRoutingInput) -> tuple[str, dict[str, Any]]:
     }
 
 
+CELL = {
+    "originIndex": Required(INTEGER),
+    "destinationIndex": Required(INTEGER),
+    "routeSummary": {"travelTimeInSeconds": NUMBER, "lengthInMeters": NUMBER, "trafficDelayInSeconds": NUMBER},
+    "detailedError": {"code": ID},
+}
+MATRIX_ANSWER = compile_spec({"data": Required([CELL])})
+"""What compact reads of a Matrix Routing answer (tools.shaping.shape)."""
+
+
 def compact_matrix(body: dict[str, Any], origins: int, destinations: int) -> dict[str, Any]:
     """The cells as a rows-by-origin matrix, and each origin's soonest-reached destination."""
-    cells = body.get("data")
-    if not isinstance(cells, list):
-        raise ToolError(ErrorCode.MALFORMED, "TomTom answered the matrix without cells.")
+    expect(body, MATRIX_ANSWER)
     matrix: list[list[dict[str, Any] | None]] = [[None] * destinations for _ in range(origins)]
-    for cell in cells:
-        i, j = (cell.get("originIndex"), cell.get("destinationIndex")) if isinstance(cell, dict) else (None, None)
-        if not (isinstance(i, int) and isinstance(j, int) and 0 <= i < origins and 0 <= j < destinations):
+    for cell in body["data"]:
+        i, j = cell["originIndex"], cell["destinationIndex"]
+        if not (0 <= i < origins and 0 <= j < destinations):
             raise ToolError(ErrorCode.MALFORMED, "TomTom answered a matrix cell outside the matrix.")
         summary = cell.get("routeSummary")
-        if isinstance(summary, dict):
+        if summary is not None:
             matrix[i][j] = {
                 "time_s": summary.get("travelTimeInSeconds"),
                 "distance_m": summary.get("lengthInMeters"),
                 "delay_s": summary.get("trafficDelayInSeconds", 0),
             }
         else:
-            error = cell.get("detailedError") if isinstance(cell.get("detailedError"), dict) else {}
+            error = cell.get("detailedError") or {}
             matrix[i][j] = {"error": str(error.get("code") or "NO_ROUTE")[:100]}
     nearest = []
     for i, row in enumerate(matrix):

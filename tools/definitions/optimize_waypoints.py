@@ -32,6 +32,8 @@ from tools.definitions import routing
 from tools.definitions.common import FULL, GEOMETRY, GeometryDetail, Position, ShowUi, answer
 from tools.inputs import ToolInput, problem, rule
 from tools.shaping.geometry import feature, route_line, with_geometry
+from tools.shaping.routes import COMPACT_ROUTE_ANSWER
+from tools.shaping.shape import INTEGER, Required, compile_spec, expect
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import TomTomSession
 from tools.widgets import MAP_APP_URI
@@ -127,10 +129,16 @@ def build_request(input: OptimizeWaypointsInput) -> tuple[str, dict[str, Any]]:
     return PATH, {"waypoints": waypoints, "options": options}
 
 
+OPTIMIZATION_ANSWER = compile_spec({"optimizedOrder": Required([INTEGER])})
+"""What is read of a Waypoint Optimization answer (tools.shaping.shape)."""
+
+
 def optimized_order(body: dict[str, Any], stops: int) -> list[int]:
-    """TomTom's `optimizedOrder`, checked to visit every stop once."""
-    order = body.get("optimizedOrder")
-    if not isinstance(order, list) or sorted(order) != list(range(stops)):
+    """TomTom's `optimizedOrder`: whole numbers (`malformed` naming the first that is not), that
+    visit every stop once."""
+    expect(body, OPTIMIZATION_ANSWER)
+    order: list[int] = body["optimizedOrder"]
+    if sorted(order) != list(range(stops)):
         raise ToolError(ErrorCode.MALFORMED, "TomTom answered without an order that visits every stop once.")
     return order
 
@@ -198,6 +206,8 @@ async def run(input: OptimizeWaypointsInput, context: CallContext) -> Answer:
     )
     if input.response_detail == FULL:
         return answer(input, {"optimization": optimization, "route": route_body, "given_route": given_body}, route_body)
+    expect(route_body, COMPACT_ROUTE_ANSWER, where="route")
+    expect(given_body, COMPACT_ROUTE_ANSWER, where="given_route")
     route = _first_route(route_body)
     data = compact_order(order, route, _first_route(given_body))
     if input.response_detail == GEOMETRY:

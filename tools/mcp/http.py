@@ -30,7 +30,7 @@ tool calls against the tenant's quotas):
 
     401 no token or an invalid one (`WWW-Authenticate: Bearer resource_metadata=...`)
     403 a scope missing (`insufficient_scope`), no such tenant, or the tenant is disabled
-    503 the tenants' table cannot be read
+    503 the tenants' table cannot be read, or no signing key of the issuer can be had
 
 Media types are compared case-insensitively. CORS preflights are answered here for allowed
 origins, and responses expose `Mcp-Session-Id` and `TomTom-Upstream-Metadata`. The server keeps
@@ -338,7 +338,7 @@ class McpEndpoint:
         if failure.status in (401, 403):
             response["WWW-Authenticate"] = self.settings.sign_in.resource_server.challenge(failure)
         if failure.status == 503:
-            response["Retry-After"] = "5"
+            response["Retry-After"] = str(failure.retry_after or 5)
         response["Cache-Control"] = "no-store"
         for name, value in cors:
             response[name] = value
@@ -481,6 +481,7 @@ def configured_sign_in() -> SignIn | None:
             algorithms=settings.OAUTH_ALGORITHMS,
             leeway_seconds=settings.OAUTH_LEEWAY_SECONDS,
             jwks_cache_seconds=settings.OAUTH_JWKS_CACHE_SECONDS,
+            jwks_max_stale_seconds=settings.OAUTH_JWKS_MAX_STALE_SECONDS,
         )
     )
     return SignIn(server, api_keys="api-key" in settings.MCP_AUTH)

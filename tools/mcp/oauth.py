@@ -3,15 +3,19 @@
 
 - `/.well-known/oauth-protected-resource` and its path-suffixed form for `MCP_PATH` (RFC 9728)
   publish `ResourceServer.metadata()`: this resource and the authorization server(s) to ask.
-- `ResourceServer.verify(token)` validates a bearer access token as a JWT from `OAUTH_ISSUER`:
-  the signature against the issuer's JWKS (cached `OAUTH_JWKS_CACHE_SECONDS`, fetched again on an
-  unknown `kid`, at most once per `JWKS_MIN_REFETCH_SECONDS`), an algorithm from the allowed
-  asymmetric set (`alg: none` and every HMAC algorithm are refused before any key is looked at),
-  `iss` exactly, `aud` naming this resource (RFC 8707), `exp` (required) and `nbf` with
-  `OAUTH_LEEWAY_SECONDS` of leeway, the required scopes (`scope` or `scp`), and the tenant claim.
-  It answers the SDK's `AccessToken`, or raises `AuthFailure`, which becomes the HTTP answer
-  with its RFC 6750 `WWW-Authenticate` challenge (`challenge()`): 401 `invalid_token` (or no
-  error at all when no token was sent), 403 `insufficient_scope` naming the scope to ask for.
+- `ResourceServer.verify(token)` validates a bearer access token as a JWT from `OAUTH_ISSUER`.
+  First its form, read strictly before PyJWT sees it (`token_header`): three base64url parts,
+  a header and claims that are JSON objects nested at most `MAX_JSON_DEPTH` deep, an algorithm
+  from the allowed asymmetric set (`alg: none` and every HMAC algorithm are refused before any
+  key is looked at), a `kid` that is a string, no `crit` (we support no extension). Then the
+  signature against the issuer's keys (tools/mcp/jwks.py: fetched within one deadline, cached,
+  kept in use while the issuer's key server fails), `iss` exactly, `aud` naming this resource
+  (RFC 8707), `exp` (required) and `nbf` with `OAUTH_LEEWAY_SECONDS` of leeway, the required
+  scopes (`scope` or `scp`), and the tenant claim. It answers the SDK's `AccessToken`, or raises
+  `AuthFailure`, which becomes the HTTP answer with its RFC 6750 `WWW-Authenticate` challenge
+  (`challenge()`): 401 `invalid_token` (or no error at all when no token was sent), 403
+  `insufficient_scope` naming the scope to ask for; or 503 with `Retry-After` when no signing
+  key can be had (the issuer's fault, not the caller's). Nothing in a token makes a 500.
 
 The token only says who is calling: it is never forwarded anywhere (TomTom gets the tenant's own
 key). The JWKS cache is a cache of the issuer's public keys, not request state: any replica
@@ -20,15 +24,14 @@ answers any request, each fetching the keys itself.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import time
+import base64
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import jwt
+import orjson
 from django.db import DatabaseError
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.routes import build_resource_metadata_url
@@ -38,29 +41,40 @@ from pydantic import AnyHttpUrl
 from core.events import ERROR_TEXT_LENGTH, clip, log
 from core.operations import TenantsUnreadable
 from tenants.store import Admission
+from tools.mcp.jwks import JwksCache, KeysUnavailable
 from tools.tomtom.credentials import bearer_token
 
 ASYMMETRIC_ALGORITHMS = frozenset(
     {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 )
-JWKS_MIN_REFETCH_SECONDS = 10.0
-"""An unknown `kid` fetches the JWKS again at most this often (a flood of made-up kids costs one fetch)."""
-JWKS_TIMEOUT_SECONDS = 5.0
-JWKS_MAX_BYTES = 256 * 1024
 MAX_TOKEN_CHARS = 16 * 1024
 MAX_CLAIM_CHARS = 255
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of a token's header or claims: a JWT needs two or three levels."""
+COMPACT_JWS = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
+"""A signed JWT: three base64url parts (RFC 7515 §7.1), the signature not empty."""
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 
 
 class AuthFailure(Exception):
-    """Why a request is not allowed in: `status` 401 or 403 and the RFC 6750 `error` code."""
+    """Why a request is not allowed in: `status` 401 or 403 and the RFC 6750 `error` code (or
+    503, with `retry_after` seconds, when sign-in cannot be decided now)."""
 
-    def __init__(self, status: int, error: str | None, description: str, *, scope: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        error: str | None,
+        description: str,
+        *,
+        scope: str | None = None,
+        retry_after: int | None = None,
+    ) -> None:
         super().__init__(description)
         self.status = status
         self.error = error
         self.description = description
         self.scope = scope
+        self.retry_after = retry_after
 
 
 def _invalid(description: str) -> AuthFailure:
@@ -79,6 +93,7 @@ class OAuthSettings:
     algorithms: Sequence[str] = ("RS256", "ES256", "PS256", "EdDSA")
     leeway_seconds: int = 30
     jwks_cache_seconds: int = 300
+    jwks_max_stale_seconds: int = 3600
 
     def __post_init__(self) -> None:
         weak = set(self.algorithms) - ASYMMETRIC_ALGORITHMS
@@ -86,63 +101,41 @@ class OAuthSettings:
             raise ValueError(f"only asymmetric JWT algorithms may be allowed, not {sorted(weak) or 'none'}")
 
 
-@dataclass(slots=True)
-class JwksCache:
-    """The issuer's signing keys by `kid`, fetched on first use, again when `max_age` old or when
-    a token names a `kid` we do not hold (at most once per `min_refetch`)."""
+def token_header(token: str) -> dict[str, Any]:
+    """The JOSE header of a compact JWS, read strictly before PyJWT sees the token: three
+    base64url parts, a header and claims that are JSON objects (RFC 8259: no NaN, no lone
+    surrogate) nested at most `MAX_JSON_DEPTH` deep; anything else is `invalid_token`."""
+    if not COMPACT_JWS.fullmatch(token):
+        raise _invalid("The access token is not a JWT")
+    header_part, claims_part, _signature = token.split(".")
+    header, claims = _json_part(header_part), _json_part(claims_part)
+    if not isinstance(header, dict) or not isinstance(claims, dict):
+        raise _invalid("The access token is not a JWT")
+    if _too_deep(header) or _too_deep(claims):
+        raise _invalid("The access token's header or claims are nested too deeply")
+    return header
 
-    url: str
-    max_age: float
-    min_refetch: float = JWKS_MIN_REFETCH_SECONDS
-    _keys: dict[str | None, jwt.PyJWK] = field(default_factory=dict)
-    _fetched_at: float = float("-inf")
-    _fetching: asyncio.Task[None] | None = None
 
-    async def key(self, kid: str | None) -> jwt.PyJWK | None:
-        now = time.monotonic()
-        if now - self._fetched_at > self.max_age or (
-            kid not in self._keys and now - self._fetched_at > self.min_refetch
-        ):
-            await self._refresh()
-        if kid is None and len(self._keys) == 1:  # an issuer with one key may leave `kid` out
-            return next(iter(self._keys.values()))
-        return self._keys.get(kid)
+def _json_part(part: str) -> Any:
+    try:
+        return orjson.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+    except ValueError:  # binascii.Error and orjson.JSONDecodeError are ValueErrors
+        raise _invalid("The access token is not a JWT") from None
 
-    async def _refresh(self) -> None:
-        """One fetch at a time per event loop; concurrent callers wait for it."""
-        task = self._fetching
-        if task is None or task.done() or task.get_loop() is not asyncio.get_running_loop():
-            task = self._fetching = asyncio.get_running_loop().create_task(self._fetch())
-        await asyncio.shield(task)
 
-    async def _fetch(self) -> None:
-        try:
-            async with (
-                httpx.AsyncClient(timeout=JWKS_TIMEOUT_SECONDS, follow_redirects=False) as client,
-                client.stream("GET", self.url, headers={"Accept": "application/json"}) as response,
-            ):
-                if response.status_code != 200:
-                    raise ValueError(f"HTTP {response.status_code}")
-                body = b""
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > JWKS_MAX_BYTES:
-                        raise ValueError(f"over {JWKS_MAX_BYTES} bytes")
-            document = json.loads(body)
-            keys: dict[str | None, jwt.PyJWK] = {}
-            for entry in document.get("keys", []) if isinstance(document, dict) else []:
-                if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
-                    continue
-                try:
-                    key = jwt.PyJWK(entry)
-                except jwt.PyJWKError:  # a key type or algorithm we do not handle: skip it
-                    continue
-                keys[entry.get("kid")] = key
-        except (httpx.HTTPError, ValueError) as exc:
-            # Keep the keys we had: an issuer hiccup must not sign everyone out. Try again soon.
-            self._fetched_at = time.monotonic() - self.max_age + self.min_refetch
-            raise AuthFailure(401, "invalid_token", "The issuer's signing keys cannot be fetched now") from exc
-        self._keys, self._fetched_at = keys, time.monotonic()
+def _too_deep(value: Any) -> bool:
+    """Whether `value` nests lists or objects more than `MAX_JSON_DEPTH` deep (no recursion)."""
+    level: list[Any] = [value]
+    for _depth in range(MAX_JSON_DEPTH + 1):
+        level = [
+            child
+            for item in level
+            if isinstance(item, (dict, list))
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def granted_scopes(claims: dict[str, Any]) -> list[str]:
@@ -160,7 +153,9 @@ class ResourceServer:
 
     def __init__(self, settings: OAuthSettings) -> None:
         self.settings = settings
-        self.jwks = JwksCache(settings.jwks_url, max_age=settings.jwks_cache_seconds)
+        self.jwks = JwksCache(
+            settings.jwks_url, max_age=settings.jwks_cache_seconds, max_stale=settings.jwks_max_stale_seconds
+        )
         self.metadata_url = str(build_resource_metadata_url(AnyHttpUrl(settings.resource)))
         self._audiences = [settings.resource.rstrip("/"), settings.resource.rstrip("/") + "/"]
 
@@ -195,17 +190,22 @@ class ResourceServer:
         """The validated token, or `AuthFailure` (see the module docstring for every rule)."""
         if len(token) > MAX_TOKEN_CHARS:
             raise _invalid("The access token is too long")
-        try:
-            header = jwt.get_unverified_header(token)
-        except jwt.DecodeError:
-            raise _invalid("The access token is not a JWT") from None
+        header = token_header(token)
         algorithm = header.get("alg")
-        if algorithm not in self.settings.algorithms:
-            raise _invalid(f"Tokens signed with {str(algorithm)[:20]!r} are not accepted")
+        if not isinstance(algorithm, str) or algorithm not in self.settings.algorithms:
+            raise _invalid(f"The access token's alg is not one of {', '.join(self.settings.algorithms)}")
         kid = header.get("kid")
-        if kid is not None and not isinstance(kid, str):
-            raise _invalid("The access token's kid is not a string")
-        key = await self.jwks.key(kid)
+        if kid is not None and not (isinstance(kid, str) and len(kid) <= MAX_CLAIM_CHARS):
+            raise _invalid(f"The access token's kid is not a string of at most {MAX_CLAIM_CHARS} characters")
+        if "crit" in header:  # RFC 7515 §4.1.11: extensions a recipient does not understand make the JWS invalid
+            raise _invalid("The access token's header names critical extensions (crit) this server does not support")
+        try:
+            key = await self.jwks.key(kid)
+        except KeysUnavailable as unavailable:
+            raise AuthFailure(
+                503, None, "Sign-in is unavailable for a moment: the issuer's signing keys cannot be had; try again",
+                retry_after=unavailable.retry_after,
+            ) from None  # fmt: skip
         if key is None:
             raise _invalid("The access token is signed with a key the issuer does not publish")
         try:

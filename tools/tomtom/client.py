@@ -15,8 +15,9 @@
   the deadline; gives up with `retry_later` (and `retry_after`, never above the cap) when
   waiting would pass it.
 - Bodies are bounded while they stream: at most `max_body_bytes` as sent and
-  `max_decoded_bytes` once decompressed (decoded a slice at a time, so a decompression bomb
-  never inflates in memory); over either is `malformed`, naming the limit.
+  `max_decoded_bytes` once decompressed (tools/bodies.py: decoded a slice at a time, so a
+  decompression bomb never inflates in memory, and the event loop runs between slices, so the
+  deadline holds while a bomb inflates); over either is `malformed`, naming the limit.
 - Status mapping: 400 -> invalid_arguments (with TomTom's message), 401/403 -> unauthorized,
   404 -> invalid_arguments, 429 -> retry_later, 5xx and timeouts -> unavailable.
 - Paths travel exactly as the tools build them (`request(path=...)` takes an encoded path: a
@@ -36,7 +37,6 @@ import re
 import ssl
 import time
 import weakref
-import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -50,12 +50,11 @@ import orjson
 from yarl import URL
 
 from core.errors import ErrorCode, ToolError
+from tools import bodies
 from tools.tomtom.backends import Backend
 
 RETRYABLE = frozenset({429, 502, 503, 504})
 MiB = 1024 * 1024
-_DECODE_SLICE = 64 * 1024
-"""Most bytes one decompression step may produce: the bound on what a bomb inflates at once."""
 T = TypeVar("T")
 _sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = weakref.WeakKeyDictionary()
 
@@ -315,60 +314,30 @@ def _too_large(what: str) -> ToolError:
 async def read_bounded(
     chunks: AsyncIterator[bytes], content_encoding: str, *, max_bytes: int, max_decoded_bytes: int
 ) -> bytes:
-    """The decoded body from `chunks` as sent, stopping with `malformed` as soon as more than
-    `max_bytes` arrived or more than `max_decoded_bytes` came out of decompression.
+    """The decoded body from `chunks` as sent (`tools.bodies.read_bounded`: decoded a slice at a
+    time, the event loop let run between slices), or `malformed` naming the limit or the fault."""
+    try:
+        return await bodies.read_bounded(
+            chunks, content_encoding, max_bytes=max_bytes, max_decoded_bytes=max_decoded_bytes
+        )
+    except bodies.BodyRefused as refused:
+        raise _refused(refused, max_bytes, max_decoded_bytes) from None
 
-    `content_encoding` may be empty/`identity`, `gzip` (several members allowed) or `deflate`
-    (zlib-wrapped or raw); anything else is `malformed`. Decompression runs `_DECODE_SLICE`
-    bytes of output at a time, so memory never holds more than the limit plus one slice. The
-    body grows in one buffer, not a list of slices: past malloc's mmap threshold it is one
-    mapping, handed back to the system when it is dropped (a list of 64 KiB slices would stay
-    in the worker's heap after a refused bomb, interleaved with other requests' objects).
-    """
-    encoding = content_encoding.strip().lower()
-    if encoding in ("", "identity"):
-        decoder = None
-    elif encoding in ("gzip", "x-gzip"):
-        decoder = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    elif encoding == "deflate":
-        decoder = zlib.decompressobj()
-    else:
-        raise ToolError(ErrorCode.MALFORMED, f"TomTom's answer has an encoding we cannot read ({encoding[:40]}).")
-    body = bytearray()
-    received = decoded = 0
-    first = True
-    async for chunk in chunks:
-        received += len(chunk)
-        if received > max_bytes:
-            raise _too_large(f"is larger than {_size(max_bytes)} (TOMTOM_MAX_BODY_BYTES)")
-        if decoder is None:
-            body += chunk
-            continue
-        data = chunk
-        while data:
-            try:
-                out = decoder.decompress(data, _DECODE_SLICE)
-            except zlib.error:
-                if first and encoding == "deflate":  # raw deflate, without the zlib wrapper
-                    decoder, first = zlib.decompressobj(-zlib.MAX_WBITS), False
-                    continue
-                raise ToolError(ErrorCode.MALFORMED, "TomTom's answer is not valid compressed data.") from None
-            first = False
-            decoded += len(out)
-            if decoded > max_decoded_bytes:
-                raise _too_large(f"inflates to more than {_size(max_decoded_bytes)} (TOMTOM_MAX_DECODED_BYTES)")
-            body += out
-            if decoder.eof:
-                data = decoder.unused_data
-                if data and encoding != "deflate":  # the next gzip member
-                    decoder = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-                else:
-                    data = b""
-            else:
-                data = decoder.unconsumed_tail
-    if decoder is not None and not decoder.eof and received:
-        raise ToolError(ErrorCode.MALFORMED, "TomTom's compressed answer was cut off.")
-    return bytes(body)
+
+def _refused(refused: bodies.BodyRefused, max_bytes: int, max_decoded_bytes: int) -> ToolError:
+    match refused.reason:
+        case "too_large":
+            return _too_large(f"is larger than {_size(max_bytes)} (TOMTOM_MAX_BODY_BYTES)")
+        case "inflates_too_large":
+            return _too_large(f"inflates to more than {_size(max_decoded_bytes)} (TOMTOM_MAX_DECODED_BYTES)")
+        case "encoding":
+            return ToolError(
+                ErrorCode.MALFORMED, f"TomTom's answer has an encoding we cannot read ({refused.encoding})."
+            )
+        case "corrupt":
+            return ToolError(ErrorCode.MALFORMED, "TomTom's answer is not valid compressed data.")
+        case "truncated":
+            return ToolError(ErrorCode.MALFORMED, "TomTom's compressed answer was cut off.")
 
 
 _DELTA_SECONDS = re.compile(r"[0-9]+")
