@@ -53,6 +53,14 @@ UPSTREAM_SECONDS = Histogram(
     "tomtom_mcp_upstream_seconds", "Time a tool call spent in TomTom requests (calls that made one).",
     ["tool", "client"], buckets=LATENCY_BUCKETS_S, registry=REGISTRY,
 )  # fmt: skip
+UPSTREAM_REQUESTS = Counter(
+    "tomtom_mcp_upstream_requests", "TomTom requests made by tool calls, retries included.",
+    ["tool", "client"], registry=REGISTRY,
+)  # fmt: skip
+UPSTREAM_RATE_LIMITED = Counter(
+    "tomtom_mcp_upstream_rate_limited", "TomTom requests answered 429 (rate limited), retries included.",
+    ["tool", "client"], registry=REGISTRY,
+)  # fmt: skip
 WIDGETS = Counter(
     "tomtom_mcp_widgets", "Widget outcomes reported by widgets: drawn or failed, by host.",
     ["outcome", "client"], registry=REGISTRY,
@@ -102,6 +110,10 @@ class MetricsHandler(logging.Handler):
             TOOL_CALL_SECONDS.labels(tool, client).observe(event.total_ms / 1000)
         if event.upstream_ms is not None and event.upstream_calls:
             UPSTREAM_SECONDS.labels(tool, client).observe(event.upstream_ms / 1000)
+        if event.upstream_calls:
+            UPSTREAM_REQUESTS.labels(tool, client).inc(event.upstream_calls)
+        if event.upstream_rate_limited:
+            UPSTREAM_RATE_LIMITED.labels(tool, client).inc(event.upstream_rate_limited)
 
 
 def collected() -> list[Metric]:

@@ -22,7 +22,7 @@ import orjson
 from core.calls import ToolCall as ToolCallEvent
 from core.calls import ToolCallFailed
 from core.errors import ErrorCode, ToolError
-from core.events import TOOL_NAME_LENGTH, TRACEBACK_LENGTH, clip, log
+from core.events import ERROR_TEXT_LENGTH, TOOL_NAME_LENGTH, TRACEBACK_LENGTH, clip, log
 from tools.context import CallContext
 from tools.definition import Answer, Tool
 from tools.registry import Registry
@@ -180,6 +180,12 @@ async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
     started = time.perf_counter()
     outcome = await next_(call)
     context = call.context
+    error = None
+    if outcome.is_error:
+        error = str(outcome.data["error"].get("message", ""))
+        for secret in context.secrets():
+            error = error.replace(secret, "***")
+        error = clip(error, ERROR_TEXT_LENGTH)
     log(
         ToolCallEvent(
             tool=clip(call.name, TOOL_NAME_LENGTH),
@@ -190,10 +196,12 @@ async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
             backend=context.effective_backend.value,
             outcome=outcome.code,
             upstream_calls=context.stats.calls,
+            upstream_rate_limited=context.stats.statuses.count(429),
             upstream_ms=round(context.stats.seconds * 1000, 1),
             total_ms=round((time.perf_counter() - started) * 1000, 1),
             bytes=outcome.size,
             request_id=context.request_id,
+            error=error,
         )
     )
     return outcome
