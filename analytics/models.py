@@ -325,3 +325,20 @@ class HostFamily(models.Model):
             re.compile(self.pattern, re.IGNORECASE)
         except re.error as error:
             raise ValidationError({"pattern": f"Not a valid regular expression: {error}."}) from None
+
+
+class IngestionMark(models.Model):
+    """How far the stored events of one family (`AppStatus`, `ToolCall`) reach: the newest event's
+    time (`data_up_to`) and when ingestion last stored a batch of them (`last_ingest`), both moved
+    forward by the ingestion store in the transaction that stores the batch
+    (analytics/ingest/store.py); and `kept_from`, the retention's cutoff (analytics/partitions.py):
+    raw events before it were dropped, their rollups stay. The reports say how fresh their figures
+    are from it, and the metrics endpoint exposes it for the ingestion-lag alert."""
+
+    family = models.CharField(max_length=32, unique=True)
+    data_up_to = models.DateTimeField(null=True)
+    last_ingest = models.DateTimeField(null=True)
+    kept_from = models.DateTimeField(null=True)
+
+    def __str__(self) -> str:
+        return f"{self.family}: up to {self.data_up_to}, last ingest {self.last_ingest}"
