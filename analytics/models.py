@@ -49,6 +49,10 @@ class AppStatusEvent(models.Model):
     if TYPE_CHECKING:
         tool: str
         client: str
+        request_id: str
+        stage: str
+        error: str
+        replica: str
 
     class Meta:
         constraints = [
@@ -191,6 +195,11 @@ class ToolCallEvent(models.Model):
         tool: str
         client: str
         outcome: str
+        error: str
+        tenant: str
+        backend: str
+        request_id: str
+        total_ms: float | None
 
     # The identity is the primary key: no surrogate id, one index less to maintain per event.
 

@@ -51,7 +51,7 @@ def test_the_totals_are_the_dashboard_tables_numbers(staff_client, known_data):
         for row in failure_counts(query, by=("client", "tool"))
     ]
     assert body == {"start": "2026-11-02", "end": "2026-11-03", "bucket": "day", "tool": "", "client": "",
-                    "family": "", "group": "client", "rows": expected}  # fmt: skip
+                    "family": "", "group": "client", "tenant": "", "backend": "", "rows": expected}  # fmt: skip
     assert body["rows"][3] == {
         "client": "cursor-vscode", "tool": "tomtom-routing", "widgets_drawn": 0, "widgets_failed": 3,
         "too_large": 0, "host_dropped": 2, "decode_failed": 0, "fetch_failed": 0, "unknown_events": 0,
@@ -112,11 +112,14 @@ def test_the_openapi_schema_describes_every_endpoint_and_stat(staff_client):
     schema = staff_client.get("/api/analytics/openapi.json").json()
 
     assert sorted(schema["paths"]) == [
+        "/api/analytics/failing-calls",
         "/api/analytics/failing-events",
         "/api/analytics/failures",
         "/api/analytics/failures/by-host",
         "/api/analytics/failures/totals",
         "/api/analytics/old-callers",
+        "/api/analytics/overview",
+        "/api/analytics/requests/{request_id}",
         "/api/analytics/tool-calls",
         "/api/analytics/tool-calls/by-host",
         "/api/analytics/tool-calls/totals",
