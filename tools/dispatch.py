@@ -84,6 +84,8 @@ Interceptor = Callable[[ToolCall, Next], Awaitable[ToolOutcome]]
 ListingFilter = Callable[[Sequence[Tool], CallContext], Sequence[Tool]]
 Refresher = Callable[[], Awaitable[None]]
 """Awaited before a listing, so a listing is never staler than a call (governance's refresh)."""
+Probe = Callable[[], Awaitable[tuple[bool, str]]]
+"""Whether a part of the dispatcher is ready to serve, and why (governance's rules; `/readyz`)."""
 
 
 class Dispatcher:
@@ -94,11 +96,14 @@ class Dispatcher:
         interceptors: Sequence[Interceptor] = (),
         listing_filters: Sequence[ListingFilter] = (),
         refreshers: Sequence[Refresher] = (),
+        probes: dict[str, Probe] | None = None,
     ) -> None:
         self.registry = registry
         self.interceptors = tuple(interceptors)
         self.listing_filters = tuple(listing_filters)
         self.refreshers = tuple(refreshers)
+        self.probes = dict(probes or {})
+        """Named readiness checks of what the dispatcher depends on (`/readyz` reports each)."""
         chain: Next = self._invoke
         for interceptor in reversed(self.interceptors):
             chain = _bind(interceptor, chain)
