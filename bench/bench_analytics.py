@@ -295,7 +295,7 @@ def report_latencies() -> list[tuple[str, str]]:
     from analytics.selectors import ReportQuery, failure_counts
     from analytics.stats import COUNT_STATS
     from analytics.tool_stats import tool_call_stats
-    from analytics.views import dashboard, tool_calls_page
+    from analytics.views import dashboard, overview_page, tool_calls_page
 
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
@@ -307,6 +307,17 @@ def report_latencies() -> list[tuple[str, str]]:
     request = RequestFactory().get("/analytics/", filters)
     calls_request = RequestFactory().get("/analytics/tool-calls/", {**filters, "group": "family"})
     request.user = calls_request.user = User(username="bench", is_staff=True, is_superuser=True, is_active=True)
+    # The overview's presets end with the current hour; the data ends at END, so the windows are
+    # given as the preset would make them then (`since`, `until`), and one ending ten hours into a
+    # day (so both edges are read from the hourly rollups).
+    overview_requests = {}
+    for label, span, end_at in (("last 24 hours", timedelta(hours=24), END), ("last 7 days", timedelta(days=7), END),
+                                ("last 30 days", timedelta(days=30), END),
+                                ("30 days ending 10:00", timedelta(days=30), END - timedelta(hours=14))):  # fmt: skip
+        overview_requests[label] = RequestFactory().get(
+            "/analytics/", {"since": (end_at - span).isoformat(), "until": end_at.isoformat()}
+        )
+        overview_requests[label].user = request.user
 
     def raw_totals() -> list[object]:
         counts = {stat.name: Count("id", filter=Q(kind=stat.kind)) for stat in COUNT_STATS}
@@ -344,17 +355,22 @@ def report_latencies() -> list[tuple[str, str]]:
              median_ms(lambda: tool_call_stats(by_family, by=("bucket", "client"), figures="counts"))),
             ("whole 30-day tool-call page (every query and the HTML)",
              median_ms(lambda: tool_calls_page(calls_request))),
+            *((f"whole overview page, {label} and the window before (rollups only; every query and the HTML)",
+               median_ms(lambda r=r: overview_page(r), cpu=True)) for label, r in overview_requests.items()),
         ]  # fmt: skip
 
 
-def median_ms(report: Callable[[], object]) -> str:
-    """Median (min, max) of 7 runs."""
-    timings = []
+def median_ms(report: Callable[[], object], *, cpu: bool = False) -> str:
+    """Median (min, max) of 7 runs; with `cpu`, also this process's median CPU time (the database's
+    own time is in the wall time only)."""
+    timings, cpu_times = [], []
     for _ in range(7):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         report()
         timings.append((time.perf_counter() - started) * 1000)
-    return f"median **{statistics.median(timings):.0f} ms** (min {min(timings):.0f}, max {max(timings):.0f})"
+        cpu_times.append((time.process_time() - started_cpu) * 1000)
+    text = f"median **{statistics.median(timings):.0f} ms** (min {min(timings):.0f}, max {max(timings):.0f})"
+    return text + (f", {statistics.median(cpu_times):.0f} ms CPU in Django" if cpu else "")
 
 
 def close_django() -> None:
