@@ -5,6 +5,7 @@ and the chart's zoom. Drill-down links carry an exact window of hours (`since`, 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from django import forms
 
@@ -45,8 +46,12 @@ class ReportForm(forms.Form):
         choices=[("", "every error code"), *((c.value, c.value) for c in ErrorCode)], required=False, label="Code"
     )
 
-    def __init__(self, *args: object, default_preset: str = "", **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, data: Any = None, *, default_preset: str = "") -> None:
+        given = data is not None and any(data.get(name) for name in ("start", "end", "since"))
+        if default_preset and data is not None and not given and "window" not in data:  # "" chooses the dates
+            data = data.copy()
+            data["window"] = default_preset
+        super().__init__(data)
         self.default_preset = default_preset
 
     def set_choices(self, *, hosts: list[str], families: list[str], tools: list[str], tenants: list[str]) -> None:

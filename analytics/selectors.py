@@ -389,8 +389,9 @@ def request_events(request_id: str, start: datetime, end: datetime, *, limit: in
     found: list[RequestEvent] = []
     calls = ToolCallEvent.objects.filter(request_id=request_id, time__gte=start, time__lt=end).order_by("time")
     for call in calls[:limit]:
-        fields = {name: getattr(call, name) for name in CALL_DETAIL_FIELDS}
-        found.append(RequestEvent(call.time, "Tool call", call.outcome, call.tool, call.client, fields))
+        fields = {name: getattr(call, name, None) for name in CALL_DETAIL_FIELDS}
+        found.append(RequestEvent(call.time, "Tool call", call.outcome, call.tool, call.client,
+                                  {k: v for k, v in fields.items() if v not in (None, "")}))  # fmt: skip
     events = AppStatusEvent.objects.filter(request_id=request_id, time__gte=start, time__lt=end).order_by("time")
     for event in events[:limit]:
         kind = BY_KIND.get(event.kind)

@@ -35,7 +35,7 @@ def ops_lines(now: datetime, *, days: int = 40, every_minutes: int = 53) -> list
         moment = now - timedelta(minutes=every_minutes * step + 1)
         host, tool = HOSTS[step % len(HOSTS)], TOOLS[(step // 3) % len(TOOLS)]
         failing = step % 7 == 0 or (host == "ChatGPT/1.2026.317" and step % 5 < 2)
-        code = list(ERRORS)[step % 3] if failing else "ok"
+        code = list(ERRORS)[(step // len(HOSTS)) % 3] if failing else "ok"
         lines.append(written(ToolCall(
             tool=tool, client=host, user_agent=f"{host[:40]}/ua", transport="http",
             tenant="acme" if step % 4 == 0 else None,

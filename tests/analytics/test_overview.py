@@ -31,7 +31,8 @@ def raw(window: Window, **filters: str) -> dict[str, float | int | None]:
     total = calls.count()
     errors = calls.exclude(outcome="ok").count()
     times = [t for t in calls.values_list("total_ms", flat=True) if t is not None]
-    cumulative = [sum(1 for t in times if bisect_left(LATENCY_BOUNDS_MS, t) <= i) for i in range(len(LATENCY_BOUNDS_MS))]
+    buckets = [bisect_left(LATENCY_BOUNDS_MS, t) for t in times]
+    cumulative = [sum(1 for b in buckets if b <= i) for i in range(len(LATENCY_BOUNDS_MS))]
     widgets = AppStatusEvent.objects.filter(time__gte=window.start, time__lt=window.end)
     failed, drawn = widgets.filter(kind="failed").count(), widgets.filter(kind="drawn").count()
     counted = not filters
