@@ -192,3 +192,23 @@ def test_staff_get_the_docs_page_from_this_servers_own_static_files(staff_client
     assert "/static/ninja/swagger-ui.css" in referenced
     assert [url for url in referenced if not url.startswith("/")] == []  # no CDN, no other host
     assert "//" not in "".join(referenced)
+
+
+def test_the_overview_the_failing_calls_and_the_filters_widgets_cannot_honour(staff_client, known_data, known_calls):
+    overview = staff_client.get("/api/analytics/overview?start=2026-11-02&end=2026-11-03").json()
+    figures = {figure["name"]: figure for figure in overview["figures"]}
+    assert (figures["calls"]["value"], figures["error_rate"]["value"]) == (8, 3 / 8)
+    assert figures["widget_unreported_rate"] == {
+        **figures["widget_unreported_rate"], "value": None, "available": False}  # fmt: skip
+    assert overview["freshness"]["data_up_to"] == "2026-11-03T09:45:00Z"
+
+    calls = staff_client.get("/api/analytics/failing-calls?start=2026-11-02&end=2026-11-03&tenant=-").json()
+    assert calls["count"] == 3 and {group["code"] for group in calls["groups"]} == {
+        "invalid_arguments", "unavailable", "retry_later"}  # fmt: skip
+    by_backend = staff_client.get("/api/analytics/tool-calls/totals?start=2026-11-02&end=2026-11-03"
+                                  "&backend=tomtom-maps&by=backend").json()  # fmt: skip
+    assert [(row["backend"], row["calls"]) for row in by_backend["rows"]] == [("tomtom-maps", 1)]
+
+    refused = staff_client.get("/api/analytics/failures/totals?start=2026-11-02&end=2026-11-03&backend=tomtom-maps")
+    assert refused.status_code == 422
+    assert refused.json() == {"detail": "widget events record no backend: widget figures cannot be filtered by it"}
