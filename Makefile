@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE := tomtom_mcp.settings
 
-.PHONY: run serve-prod test test-python test-db test-deploy lint conformance bench browser-deps widget-deps deploy-deps lock clean
+.PHONY: run serve-prod test test-python test-db test-deploy lint conformance bench browser-deps widget-deps deploy-deps alert-deps alert-test lock clean
 
 # Installed with constraints.txt: the whole dependency tree at the versions locked there.
 $(VENV)/.installed: pyproject.toml constraints.txt
@@ -59,6 +59,14 @@ test-deploy: $(VENV)/.installed
 
 deploy-deps:
 	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || (apt-get update -qq && apt-get install -y -qq nginx >/dev/null)
+
+# promtool, for the alerting rules' unit tests (deploy/prometheus/; tests/test_alerts.py runs them too).
+alert-deps:
+	@command -v promtool >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null)
+
+alert-test:
+	promtool check rules deploy/prometheus/tomtom-mcp-alerts.yml
+	cd deploy/prometheus && promtool test rules tomtom-mcp-alerts.test.yml
 
 bench: $(VENV)/.installed
 	$(PY) bench/bench_simplify.py

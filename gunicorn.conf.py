@@ -6,7 +6,7 @@ environment: WEB_CONCURRENCY (workers, default 2), BIND (default 127.0.0.1:8000)
 
 import os
 
-from tomtom_mcp.logging import server_log_config
+from tomtom_mcp.logging import ListeningAddress, server_log_config
 
 worker_class = "uvicorn_worker.UvicornWorker"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
@@ -28,7 +28,9 @@ max_requests_jitter = max_requests // 10
 
 
 def on_starting(server):
-    """Prometheus multiprocess mode (docs/analytics.md): start from an empty metrics directory."""
+    """The start line's address (tomtom_mcp/logging.py, as bound: `BIND` or `-b`); Prometheus
+    multiprocess mode (docs/analytics.md): start from an empty metrics directory."""
+    ListeningAddress.configure(server.cfg.address)
     directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if directory:
         os.makedirs(directory, exist_ok=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from functools import wraps
 from typing import Annotated, Any, Literal
 
@@ -27,15 +27,24 @@ from ninja.openapi.views import openapi_view
 from ninja.security import HttpBearer, SessionAuthIsStaff
 from pydantic import create_model
 
+from analytics.forms import BACKENDS
 from analytics.models import FAILING_KINDS, OLD_CALLER_KINDS
+from analytics.overview import DEFAULT_PRESET, PRESETS, Window, overview
 from analytics.selectors import (
+    NO_TENANT,
+    REQUEST_WINDOW,
     Bucket,
     Dimension,
     Group,
     ReportQuery,
+    UnsupportedFilter,
+    failing_call_groups,
+    failing_calls,
     failing_events,
     failure_counts,
     old_callers,
+    request_events,
+    retention_gap,
 )
 from analytics.stats import COUNT_STATS, RATE_STATS
 from analytics.tool_stats import ERROR_CODES, OTHER_ERRORS, TOOL_CALL_STATS, CallDimension, tool_call_stats
@@ -99,8 +108,22 @@ class Filters(Schema):
     client: str = Field("", description="Only this host (client name).")
     family: str = Field("", description="Only the hosts of this host family.")
     group: Group = Field("client", description="Report hosts by exact client name or by host family.")
+    tenant: str = Field("", description=f"Only this tenant's calls (`{NO_TENANT}`: callers with an API key). Widget "
+                        "events record no tenant: widget endpoints answer 422 with it.")  # fmt: skip
+    backend: Literal[("", *BACKENDS)] = Field(  # type: ignore[valid-type]
+        "", description="Only calls served by this TomTom backend. Widget endpoints answer 422 with it."
+    )
+    window: Literal["", "24h", "7d", "30d"] = Field(
+        "", description="A preset window of whole UTC hours up to the end of the current one (overrides the dates)."
+    )
+    since: datetime | None = Field(None, description="First UTC hour of a window (with `until`; overrides the dates).")
+    until: datetime | None = Field(None, description="The first moment after the window (a whole UTC hour).")
 
     def query(self) -> ReportQuery:
+        since, until = self.since, self.until
+        if self.window and since is None:
+            window = Window.preset(self.window, datetime.now(UTC))
+            since, until = window.start, window.end
         try:
             return ReportQuery.from_filters(
                 start=self.start,
@@ -110,6 +133,10 @@ class Filters(Schema):
                 client=self.client,
                 family=self.family,
                 group=self.group,
+                tenant=self.tenant,
+                backend=self.backend,
+                since=since,
+                until=until,
             )
         except ValueError as error:
             raise HttpError(422, str(error)) from None
@@ -153,6 +180,8 @@ class Report(Schema):
     client: str
     family: str
     group: str
+    tenant: str
+    backend: str
 
 
 class FailureReport(Report):
@@ -202,7 +231,15 @@ class OldCaller(Schema):
 
 def _report(query: ReportQuery, by: tuple[Dimension, ...]) -> dict[str, object]:
     """The query and its rows; each response schema keeps the dimensions it groups by."""
-    return {**_report_head(query), "rows": [row.as_dict() for row in failure_counts(query, by=by)]}
+    return {**_report_head(query), "rows": [row.as_dict() for row in _widgets(failure_counts, query, by=by)]}
+
+
+def _widgets(report: Callable[..., Any], query: ReportQuery, **options: Any) -> Any:
+    """A widget report; 422 for a filter widget events do not record (tenant, backend)."""
+    try:
+        return report(query, **options)
+    except UnsupportedFilter as error:
+        raise HttpError(422, str(error)) from None
 
 
 @api.get("/failures", response=FailureReport, url_name="failures")
@@ -232,14 +269,14 @@ def failing_events_list(
     offset: Annotated[int, Field(ge=0)] = 0,
 ) -> dict[str, object]:
     """The events behind the failure counts, newest first (the dashboard's drill-down)."""
-    events = failing_events(filters.query(), kinds=[kind] if kind else FAILING_KINDS)
+    events = _widgets(failing_events, filters.query(), kinds=[kind] if kind else FAILING_KINDS)
     return {"count": events.count(), "events": list(events[offset : offset + limit])}
 
 
 @api.get("/old-callers", response=list[OldCaller], url_name="old_callers")
 def old_callers_list(request: HttpRequest, filters: Query[Filters]) -> list[object]:
     """Who still calls retired tool names or outdated inputs, with counts, first and last seen."""
-    return list(old_callers(filters.query()))
+    return list(_widgets(old_callers, filters.query()))
 
 
 ERROR_CODE_STATS = frozenset({*ERROR_CODES, OTHER_ERRORS})
@@ -251,7 +288,7 @@ _TOOL_CALL_FIELDS: dict[str, Any] = {
     "client": (str | None, Field(description="The host (client name or family); null when not grouped by it.")),
     "tool": (str | None, Field(description="Null when not grouped by it.")),
     "backend": (str | None, Field(description="The TomTom backend; null when not grouped by it.")),
-    "tenant": (str | None, Field(description="Empty until the server logs tenants; null when not grouped by it.")),
+    "tenant": (str | None, Field(description="Empty for callers with an API key; null when not grouped by it.")),
     **{
         stat.name: (
             _CALL_TYPES.get(stat.name, int if stat.name in ERROR_CODE_STATS else float | None),
@@ -275,7 +312,8 @@ def _call_report(query: ReportQuery, by: tuple[CallDimension, ...]) -> dict[str,
 
 def _report_head(query: ReportQuery) -> dict[str, object]:
     return {"start": query.start, "end": query.end, "bucket": query.bucket, "tool": query.tool,
-            "client": query.client, "family": query.family, "group": query.group}  # fmt: skip
+            "client": query.client, "family": query.family, "group": query.group, "tenant": query.tenant,
+            "backend": query.backend}  # fmt: skip
 
 
 @api.get("/tool-calls", response=ToolCallReport, url_name="tool_calls")
@@ -302,3 +340,154 @@ def tool_call_totals(
     """Tool calls over the whole range, per host and tool (or the dimensions in `by`): the tool-call page's tables."""
     dimensions = tuple(dict.fromkeys(by or ("client", "tool")))
     return _call_report(filters.query(), dimensions)
+
+
+# -- The overview and the drill-down --------------------------------------------------------------
+
+
+class OverviewFigure(Schema):
+    name: str
+    title: str
+    unit: Literal["count", "rate", "ms"]
+    description: str
+    value: float | None = Field(description="This window's value; null when it has no sample (never a fake zero).")
+    previous: float | None = Field(description="The previous window's value.")
+    change: float | None = Field(description="A ratio for counts and times; a difference (fraction) for rates.")
+    sample: str
+    available: bool = Field(description="False: the events do not record what it counts yet (no value).")
+
+
+class RankedRow(Schema):
+    name: str
+    calls: int
+    errors: int
+    error_rate: float | None
+    previous_error_rate: float | None
+    widgets_failed: int
+    widgets_reported: int
+    widget_failure_rate: float | None
+    previous_widget_failure_rate: float | None
+    p95_ms: float | None
+    previous_p95_ms: float | None
+    small_sample: bool
+
+
+class Freshness(Schema):
+    data_up_to: datetime | None = Field(description="Time of the newest event stored.")
+    last_ingest: datetime | None = Field(description="When ingestion last stored a batch.")
+    raw_events_kept_from: datetime | None = Field(description="Raw events before this were removed by the retention.")
+    lagging: bool = Field(description="The newest event is older than ANALYTICS_INGEST_LAG_SECONDS.")
+
+
+class OverviewReport(Schema):
+    start: datetime
+    end: datetime
+    previous_start: datetime
+    tenant: str
+    backend: str
+    figures: list[OverviewFigure]
+    worst_hosts: list[RankedRow]
+    worst_tools: list[RankedRow]
+    freshness: Freshness
+
+
+def _ranked(rows: Any) -> list[dict[str, object]]:
+    return [
+        {"name": r.name, "calls": r.now.calls, "errors": r.now.errors, "error_rate": r.now.error_rate,
+         "previous_error_rate": r.before.error_rate, "widgets_failed": r.now.failed,
+         "widgets_reported": r.now.reported, "widget_failure_rate": r.now.failure_rate,
+         "previous_widget_failure_rate": r.before.failure_rate, "p95_ms": r.now.p95_ms,
+         "previous_p95_ms": r.before.p95_ms, "small_sample": r.small_sample}
+        for r in rows
+    ]  # fmt: skip
+
+
+@api.get("/overview", response=OverviewReport, url_name="overview")
+def overview_report(request: HttpRequest, filters: Query[Filters]) -> dict[str, object]:
+    """The overview page's figures: a window (`window`, `since`/`until`, or whole days) against the
+    window of the same length before it, the worst hosts and tools, and the data's freshness.
+    Without a window or dates: the last 24 hours."""
+    if not (filters.window or filters.since or filters.start or filters.end):
+        filters.window = DEFAULT_PRESET  # type: ignore[assignment]
+    query = filters.query()
+    label = PRESETS[filters.window][0] if filters.window else ""
+    found = overview(query, Window(query.start_time, query.end_time, label))
+    fresh = found.freshness
+    return {
+        "start": found.window.start, "end": found.window.end, "previous_start": found.previous.start,
+        "tenant": query.tenant, "backend": query.backend,
+        "figures": [{"name": f.name, "title": f.title, "unit": f.unit, "description": f.description, "value": f.value,
+                     "previous": f.previous, "change": f.change, "sample": f.sample, "available": f.available}
+                    for f in found.figures],
+        "worst_hosts": _ranked(found.worst_hosts), "worst_tools": _ranked(found.worst_tools),
+        "freshness": {"data_up_to": fresh.data_up_to, "last_ingest": fresh.last_ingest,
+                      "raw_events_kept_from": fresh.kept_from, "lagging": fresh.lagging},
+    }  # fmt: skip
+
+
+class FailingCall(Schema):
+    time: datetime
+    client: str
+    tool: str
+    outcome: str = Field(description="The error code.")
+    error: str = Field(description="The error's message as the caller read it (keys masked).")
+    request_id: str
+    tenant: str
+    backend: str
+    total_ms: float | None
+
+
+class MessageGroupRow(Schema):
+    code: str
+    message: str
+    count: int
+    first: datetime
+    last: datetime
+
+
+class RetentionGapRow(Schema):
+    kept_from: datetime = Field(description="Raw events before this were removed by the retention.")
+    counted: int = Field(description="Failing calls of the range before then: counted by the figures, not listed.")
+
+
+class FailingCallPage(Schema):
+    count: int = Field(description="Failing calls in the range (with `code`, `message`), all pages.")
+    groups: list[MessageGroupRow] = Field(description="By code and message, the largest first (at most 50).")
+    group_count: int
+    removed_by_retention: RetentionGapRow | None
+    calls: list[FailingCall]
+
+
+@api.get("/failing-calls", response=FailingCallPage, url_name="failing_calls")
+def failing_calls_list(
+    request: HttpRequest,
+    filters: Query[Filters],
+    code: str = "",
+    message: str | None = None,
+    limit: Annotated[int, Field(ge=1, le=MAX_EVENTS)] = 100,
+    offset: Annotated[int, Field(ge=0)] = 0,
+) -> dict[str, object]:
+    """The calls behind an error figure, newest first, and their groups by code and message."""
+    query = filters.query()
+    calls = failing_calls(query, code=code, message=message)
+    groups, group_count = failing_call_groups(query, code=code)
+    gap = retention_gap(query, "ToolCall")
+    return {"count": calls.count(), "groups": groups, "group_count": group_count,
+            "removed_by_retention": gap, "calls": list(calls[offset : offset + limit])}  # fmt: skip
+
+
+class RequestEventRow(Schema):
+    time: datetime
+    message: str
+    kind: str = Field(description="The app-status kind, or the tool call's outcome.")
+    tool: str
+    client: str
+    fields: dict[str, Any]
+
+
+@api.get("/requests/{request_id}", response=list[RequestEventRow], url_name="request")
+def request_events_list(request: HttpRequest, request_id: str, at: datetime | None = None) -> list[object]:
+    """Every stored event of one call (its tool call, app data, widget reports), a day either side of `at`."""
+    moment = at or datetime.now(UTC)
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return list(request_events(request_id[:64], moment - REQUEST_WINDOW, moment + REQUEST_WINDOW))

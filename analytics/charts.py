@@ -6,6 +6,12 @@ rate; the line breaks there rather than pretending zero. `error_rate_chart` does
 tool calls. Every point says its sample size on hover, and a point from fewer than `min_events`
 events is drawn hollow: a rate from three events is not a trend. The y axis runs 0 to 100 %, or
 with `zoom` from 0 to just above the highest rate, so low series stay apart.
+
+At most `TOP_SERIES` hosts get a line of their own: those with the most events in the range
+(ties by name); the rest are summed into one `other` line (their failures over their events).
+Colours are Paul Tol's "bright" scheme, chosen to stay distinct for colour-blind readers, and
+`other` is grey; the template draws them as CSS variables (analytics/dashboard.css), so dark
+mode (the admin's own theme switch) has its own shades.
 """
 
 from __future__ import annotations
@@ -25,7 +31,11 @@ PLOT_WIDTH, PLOT_HEIGHT = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 MAX_X_TICKS = 8
 MAX_MARKED_BUCKETS = 200
 """Up to this many buckets each point gets a marker with a tooltip."""
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
+TOP_SERIES = 6
+PALETTE = tuple(f"var(--analytics-series-{index})" for index in range(1, TOP_SERIES + 1))
+"""Tol's bright scheme (blue, red, green, yellow, cyan, purple), set in analytics/dashboard.css."""
+OTHER = "other"
+OTHER_COLOR = "var(--analytics-series-other)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +51,8 @@ class Point:
 class Line:
     host: str
     color: str
+    index: int
+    """1 to TOP_SERIES; 0 for `other`."""
     path: str
     """SVG path data; a new `M` after every bucket without a rate."""
     points: tuple[Point, ...]
@@ -74,8 +86,8 @@ class LineChart:
         return self.left + self.plot_width
 
 
-Series = dict[str, dict[datetime, tuple[float, int, str]]]
-"""host -> bucket -> (rate, events behind it, what they were)."""
+Series = dict[str, dict[datetime, tuple[int, int]]]
+"""host -> bucket -> (failures, events): the rate is failures / events."""
 ZOOM_STEPS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0)
 
 
@@ -85,11 +97,10 @@ def failure_rate_chart(
     """One line per host (client) through `buckets`; `rows` grouped by bucket and client."""
     series: Series = defaultdict(dict)
     for row in rows:
-        rate = FAILURE_RATE.value(row.counts)
-        if rate is not None and row.client is not None and row.bucket is not None:
-            failed, drawn = row.counts["widgets_failed"], row.counts["widgets_drawn"]
-            series[row.client][row.bucket] = (rate, failed + drawn, f"{failed} of {failed + drawn} widgets failed")
-    return line_chart(buckets, series, bucket, min_events=min_events, zoom=zoom)
+        failed, drawn = row.counts[FAILURE_RATE.numerator], row.counts["widgets_drawn"]
+        if failed + drawn and row.client is not None and row.bucket is not None:
+            series[row.client][row.bucket] = (failed, failed + drawn)
+    return line_chart(buckets, series, bucket, noun="widgets", min_events=min_events, zoom=zoom)
 
 
 def error_rate_chart(
@@ -100,16 +111,34 @@ def error_rate_chart(
     for row in rows:
         errors, calls = row.errors, row.calls
         if row.client is not None and row.bucket is not None and calls:
-            series[row.client][row.bucket] = (errors / calls, calls, f"{errors} of {calls} calls failed")
-    return line_chart(buckets, series, bucket, min_events=min_events, zoom=zoom)
+            series[row.client][row.bucket] = (errors, calls)
+    return line_chart(buckets, series, bucket, noun="calls", min_events=min_events, zoom=zoom)
 
 
-def line_chart(buckets: list[datetime], series: Series, bucket: Bucket, *, min_events: int, zoom: bool) -> LineChart:
+def top_series(series: Series, count: int = TOP_SERIES) -> Series:
+    """The `count` hosts with the most events, each its own; the rest summed as `other`."""
+    sizes = sorted(series, key=lambda host: (-sum(events for _, events in series[host].values()), host))
+    kept: Series = {host: series[host] for host in sizes[:count]}
+    rest: dict[datetime, tuple[int, int]] = {}
+    for host in sizes[count:]:
+        for start, (failures, events) in series[host].items():
+            before = rest.get(start, (0, 0))
+            rest[start] = (before[0] + failures, before[1] + events)
+    if rest:
+        kept[OTHER] = rest
+    return kept
+
+
+def line_chart(
+    buckets: list[datetime], series: Series, bucket: Bucket, *, noun: str, min_events: int, zoom: bool
+) -> LineChart:
+    series = top_series(series)
     top = _zoomed_top(series) if zoom else 1.0
     label = "%Y-%m-%d %H:00" if bucket == "hour" else "%Y-%m-%d"
     marked = len(buckets) <= MAX_MARKED_BUCKETS
     lines = []
-    for index, host in enumerate(sorted(series)):
+    named = sorted(host for host in series if host != OTHER)
+    for index, host in enumerate([*named, *([OTHER] if OTHER in series else [])]):
         path: list[str] = []
         points: list[Point] = []
         gap = True
@@ -117,13 +146,17 @@ def line_chart(buckets: list[datetime], series: Series, bucket: Bucket, *, min_e
             if (found := series[host].get(start)) is None:
                 gap = True
                 continue
-            rate, events, detail = found
+            failures, events = found
+            rate = failures / events
             x, y = _x(position, len(buckets)), TOP + (1 - rate / top) * PLOT_HEIGHT
             path.append(f"{'M' if gap else 'L'}{x:.1f},{y:.1f}")
+            detail = f"{failures} of {events} {noun} failed"
             title = f"{host}, {start.strftime(label)}: {rate:.1%} ({detail}; n = {events})"
             points.append(Point(x, y, title, hollow=events < min_events))
             gap = False
-        lines.append(Line(host, PALETTE[index % len(PALETTE)], " ".join(path), tuple(points)))
+        other = host == OTHER
+        color = OTHER_COLOR if other else PALETTE[index % len(PALETTE)]
+        lines.append(Line(host, color, 0 if other else index + 1, " ".join(path), tuple(points)))
     step = max(1, -(-len(buckets) // MAX_X_TICKS))
     x_ticks = tuple(
         Tick(_x(position, len(buckets)), start.strftime(label))
@@ -139,7 +172,7 @@ def line_chart(buckets: list[datetime], series: Series, bucket: Bucket, *, min_e
 
 def _zoomed_top(series: Series) -> float:
     """The smallest step in ZOOM_STEPS at or above every rate (100 % at most)."""
-    highest = max((rate for points in series.values() for rate, _, _ in points.values()), default=1.0)
+    highest = max((f / n for points in series.values() for f, n in points.values()), default=1.0)
     return next((step for step in ZOOM_STEPS if step >= highest), 1.0)
 
 

@@ -1,33 +1,62 @@
-"""The dashboards' filters: a date range (whole UTC days, ISO dates), bucket size, tool, host or
-host family, how hosts are grouped, and the chart's zoom."""
+"""The dashboards' filters: a window (a preset: the last 24 hours, 7 days or 30 days; or whole UTC
+days as ISO dates), bucket size, tool, host or host family, tenant, backend, how hosts are grouped,
+and the chart's zoom. Drill-down links carry an exact window of hours (`since`, `until`)."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
 
 from django import forms
 
 from analytics.families import FAMILY_PREFIX
 from analytics.models import FAILING_KINDS
-from analytics.selectors import ReportQuery
+from analytics.overview import DEFAULT_PRESET, PRESETS, Window
+from analytics.selectors import NO_TENANT, ReportQuery
+from core.calls import ToolCall
+from core.errors import ErrorCode
+from core.events import describe
 
 ISO_DATE = {"placeholder": "YYYY-MM-DD", "pattern": r"\d{4}-\d{2}-\d{2}", "size": 10, "inputmode": "numeric"}
+BACKENDS: tuple[str, ...] = describe(ToolCall).field("backend").values or ()
+"""The TomTom backends a call can be served by (core/calls.py)."""
 
 
 class ReportForm(forms.Form):
+    window = forms.ChoiceField(
+        choices=[("", "Dates below"), *((name, label) for name, (label, _) in PRESETS.items())], required=False,
+        label="Window",
+    )  # fmt: skip
     # Text, not type="date": a browser shows its locale's format there (mm/dd/yyyy); ISO is unambiguous.
     start = forms.DateField(required=False, input_formats=["%Y-%m-%d"], widget=forms.TextInput(attrs=ISO_DATE))
     end = forms.DateField(required=False, input_formats=["%Y-%m-%d"], widget=forms.TextInput(attrs=ISO_DATE))
+    since = forms.DateTimeField(required=False, widget=forms.HiddenInput())
+    until = forms.DateTimeField(required=False, widget=forms.HiddenInput())
     bucket = forms.ChoiceField(choices=[("day", "Day"), ("hour", "Hour")], required=False)
     tool = forms.CharField(required=False, widget=forms.Select())
     client = forms.CharField(required=False, label="Host", widget=forms.Select())
+    tenant = forms.CharField(required=False, widget=forms.Select())
+    backend = forms.ChoiceField(choices=[("", "every backend"), *((b, b) for b in BACKENDS)], required=False)
     group = forms.ChoiceField(
         choices=[("client", "exact client name"), ("family", "host family")], required=False, label="Hosts by"
     )
     zoom = forms.BooleanField(required=False, label="Zoom the chart to the data")
     kind = forms.ChoiceField(choices=[("", "every failing kind"), *[(k, k) for k in FAILING_KINDS]], required=False)
+    code = forms.ChoiceField(
+        choices=[("", "every error code"), *((c.value, c.value) for c in ErrorCode)], required=False, label="Code"
+    )
 
-    def set_choices(self, *, hosts: list[str], families: list[str], tools: list[str]) -> None:
+    def __init__(self, data: Any = None, *, default_preset: str = "") -> None:
+        given = data is not None and any(data.get(name) for name in ("start", "end", "since"))
+        if default_preset and data is not None and not given and "window" not in data:  # "" chooses the dates
+            data = data.copy()
+            data["window"] = default_preset
+        super().__init__(data)
+        self.default_preset = default_preset
+
+    def set_choices(self, *, hosts: list[str], families: list[str], tools: list[str], tenants: list[str]) -> None:
         """The host select offers the families, then the hosts, present in the range; the tool
-        select the tools. A value given that is not among them is kept as an option."""
+        and tenant selects those present. A value given that is not among them is kept as an option."""
         data = self.cleaned_data if hasattr(self, "cleaned_data") else {}
         family_options = [(f"{FAMILY_PREFIX}{name}", name) for name in families]
         host_options = [(host, host) for host in hosts]
@@ -43,23 +72,43 @@ class ReportForm(forms.Form):
         if (tool := data.get("tool") or "") and tool not in tools:
             tool_options.insert(0, (tool, tool))
         self.fields["tool"].widget.choices = [("", "every tool"), *tool_options]
+        tenant_options = [(tenant, tenant) for tenant in tenants if tenant]
+        if (tenant := data.get("tenant") or "") and tenant != NO_TENANT and tenant not in tenants:
+            tenant_options.insert(0, (tenant, tenant))
+        self.fields["tenant"].widget.choices = [("", "every tenant"), (NO_TENANT, "no tenant (API key)"),
+                                                *tenant_options]  # fmt: skip
 
-    def report_query(self) -> ReportQuery:
+    @property
+    def preset(self) -> str:
+        """The preset window in force: the one chosen, else the page's default unless dates are given."""
+        data = self.cleaned_data if hasattr(self, "cleaned_data") else {}
+        if data.get("window") in PRESETS:
+            return data["window"]
+        if data.get("start") or data.get("end") or data.get("since") or self.data.get("window") == "":
+            return ""
+        return self.default_preset
+
+    def report_query(self, now: datetime | None = None) -> ReportQuery:
         """The query the filters describe; call after is_valid(). Impossible filters become a
         form error and the default query. A host value `family:NAME` filters by family."""
         data = self.cleaned_data
         client = (data.get("client") or "").strip()
         family = client.removeprefix(FAMILY_PREFIX) if client.startswith(FAMILY_PREFIX) else ""
+        since, until = data.get("since"), data.get("until")
+        if self.preset and not since:
+            window = Window.preset(self.preset, now or datetime.now(UTC))
+            since, until = window.start, window.end
+        filters = {
+            "bucket": data.get("bucket"), "tool": data.get("tool"), "client": "" if family else client,
+            "family": family, "group": data.get("group"), "tenant": data.get("tenant"),
+            "backend": data.get("backend"),
+        }  # fmt: skip
         try:
-            return ReportQuery.from_filters(
-                start=data.get("start"),
-                end=data.get("end"),
-                bucket=data.get("bucket"),
-                tool=data.get("tool"),
-                client="" if family else client,
-                family=family,
-                group=data.get("group"),
-            )
+            return ReportQuery.from_filters(start=data.get("start"), end=data.get("end"), since=since, until=until,
+                                            **filters)  # fmt: skip
         except ValueError as error:
             self.add_error(None, str(error))
             return ReportQuery.from_filters(start=None, end=None, bucket=None, tool=None, client=None)
+
+
+DEFAULT_OVERVIEW_PRESET = DEFAULT_PRESET

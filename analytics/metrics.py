@@ -25,9 +25,10 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
-from prometheus_client.core import Metric
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from core.app_status import Drawn, Failed
@@ -52,6 +53,14 @@ TOOL_CALL_SECONDS = Histogram(
 UPSTREAM_SECONDS = Histogram(
     "tomtom_mcp_upstream_seconds", "Time a tool call spent in TomTom requests (calls that made one).",
     ["tool", "client"], buckets=LATENCY_BUCKETS_S, registry=REGISTRY,
+)  # fmt: skip
+UPSTREAM_REQUESTS = Counter(
+    "tomtom_mcp_upstream_requests", "TomTom requests made by tool calls, retries included.",
+    ["tool", "client"], registry=REGISTRY,
+)  # fmt: skip
+UPSTREAM_RATE_LIMITED = Counter(
+    "tomtom_mcp_upstream_rate_limited", "TomTom requests answered 429 (rate limited), retries included.",
+    ["tool", "client"], registry=REGISTRY,
 )  # fmt: skip
 WIDGETS = Counter(
     "tomtom_mcp_widgets", "Widget outcomes reported by widgets: drawn or failed, by host.",
@@ -102,6 +111,10 @@ class MetricsHandler(logging.Handler):
             TOOL_CALL_SECONDS.labels(tool, client).observe(event.total_ms / 1000)
         if event.upstream_ms is not None and event.upstream_calls:
             UPSTREAM_SECONDS.labels(tool, client).observe(event.upstream_ms / 1000)
+        if event.upstream_calls:
+            UPSTREAM_REQUESTS.labels(tool, client).inc(event.upstream_calls)
+        if event.upstream_rate_limited:
+            UPSTREAM_RATE_LIMITED.labels(tool, client).inc(event.upstream_rate_limited)
 
 
 def collected() -> list[Metric]:
@@ -142,10 +155,34 @@ class _Families:
         yield from self._metrics
 
 
-def exposition(family_of: Callable[[str], str]) -> bytes:
-    """The Prometheus text exposition of every metric, by host family."""
+INGESTION_GAUGES = (
+    ("data_up_to", "tomtom_mcp_analytics_data_up_to_timestamp_seconds",
+     "Time of the newest event stored, per family of events (AppStatus, ToolCall)."),
+    ("last_ingest", "tomtom_mcp_analytics_last_ingest_timestamp_seconds",
+     "When ingestion last stored a batch of events, per family."),
+    ("kept_from", "tomtom_mcp_analytics_raw_events_kept_from_timestamp_seconds",
+     "The retention's cutoff: raw events before it were dropped (rollups stay), per family."),
+)  # fmt: skip
+"""The analytics store's own freshness, read from the database at each scrape (the same on every
+replica: alert rules take their `max`)."""
+
+
+def ingestion_metrics(marks: Iterable[Any]) -> list[Metric]:
+    """Gauges of `IngestionMark` rows: a sample per family whose time is known."""
+    metrics: list[Metric] = []
+    for field, name, documentation in INGESTION_GAUGES:
+        gauge = GaugeMetricFamily(name, documentation, labels=["family"])
+        for mark in marks:
+            if (moment := getattr(mark, field)) is not None:
+                gauge.add_metric([mark.family], moment.timestamp())
+        metrics.append(gauge)
+    return metrics
+
+
+def exposition(family_of: Callable[[str], str], marks: Iterable[Any] = ()) -> bytes:
+    """The Prometheus text exposition of every metric, by host family, and the ingestion gauges."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Families(list(by_family(collected(), family_of))))
+    registry.register(_Families([*by_family(collected(), family_of), *ingestion_metrics(list(marks))]))
     return generate_latest(registry)
 
 
@@ -161,6 +198,7 @@ def metrics_view(request):
     from django.http import Http404, HttpResponse
 
     from analytics.families import Families
+    from analytics.models import IngestionMark
 
     token = settings.ANALYTICS_METRICS_TOKEN
     if not token:
@@ -169,4 +207,5 @@ def metrics_view(request):
         response = HttpResponse("a bearer token is required\n", status=401, content_type="text/plain")
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
-    return HttpResponse(exposition(Families.load().family_of), content_type=CONTENT_TYPE_LATEST)
+    body = exposition(Families.load().family_of, IngestionMark.objects.all())
+    return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)

@@ -49,6 +49,10 @@ class AppStatusEvent(models.Model):
     if TYPE_CHECKING:
         tool: str
         client: str
+        request_id: str
+        stage: str
+        error: str
+        replica: str
 
     class Meta:
         constraints = [
@@ -191,8 +195,19 @@ class ToolCallEvent(models.Model):
         tool: str
         client: str
         outcome: str
+        error: str
+        tenant: str
+        backend: str
+        request_id: str
+        total_ms: float | None
 
     # The identity is the primary key: no surrogate id, one index less to maintain per event.
+
+    class Meta:
+        indexes = [
+            # The drill-down reads the calls that did not end `ok` (a few in a hundred), by time.
+            models.Index(fields=["time"], name="analytics_call_failing", condition=~models.Q(outcome="ok")),
+        ]
 
     def __str__(self) -> str:
         return f"{self.time:%Y-%m-%d %H:%M:%S} {self.tool} {self.client} {self.outcome}"
@@ -319,3 +334,20 @@ class HostFamily(models.Model):
             re.compile(self.pattern, re.IGNORECASE)
         except re.error as error:
             raise ValidationError({"pattern": f"Not a valid regular expression: {error}."}) from None
+
+
+class IngestionMark(models.Model):
+    """How far the stored events of one family (`AppStatus`, `ToolCall`) reach: the newest event's
+    time (`data_up_to`) and when ingestion last stored a batch of them (`last_ingest`), both moved
+    forward by the ingestion store in the transaction that stores the batch
+    (analytics/ingest/store.py); and `kept_from`, the retention's cutoff (analytics/partitions.py):
+    raw events before it were dropped, their rollups stay. The reports say how fresh their figures
+    are from it, and the metrics endpoint exposes it for the ingestion-lag alert."""
+
+    family = models.CharField(max_length=32, unique=True)
+    data_up_to = models.DateTimeField(null=True)
+    last_ingest = models.DateTimeField(null=True)
+    kept_from = models.DateTimeField(null=True)
+
+    def __str__(self) -> str:
+        return f"{self.family}: up to {self.data_up_to}, last ingest {self.last_ingest}"

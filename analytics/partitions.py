@@ -107,3 +107,15 @@ def drop_before(model: type[models.Model], cutoff: datetime) -> int:
                     cursor.execute(f"DROP TABLE {name}")
     deleted, _ = model._default_manager.filter(time__lt=cutoff).delete()
     return removed + deleted
+
+
+def mark_kept_from(family: str, cutoff: datetime) -> None:
+    """Record that `family`'s raw events before `cutoff` were dropped (its `IngestionMark`), so a
+    report over those days says what it cannot list instead of showing nothing."""
+    from analytics.models import IngestionMark
+
+    with transaction.atomic():
+        mark, _ = IngestionMark.objects.select_for_update().get_or_create(family=family)
+        if mark.kept_from is None or mark.kept_from < cutoff:
+            mark.kept_from = cutoff
+            mark.save(update_fields=["kept_from"])

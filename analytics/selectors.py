@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Literal, get_args
 
-from django.db.models import F, Max, Min, Q, QuerySet, Sum
+from django.db.models import Count, F, Max, Min, Q, QuerySet, Sum
 
 from analytics.families import Families
 from analytics.models import (
@@ -26,6 +26,8 @@ from analytics.models import (
     AppStatusHourlyCount,
     OldCallerDaily,
     ToolCallDaily,
+    ToolCallEvent,
+    ToolCallHourly,
 )
 from analytics.stats import COUNT_STATS, RATE_STATS, REPORT_KINDS
 
@@ -38,6 +40,16 @@ MAX_DAYS = 400
 """The longest range a report may cover."""
 DEFAULT_DAYS = 30
 """The range of a report whose dates are not given: 30 days up to and including the end."""
+CALL_ONLY_FILTERS = ("tenant", "backend")
+NO_TENANT = "-"
+"""The tenant filter's value for calls without a tenant (API-key callers)."""
+
+
+def _hour(moment: datetime) -> datetime:
+    """`moment` as the start of its UTC hour."""
+    if moment.tzinfo is None:
+        raise ValueError("a window's times need a UTC offset")
+    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +64,19 @@ class ReportQuery:
     client: str = ""
     family: str = ""
     group: Group = "client"
+    tenant: str = ""
+    """Only this tenant's calls; `-` for callers with an API key (no tenant)."""
+    backend: str = ""
+    since: datetime | None = None
+    """A window of whole UTC hours inside the days (the overview's presets): its first hour."""
+    until: datetime | None = None
+    """The first moment after that window."""
 
     def __post_init__(self) -> None:
         if self.start > self.end:
             raise ValueError("the start date is after the end date")
+        if (self.since is None) != (self.until is None) or (self.since and self.until and self.since >= self.until):
+            raise ValueError("a window needs a first hour before its end")
         if (self.end - self.start).days >= MAX_DAYS:
             raise ValueError(f"a report covers at most {MAX_DAYS} days")
         if self.bucket not in BUCKETS:
@@ -74,9 +95,17 @@ class ReportQuery:
         client: str | None,
         family: str | None = None,
         group: str | None = None,
+        tenant: str | None = None,
+        backend: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
     ) -> ReportQuery:
         """The query a user's filters describe: `end` defaults to today (UTC), `start` to
-        DEFAULT_DAYS days before `end`. Raises ValueError for an impossible query."""
+        DEFAULT_DAYS days before `end`; a window (`since`, `until`, whole hours) sets both.
+        Raises ValueError for an impossible query."""
+        if since is not None and until is not None:
+            since, until = _hour(since), _hour(until)
+            start, end = since.date(), (until - timedelta(microseconds=1)).date()
         end = end or datetime.now(UTC).date()
         return cls(
             start=start or end - timedelta(days=DEFAULT_DAYS - 1),
@@ -86,16 +115,26 @@ class ReportQuery:
             client=(client or "").strip(),
             family=(family or "").strip(),
             group=group or "client",  # type: ignore[arg-type]  # checked in __post_init__
+            tenant=(tenant or "").strip(),
+            backend=(backend or "").strip(),
+            since=since,
+            until=until,
         )
 
     @property
     def start_time(self) -> datetime:
-        return datetime.combine(self.start, time(), tzinfo=UTC)
+        return self.since or datetime.combine(self.start, time(), tzinfo=UTC)
 
     @property
     def end_time(self) -> datetime:
         """The first moment after the range."""
-        return datetime.combine(self.end + timedelta(days=1), time(), tzinfo=UTC)
+        return self.until or datetime.combine(self.end + timedelta(days=1), time(), tzinfo=UTC)
+
+    @property
+    def call_filters(self) -> tuple[str, ...]:
+        """The filters given that only tool calls record (tenant, backend): widget events carry
+        neither, so a widget report cannot honour them (the pages and the API say so)."""
+        return tuple(name for name in CALL_ONLY_FILTERS if getattr(self, name))
 
     def buckets(self) -> list[datetime]:
         """The start of every bucket in the range, in order."""
@@ -230,7 +269,19 @@ def _host_of(query: ReportQuery) -> Callable[[str], str] | None:
     return Families.load().family_of if query.group == "family" else None
 
 
+class UnsupportedFilter(ValueError):
+    """A widget report was asked for with a filter widget events do not record (tenant, backend)."""
+
+
 def _filtered[Q_: QuerySet](rows: Q_, query: ReportQuery) -> Q_:
+    if query.call_filters and not hasattr(rows.model, "tenant"):
+        raise UnsupportedFilter(
+            f"widget events record no {' or '.join(query.call_filters)}: widget figures cannot be filtered by it"
+        )
+    if query.tenant:
+        rows = rows.filter(tenant="" if query.tenant == NO_TENANT else query.tenant)
+    if query.backend:
+        rows = rows.filter(backend=query.backend)
     if query.tool:
         rows = rows.filter(tool=query.tool)
     if query.client:
@@ -239,3 +290,148 @@ def _filtered[Q_: QuerySet](rows: Q_, query: ReportQuery) -> Q_:
         clients, _ = hosts_and_tools(query)
         rows = rows.filter(client__in=Families.load().members(query.family, clients))
     return rows
+
+
+# -- Drill-down: the calls and events behind a figure, from the raw events ---------------------------
+
+MAX_GROUPS = 50
+"""The most message groups a drill-down lists (the largest first); the rest are counted."""
+
+
+@dataclass(frozen=True, slots=True)
+class MessageGroup:
+    """Failing calls (or widget events) with one code and message: how many, first and last seen."""
+
+    code: str
+    message: str
+    count: int
+    first: datetime
+    last: datetime
+    detail: str = ""
+    """For widget events: the stage (or source) the failure happened at."""
+
+
+def failing_calls(query: ReportQuery, *, code: str = "", message: str | None = None) -> QuerySet[ToolCallEvent]:
+    """The calls in the range that did not end `ok` (or ended with `code`), newest first; with
+    `message`, only those with that error message. Reads the index of failing calls."""
+    calls = ToolCallEvent.objects.filter(time__gte=query.start_time, time__lt=query.end_time).exclude(outcome="ok")
+    if code:
+        calls = calls.filter(outcome=code)
+    if message is not None:
+        calls = calls.filter(error=message)
+    return _filtered(calls, query).order_by("-time", "-event_id")
+
+
+def failing_call_groups(query: ReportQuery, *, code: str = "") -> tuple[list[MessageGroup], int]:
+    """The failing calls grouped by code and message, the largest groups first (at most
+    MAX_GROUPS), and how many groups there are."""
+    grouped = (
+        failing_calls(query, code=code)
+        .order_by()
+        .values("outcome", "error")
+        .annotate(count=Count("*"), first=Min("time"), last=Max("time"))
+    )
+    groups = [MessageGroup(row["outcome"], row["error"], row["count"], row["first"], row["last"]) for row in grouped]
+    groups.sort(key=lambda g: (-g.count, g.code, g.message))
+    return groups[:MAX_GROUPS], len(groups)
+
+
+def failing_event_groups(query: ReportQuery, *, kinds: Iterable[str] = FAILING_KINDS) -> tuple[list[MessageGroup], int]:
+    """The failing widget events grouped by kind, stage and error, the largest groups first."""
+    grouped = (
+        failing_events(query, kinds=kinds)
+        .order_by()
+        .values("kind", "stage", "error_code", "error")
+        .annotate(count=Count("*"), first=Min("time"), last=Max("time"))
+    )
+    groups = [
+        MessageGroup(row["kind"], " ".join(filter(None, (row["error_code"], row["error"]))), row["count"],
+                     row["first"], row["last"], detail=row["stage"])
+        for row in grouped
+    ]  # fmt: skip
+    groups.sort(key=lambda g: (-g.count, g.code, g.message))
+    return groups[:MAX_GROUPS], len(groups)
+
+
+def call_details(request_ids: Iterable[str], start: datetime, end: datetime) -> dict[str, tuple[str, str]]:
+    """The tenant and backend of the calls with these request ids logged from `start` to `end`
+    (a widget event names the call that reported it: its tenant and backend are that call's)."""
+    ids = [request_id for request_id in set(request_ids) if request_id]
+    if not ids:
+        return {}
+    rows = ToolCallEvent.objects.filter(request_id__in=ids, time__gte=start, time__lt=end)
+    return {request_id: (tenant, backend) for request_id, tenant, backend in
+            rows.values_list("request_id", "tenant", "backend").order_by()}  # fmt: skip
+
+
+REQUEST_WINDOW = timedelta(days=1)
+"""How far around a given time a request id is looked for: raw events have no index by request id
+(it would slow every insert), so the look-up reads the time index of a bounded range."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestEvent:
+    """One event of a call, tool call or app status, in time order."""
+
+    time: datetime
+    message: str
+    kind: str
+    tool: str
+    client: str
+    fields: dict[str, object]
+
+
+def request_events(request_id: str, start: datetime, end: datetime, *, limit: int = 200) -> list[RequestEvent]:
+    """Every stored event with `request_id` from `start` to `end`: its tool call and the app-status
+    events logged for it (app data, widget reports), oldest first."""
+    from core.app_status import BY_KIND
+
+    found: list[RequestEvent] = []
+    calls = ToolCallEvent.objects.filter(request_id=request_id, time__gte=start, time__lt=end).order_by("time")
+    for call in calls[:limit]:
+        fields = {name: getattr(call, name, None) for name in CALL_DETAIL_FIELDS}
+        found.append(RequestEvent(call.time, "Tool call", call.outcome, call.tool, call.client,
+                                  {k: v for k, v in fields.items() if v not in (None, "")}))  # fmt: skip
+    events = AppStatusEvent.objects.filter(request_id=request_id, time__gte=start, time__lt=end).order_by("time")
+    for event in events[:limit]:
+        kind = BY_KIND.get(event.kind)
+        names = [n for n in (kind.__struct_fields__ if kind else ()) if n not in ("tool", "client", "request_id")]
+        fields = {name: getattr(event, name, None) for name in names if hasattr(event, name)}
+        fields["replica"] = getattr(event, "replica", "")
+        message = kind.MESSAGE if kind else "Unknown app-status message"
+        found.append(RequestEvent(event.time, message, event.kind, event.tool, event.client,
+                                  {k: v for k, v in fields.items() if v not in (None, "")}))  # fmt: skip
+    return sorted(found, key=lambda e: e.time)
+
+
+CALL_DETAIL_FIELDS = ("outcome", "error", "tenant", "backend", "transport", "user_agent", "upstream_calls",
+                      "upstream_rate_limited", "upstream_ms", "total_ms", "bytes", "replica")  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionGap:
+    """Raw events before `kept_from` were dropped by the retention; `counted` of them (from the
+    rollups, which stay) fall in the range and cannot be listed."""
+
+    kept_from: datetime
+    counted: int
+
+
+def retention_gap(query: ReportQuery, family: str) -> RetentionGap | None:
+    """What the retention removed from the range's drill-down: None when nothing was."""
+    from analytics.models import IngestionMark
+
+    mark = IngestionMark.objects.filter(family=family).first()
+    if mark is None or mark.kept_from is None or query.start_time >= mark.kept_from:
+        return None
+    cut = min(mark.kept_from, query.end_time)
+    if family == "ToolCall":
+        counted = _filtered(
+            ToolCallHourly.objects.filter(hour__gte=query.start_time, hour__lt=cut), query
+        ).aggregate(n=Sum(F("calls") - F("outcome_ok"), default=0))["n"]
+    else:
+        counted = _filtered(
+            AppStatusHourlyCount.objects.filter(hour__gte=query.start_time, hour__lt=cut, kind__in=FAILING_KINDS),
+            query,
+        ).aggregate(n=Sum("count", default=0))["n"]
+    return RetentionGap(mark.kept_from, int(counted or 0))

@@ -6,8 +6,11 @@ from analytics.metrics import metrics_view
 app_name = "analytics"
 
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
-    path("events/", views.failing_events_page, name="failing_events"),
+    path("", views.overview_page, name="overview"),
+    path("widgets/", views.dashboard, name="dashboard"),
     path("tool-calls/", views.tool_calls_page, name="tool_calls"),
+    path("calls/", views.failing_calls_page, name="failing_calls"),
+    path("events/", views.failing_events_page, name="failing_events"),
+    path("requests/<str:request_id>/", views.request_page, name="request"),
     path("metrics", metrics_view, name="metrics"),
 ]

@@ -1,16 +1,18 @@
-"""The staff dashboards: widget failures and tool calls by host over time, sortable tables,
-drill-down to events, and every table as CSV (`?csv=<table id>`).
+"""The staff dashboards: the overview (the landing page), widget failures and tool calls by host,
+the drill-down to the failing calls and widget events behind a figure, and every event of one
+request. Every table sorts by any column and downloads as CSV (`?csv=<table id>`); every page
+takes the same filters, tenant and backend included, and says how fresh its data is.
 
-Every number comes from analytics/selectors.py and analytics/tool_stats.py, the same functions
-the JSON API calls.
+Every number comes from analytics/overview.py, analytics/selectors.py and analytics/tool_stats.py,
+the same functions the JSON API calls.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -22,100 +24,317 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from analytics.charts import error_rate_chart, failure_rate_chart
+from analytics.exports import csv_response
 from analytics.families import FAMILY_PREFIX, Families
 from analytics.forms import ReportForm
-from analytics.models import FAILING_KINDS
+from analytics.models import FAILING_KINDS, ToolCallDaily
+from analytics.overview import DEFAULT_PRESET, Figure, Ranked, Window, freshness, overview
 from analytics.selectors import (
-    FailureRow,
-    OldCaller,
+    REQUEST_WINDOW,
     ReportQuery,
+    call_details,
+    failing_call_groups,
+    failing_calls,
+    failing_event_groups,
     failing_events,
     failure_counts,
     families_present,
     hosts_and_tools,
     old_callers,
+    request_events,
+    retention_gap,
 )
-from analytics.stats import COUNT_STATS, RATE_STATS, STAT_NAMES, CountStat, RateStat
-from analytics.tool_stats import ERROR_CODES, OTHER_ERRORS, TOOL_CALL_STATS, CallRow, CallStat, tool_call_stats
+from analytics.stats import COUNT_STATS, FAILURE_RATE, STAT_NAMES
+from analytics.tables import Col, Table, as_count, as_number, as_rate
+from analytics.tool_stats import ERROR_CODES, OTHER_ERRORS, TOOL_CALL_STATS, CallRow, tool_call_stats
 
-ERROR_CODE_COLUMNS = frozenset({*ERROR_CODES, OTHER_ERRORS})
-
-DEFAULT_SORT = "-failure_rate"
-SORT_KEYS = ("client", "tool", *STAT_NAMES)
-EVENTS_PER_PAGE = 50
+PER_PAGE = 50
 _DRILL_KIND = {stat.name: stat.kind for stat in COUNT_STATS if stat.kind in FAILING_KINDS}
 """Count columns whose figure links to the events behind it."""
 
 
-@dataclass(frozen=True, slots=True)
-class Column:
-    name: str
-    title: str
-    description: str
-    sort_link: str
-    sorted_as: str
-    """"asc", "desc" or "" (not the sort column)."""
+# -- Filters, links, shared page parts ---------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Cell:
-    text: str
-    link: str
-    title: str = ""
-    small_sample: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class TableRow:
-    client: str
-    tool: str
-    link: str
-    cells: tuple[Cell, ...]
-
-
-def _filtered_form(request: HttpRequest) -> tuple[ReportForm, ReportQuery]:
-    """The filters of a request, its query, and the host and tool choices of the query's range."""
-    form = ReportForm(request.GET)
+def _form(request: HttpRequest, *, default_preset: str = "") -> tuple[ReportForm, ReportQuery]:
+    """The filters of a request, its query, and the choices present in the query's range."""
+    form = ReportForm(request.GET, default_preset=default_preset)
     form.is_valid()
     query = form.report_query()
     hosts, tools = hosts_and_tools(query)
-    form.set_choices(hosts=hosts, families=families_present(hosts, Families.load()), tools=tools)
+    tenants = sorted(
+        set(
+            ToolCallDaily.objects.filter(day__gte=query.start_time, day__lt=query.end_time)
+            .values_list("tenant", flat=True)
+            .distinct()
+            .order_by()
+        )
+    )
+    form.set_choices(hosts=hosts, families=families_present(hosts, Families.load()), tools=tools, tenants=tenants)
     return form, query
+
+
+def filters(query: ReportQuery, **extra: str) -> str:
+    """The query string of `query` (and `extra`): a window of hours as `since`/`until`, else dates."""
+    params: dict[str, str] = {"start": query.start.isoformat(), "end": query.end.isoformat()}
+    if query.since is not None and query.until is not None:
+        params = {"since": query.since.isoformat(), "until": query.until.isoformat()}
+    if query.bucket != "day":
+        params["bucket"] = query.bucket
+    client = f"{FAMILY_PREFIX}{query.family}" if query.family else query.client
+    given = (("tool", query.tool), ("client", client), ("group", "" if query.group == "client" else query.group),
+             ("tenant", query.tenant), ("backend", query.backend))  # fmt: skip
+    params |= {name: value for name, value in (*given, *extra.items()) if value}
+    return urlencode(params)
+
+
+def narrowed(query: ReportQuery, host: str = "", **changes: Any) -> ReportQuery:
+    """`query` for one host (a family's name when grouping by family) and other changes."""
+    fields = {name: getattr(query, name) for name in query.__dataclass_fields__}
+    if host:
+        fields |= {"family": host, "client": ""} if query.group == "family" else {"client": host, "family": ""}
+    return ReportQuery(**(fields | changes))
+
+
+def link(name: str, query: ReportQuery, **extra: str) -> str:
+    return f"{reverse(name)}?{filters(query, **extra)}"
+
+
+def _page(request: HttpRequest, template: str, title: str, form: ReportForm, query: ReportQuery,
+          **context: Any) -> HttpResponse:  # fmt: skip
+    nav = [
+        ("Overview", link("analytics:overview", query), "overview"),
+        ("Widgets", link("analytics:dashboard", _days(query)), "widgets"),
+        ("Tool calls", link("analytics:tool_calls", _days(query)), "tool_calls"),
+        ("Failing calls", link("analytics:failing_calls", query), "failing_calls"),
+        ("Failing widget events", link("analytics:failing_events", query), "failing_events"),
+    ]
+    active = context.get("active", "")
+    return render(request, template, {
+        **admin.site.each_context(request),
+        "title": title, "form": form, "query": query, "nav": nav, "freshness": freshness(),
+        "min_events": settings.ANALYTICS_MIN_EVENTS,
+        "show_window": active not in ("widgets", "tool_calls"), "show_bucket": active in ("widgets", "tool_calls"),
+        "show_kind": active == "failing_events", "show_code": active == "failing_calls", **context,
+    })  # fmt: skip
+
+
+def _days(query: ReportQuery) -> ReportQuery:
+    """The whole days a window of hours falls in (for the pages that report by day)."""
+    return narrowed(query, since=None, until=None)
+
+
+def _csv(request: HttpRequest, query: ReportQuery, tables: Mapping[str, Callable[[], Table]]) -> HttpResponse | None:
+    """The table `?csv=<id>` asks for, as CSV; None when no CSV is asked for."""
+    wanted = request.GET.get("csv")
+    if wanted is None:
+        return None
+    if wanted not in tables:
+        return HttpResponse(f"no table {wanted!r}; tables: {', '.join(tables)}\n", status=404,
+                            content_type="text/plain")  # fmt: skip
+    header, rows = tables[wanted]().sorted_by(request).csv()
+    return csv_response(header, rows, f"{wanted}_{query.start}_{query.end}.csv")
+
+
+# -- The overview ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    figure: Figure
+    text: str
+    previous: str
+    change: str
+    worse: bool | None
+    """Whether the change is for the worse (None: no change to judge)."""
+    link: str
+
+
+def _show(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    if unit == "rate":
+        return f"{value:.1%}"
+    if unit == "ms":
+        return f"{value:,.0f} ms"
+    return f"{value:,.0f}"
+
+
+def _change(figure: Figure) -> tuple[str, bool | None]:
+    change = figure.change
+    if change is None:
+        return ("new" if figure.value and not figure.previous else "—"), None
+    text = f"{change * 100:+.1f} pp" if figure.unit == "rate" else f"{change:+.0%}"
+    worse = None if abs(change) < 1e-9 or figure.name in ("calls", "upstream_calls") else change > 0
+    return text, worse
+
+
+@staff_member_required
+def overview_page(request: HttpRequest) -> HttpResponse:
+    """Is anything broken, where, since when: headline figures against the previous window, the
+    worst hosts and tools, and the freshness of the data (analytics/overview.py)."""
+    form, query = _form(request, default_preset=DEFAULT_PRESET)
+    window = Window(query.start_time, query.end_time, form.preset and _preset_label(form.preset)) if (
+        query.since or form.preset) else Window.days(query)  # fmt: skip
+    found = overview(query, window)
+    drills = {"calls": "analytics:failing_calls", "widgets": "analytics:failing_events"}
+    cards = []
+    for figure in found.figures:
+        change, worse = _change(figure)
+        target = link(drills[figure.drill], query) if figure.drill else ""
+        cards.append(Card(figure, _show(figure.value, figure.unit), _show(figure.previous, figure.unit), change,
+                          worse, target))  # fmt: skip
+    tables = {
+        "worst-hosts": lambda: _worst_table("worst-hosts", "Host", found.worst_hosts, query, by_host=True),
+        "worst-tools": lambda: _worst_table("worst-tools", "Tool", found.worst_tools, query, by_host=False),
+    }
+    if (response := _csv(request, query, tables)) is not None:
+        return response
+    return _page(request, "analytics/overview.html", "Analytics overview", form, query,
+                 overview=found, cards=cards, active="overview",
+                 worst=[t().sorted_by(request).context(request) for t in tables.values()],
+                 previous_label=f"{found.previous.start:%Y-%m-%d %H:00} to {found.previous.end:%Y-%m-%d %H:00} UTC",
+                 api_link=f"{reverse('analytics_api:overview')}?{filters(query)}")  # fmt: skip
+
+
+def _preset_label(preset: str) -> str:
+    from analytics.overview import PRESETS
+
+    return PRESETS[preset][0]
+
+
+def _worst_table(table_id: str, title: str, ranked: tuple[Ranked, ...], query: ReportQuery, *, by_host: bool) -> Table:
+    rows = []
+    for rank in ranked:
+        now, before = rank.now, rank.before
+        rows.append({
+            "name": rank.name, "calls": now.calls, "errors": now.errors, "error_rate": now.error_rate,
+            "error_rate_change": _delta(now.error_rate, before.error_rate),
+            "widgets_failed": now.failed, "reported": now.reported, "failure_rate": now.failure_rate,
+            "failure_rate_change": _delta(now.failure_rate, before.failure_rate),
+            "p95_ms": now.p95_ms, "p95_change": _delta(now.p95_ms, before.p95_ms, ratio=True),
+            "small_sample": rank.small_sample,
+        })  # fmt: skip
+
+    def own(row: Mapping[str, Any]) -> ReportQuery:
+        return narrowed(query, host=row["name"]) if by_host else narrowed(query, tool=row["name"])
+
+    columns = [
+        Col("name", title, header=True, wrap=True),
+        Col("calls", "Calls", numeric=True, show=as_count),
+        Col("error_rate", "Error rate", "Calls that ended with an error code / calls.", numeric=True, show=as_rate,
+            link=lambda r: link("analytics:failing_calls", own(r)) if r["errors"] else "",
+            title_of=lambda r: f"{r['errors']} of {r['calls']} calls failed",
+            muted=lambda r: r["calls"] < settings.ANALYTICS_MIN_EVENTS),
+        Col("error_rate_change", "Δ", "Change from the previous window, in percentage points.", numeric=True,
+            show=_show_pp),
+        Col("failure_rate", "Widget failure rate", "Widgets that failed / widgets that reported.", numeric=True,
+            show=as_rate,
+            link=lambda r: link("analytics:failing_events", _days(own(r)) if query.since is None else own(r))
+            if r["widgets_failed"] else "",
+            title_of=lambda r: f"{r['widgets_failed']} of {r['reported']} widgets failed",
+            muted=lambda r: r["reported"] < settings.ANALYTICS_MIN_EVENTS),
+        Col("failure_rate_change", "Δ ", "Change from the previous window, in percentage points.", numeric=True,
+            show=_show_pp),
+        Col("p95_ms", "p95 ms", "95th percentile of the total time.", numeric=True, show=as_number),
+        Col("p95_change", "Δ  ", "Change from the previous window.", numeric=True, show=_show_ratio),
+    ]  # fmt: skip
+    return Table(table_id, f"Worst {title.lower()}s", columns, rows, empty="Nothing failed in this window.",
+                 csv_columns=["name", "calls", "errors", "error_rate", "error_rate_change", "widgets_failed",
+                              "reported", "failure_rate", "failure_rate_change", "p95_ms", "p95_change"])  # fmt: skip
+
+
+def _delta(now: float | None, before: float | None, *, ratio: bool = False) -> float | None:
+    if now is None or before is None:
+        return None
+    if ratio:
+        return (now - before) / before if before else None
+    return now - before
+
+
+def _show_pp(value: Any) -> str:
+    return "—" if value is None else f"{value * 100:+.1f} pp"
+
+
+def _show_ratio(value: Any) -> str:
+    return "—" if value is None else f"{value:+.0%}"
+
+
+# -- Widget failures by host -------------------------------------------------------------------------
 
 
 @staff_member_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    form, query = _filtered_form(request)
-    sort = request.GET.get("sort", DEFAULT_SORT)
-    totals = sort_rows(failure_counts(query, by=("client", "tool")), sort)
-    callers = old_callers(query)
-    if (table := request.GET.get("csv")) is not None:
-        return _csv(
-            table, query, {"failure-table": lambda: _failure_csv(totals), "old-callers": lambda: _callers_csv(callers)}
-        )
-    series = failure_counts(query, by=("bucket", "client"))
-    context = {
-        **admin.site.each_context(request),
-        "title": "Widget failures by host",
-        "form": form,
-        "query": query,
-        "min_events": settings.ANALYTICS_MIN_EVENTS,
-        "chart": failure_rate_chart(
-            query.buckets(),
-            series,
-            query.bucket,
-            min_events=settings.ANALYTICS_MIN_EVENTS,
-            zoom=bool(form.cleaned_data.get("zoom")),
-        ),
-        "columns": _columns(request, sort),
-        "rows": [_table_row(query, row) for row in totals],
-        "callers": callers,
-        "csv_links": _csv_links(request, ("failure-table", "old-callers")),
-        "api_link": f"{reverse('analytics_api:failure_totals')}?{_filters(query)}",
-        "events_link": f"{reverse('analytics:failing_events')}?{_filters(query)}",
-        "calls_link": f"{reverse('analytics:tool_calls')}?{_filters(query)}",
-    }
-    return render(request, "analytics/dashboard.html", context)
+    form, query = _form(request)
+    query = _days(query)
+    if query.call_filters:
+        return _page(request, "analytics/dashboard.html", "Widget failures by host", form, query, active="widgets",
+                     unfiltered=query.call_filters)  # fmt: skip
+    tables = {"failure-table": lambda: _failure_table(query), "old-callers": lambda: _callers_table(query)}
+    if (response := _csv(request, query, tables)) is not None:
+        return response
+    chart = failure_rate_chart(query.buckets(), failure_counts(query, by=("bucket", "client")), query.bucket,
+                               min_events=settings.ANALYTICS_MIN_EVENTS, zoom=bool(form.cleaned_data.get("zoom")))
+    return _page(request, "analytics/dashboard.html", "Widget failures by host", form, query, active="widgets",
+                 chart=chart, failures=tables["failure-table"]().sorted_by(request).context(request),
+                 callers=tables["old-callers"]().sorted_by(request).context(request),
+                 api_link=f"{reverse('analytics_api:failure_totals')}?{filters(query)}",
+                 events_link=link("analytics:failing_events", query))  # fmt: skip
+
+
+def _failure_table(query: ReportQuery) -> Table:
+    rows = [{"host": row.client, **row.as_dict()} for row in failure_counts(query, by=("client", "tool"))]
+    min_events = settings.ANALYTICS_MIN_EVENTS
+
+    def reported(row: Mapping[str, Any]) -> int:
+        return row["widgets_drawn"] + row["widgets_failed"]
+
+    def drill(stat: str) -> Callable[[Mapping[str, Any]], str]:
+        return lambda r: link("analytics:failing_events", narrowed(query, host=r["host"], tool=r["tool"]),
+                              kind=_DRILL_KIND[stat]) if r[stat] else ""  # fmt: skip
+
+    for row in rows:
+        row["reported"] = reported(row)
+    columns = [
+        Col("host", "Host", "The client name (or host family).", header=True, wrap=True,
+            link=lambda r: link("analytics:failing_events", narrowed(query, host=r["host"], tool=r["tool"]))),
+        Col("tool", "Tool"),
+        *(Col(stat.name, stat.title, stat.description, numeric=True, show=as_count,
+              link=drill(stat.name) if stat.name in _DRILL_KIND else None) for stat in COUNT_STATS),
+        Col(FAILURE_RATE.name, FAILURE_RATE.title, FAILURE_RATE.description, numeric=True, show=as_rate,
+            title_of=lambda r: f"{r['widgets_failed']} of {r['reported']} widgets failed",
+            muted=lambda r: r[FAILURE_RATE.name] is not None and r["reported"] < min_events),
+        Col("reported", "n", "Widgets that reported (drawn + failed): the failure rate's sample size.", numeric=True,
+            show=as_count, muted=lambda r: r["reported"] < min_events),
+    ]  # fmt: skip
+    return Table("failure-table", "By host and tool", columns, rows, default_sort="-failure_rate",
+                 empty="No app-status events in this range.", csv_columns=["host", "tool", *STAT_NAMES])  # fmt: skip
+
+
+def _callers_table(query: ReportQuery) -> Table:
+    rows = [
+        {"host": c.client, "kind": c.kind, "tool": c.tool, "replaced_by": c.replaced_by, "input": c.input,
+         "change": c.change, "calls": c.calls, "first_seen": c.first_seen, "last_seen": c.last_seen,
+         "what": c.replaced_by if c.kind == "retired_tool" else f"{c.input} ({c.change})"}
+        for c in old_callers(query)
+    ]  # fmt: skip
+    when = lambda value: "" if value is None else f"{value:%Y-%m-%d %H:%M}"  # noqa: E731
+    columns = [
+        Col("host", "Host", header=True, wrap=True),
+        Col("kind", "Kind", show=lambda k: "retired tool" if k == "retired_tool" else "outdated input"),
+        Col("tool", "Tool"),
+        Col("what", "Replaced by / input", wrap=True),
+        Col("calls", "Calls", numeric=True, show=as_count),
+        Col("first_seen", "First seen", show=when),
+        Col("last_seen", "Last seen", show=when),
+    ]
+    return Table("old-callers", "Retired names and outdated inputs still called", columns, rows,
+                 empty="No client called a retired tool or an outdated input in this range.",
+                 csv_columns=["host", "kind", "tool", "replaced_by", "input", "change", "calls", "first_seen",
+                              "last_seen"])  # fmt: skip
+
+
+# -- Tool calls by host ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,213 +343,146 @@ class CallTable:
     title: str
     dimensions: tuple[tuple[str, str], ...]
     """(dimension, column title) pairs."""
-    rows: list[CallRow]
+
+
+CALL_TABLES = (
+    CallTable("calls-by-host", "By host and tool", (("client", "Host"), ("tool", "Tool"))),
+    CallTable("calls-by-tool", "By tool", (("tool", "Tool"),)),
+    CallTable("calls-by-backend", "By backend", (("backend", "Backend"),)),
+    CallTable("calls-by-tenant", "By tenant", (("tenant", "Tenant"),)),
+)
+SHOWN_CALL_STATS = ("calls", "errors", "error_rate", "p50_total_ms", "p95_total_ms", "p95_upstream_ms",
+                    "upstream_calls", "bytes", "bytes_per_call")  # fmt: skip
+"""The tool-call stats a page's table shows (the rest, each error code among them, are in the CSV)."""
 
 
 @staff_member_required
 def tool_calls_page(request: HttpRequest) -> HttpResponse:
-    """Tool calls: error rate by host over time, and calls, errors by code, latency, upstream
-    calls and answer bytes by host and tool, by tool, by backend (and by tenant once logged)."""
-    form, query = _filtered_form(request)
-    tables = [
-        CallTable("calls-by-host", "By host and tool", (("client", "Host"), ("tool", "Tool")),
-                  tool_call_stats(query, by=("client", "tool"))),
-        CallTable("calls-by-tool", "By tool", (("tool", "Tool"),), tool_call_stats(query, by=("tool",))),
-        CallTable("calls-by-backend", "By backend", (("backend", "Backend"),), tool_call_stats(query, by=("backend",))),
-    ]  # fmt: skip
-    tenants = tool_call_stats(query, by=("tenant",))
-    if any(row.tenant for row in tenants):
-        tables.append(CallTable("calls-by-tenant", "By tenant", (("tenant", "Tenant"),), tenants))
-    if (table := request.GET.get("csv")) is not None:
-        return _csv(table, query, {t.id: (lambda t=t: _calls_csv(t)) for t in tables})
-    context = {
-        **admin.site.each_context(request),
-        "title": "Tool calls by host",
-        "form": form,
-        "query": query,
-        "min_events": settings.ANALYTICS_MIN_EVENTS,
-        "chart": error_rate_chart(
-            query.buckets(),
-            tool_call_stats(query, by=("bucket", "client"), figures="counts"),
-            query.bucket,
-            min_events=settings.ANALYTICS_MIN_EVENTS,
-            zoom=bool(form.cleaned_data.get("zoom")),
-        ),
-        "tables": [
-            (
-                table,
-                stats,
-                [_call_cells(row, table, stats) for row in table.rows],
-                _csv_links(request, (table.id,))[0][1],
-            )
-            for table in tables
-            for stats in [_shown_stats(table.rows)]
-        ],
-        "api_link": f"{reverse('analytics_api:tool_call_totals')}?{_filters(query)}",
-        "dashboard_link": f"{reverse('analytics:dashboard')}?{_filters(query)}",
-    }
-    return render(request, "analytics/tool_calls.html", context)
+    """Tool calls: error rate by host over time, and calls, errors by code, latency, TomTom
+    requests and answer bytes by host and tool, by tool, by backend and by tenant."""
+    form, query = _form(request)
+    query = _days(query)
+    found = {spec.id: (spec, tool_call_stats(query, by=tuple(name for name, _ in spec.dimensions)))  # type: ignore[misc]
+             for spec in CALL_TABLES}  # fmt: skip
+    if not any(row.tenant for row in found["calls-by-tenant"][1]):
+        del found["calls-by-tenant"]  # no tenant logged in the range
+    tables = {table_id: (lambda spec=spec, rows=rows: _call_table(query, spec, rows))
+              for table_id, (spec, rows) in found.items()}  # fmt: skip
+    if (response := _csv(request, query, tables)) is not None:
+        return response
+    chart = error_rate_chart(query.buckets(), tool_call_stats(query, by=("bucket", "client"), figures="counts"),
+                             query.bucket, min_events=settings.ANALYTICS_MIN_EVENTS,
+                             zoom=bool(form.cleaned_data.get("zoom")))  # fmt: skip
+    return _page(request, "analytics/tool_calls.html", "Tool calls by host", form, query, active="tool_calls",
+                 chart=chart, tables=[table().sorted_by(request).context(request) for table in tables.values()],
+                 api_link=f"{reverse('analytics_api:tool_call_totals')}?{filters(query)}")  # fmt: skip
 
 
-def _shown_stats(rows: list[CallRow]) -> list[CallStat]:
-    """Every stat, less the error-code columns that are zero in every row (the CSV keeps them all)."""
-    stats = [row.stats() for row in rows]
-    return [
-        stat
-        for stat in TOOL_CALL_STATS
-        if stat.name not in ERROR_CODE_COLUMNS or any(values[stat.name] for values in stats)
-    ]
+def _call_table(query: ReportQuery, spec: CallTable, found: list[CallRow]) -> Table:
+    names = [name for name, _ in spec.dimensions]
+    rows = []
+    for row in found:
+        values = row.as_dict()
+        values["host"] = values["client"]
+        values["by_code"] = {code: values[code] for code in (*ERROR_CODES, OTHER_ERRORS) if values[code]}
+        rows.append(values)
+    stats = {stat.name: stat for stat in TOOL_CALL_STATS}
 
+    def own(row: Mapping[str, Any]) -> ReportQuery:
+        changes = {name: (row[name] or ("-" if name == "tenant" else "")) for name in names if name != "client"}
+        return narrowed(query, host=row["client"] or "", **changes)
 
-def _call_cells(row: CallRow, table: CallTable, stats: list[CallStat]) -> list[str]:
-    values = row.as_dict()
-    cells = [str(values[name]) for name, _ in table.dimensions]
-    for stat in stats:
-        value = values[stat.name]
-        if value is None:
-            cells.append("—")
-        elif stat.name == "error_rate":
-            cells.append(f"{value:.1%}")
-        elif isinstance(value, float):
-            cells.append(f"{value:,.1f}")
-        else:
-            cells.append(f"{value:,}")
-    return cells
-
-
-def _csv_links(request: HttpRequest, tables: Sequence[str]) -> list[tuple[str, str]]:
-    return [(table, f"?{urlencode({**request.GET.dict(), 'csv': table})}") for table in tables]
-
-
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-"""What makes a spreadsheet read a cell as a formula (OWASP, "CSV Injection")."""
-
-
-def spreadsheet_cell(value: object) -> object:
-    """A CSV cell a spreadsheet shows and never runs: text starting with `FORMULA_PREFIXES` (a
-    host's name is whatever its client sent) gets a leading single quote, as OWASP advises; the
-    csv writer quotes whatever holds a delimiter, a quote or a line break. None is an empty cell;
-    numbers stay numbers."""
-    if value is None:
-        return ""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return value
-
-
-def _csv(table: str, query: ReportQuery, tables: dict) -> HttpResponse:
-    """One table as CSV: a header row, then raw values (rates as fractions, empty for none),
-    every text cell through `spreadsheet_cell`."""
-    if table not in tables:
-        return HttpResponse(f"no table {table!r}; tables: {', '.join(tables)}\n", status=404, content_type="text/plain")
-    header, rows = tables[table]()
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(header)
-    writer.writerows([spreadsheet_cell(value) for value in row] for row in rows)
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{table}_{query.start}_{query.end}.csv"'
-    return response
-
-
-def _failure_csv(rows: list[FailureRow]) -> tuple[list[str], Iterable[list[object]]]:
-    header = ["host", "tool", *STAT_NAMES]
-    return header, ([row.client, row.tool, *(row.as_dict()[name] for name in STAT_NAMES)] for row in rows)
-
-
-def _callers_csv(callers: list[OldCaller]) -> tuple[list[str], Iterable[list[object]]]:
-    header = ["host", "kind", "tool", "replaced_by", "input", "change", "calls", "first_seen", "last_seen"]
-    return header, (
-        [c.client, c.kind, c.tool, c.replaced_by, c.input, c.change, c.calls,
-         c.first_seen.isoformat(), c.last_seen.isoformat()]
-        for c in callers
-    )  # fmt: skip
-
-
-def _calls_csv(table: CallTable) -> tuple[list[str], Iterable[list[object]]]:
-    names = [name for name, _ in table.dimensions]
+    columns = [Col(name, title, header=index == 0, wrap=name in ("client", "tenant"),
+                   show=lambda v: v if v else "—")
+               for index, (name, title) in enumerate(spec.dimensions)]  # fmt: skip
+    for name in SHOWN_CALL_STATS:
+        stat = stats[name]
+        shown = as_rate if name == "error_rate" else as_number if name.endswith("_ms") else as_count
+        drill = (lambda r: link("analytics:failing_calls", own(r)) if r["errors"] else "") if name == "errors" else None
+        columns.append(Col(name, stat.title, stat.description, numeric=True, show=shown, link=drill))
+        if name == "errors":
+            columns.append(Col("by_code", "By code", "The errors by code (every code is a column of the CSV).",
+                               show=lambda v: ", ".join(f"{c} {n:,}" for c, n in v.items()) or "—",
+                               wrap=True, sort_key="errors"))  # fmt: skip
     header = [*("host" if name == "client" else name for name in names), *(stat.name for stat in TOOL_CALL_STATS)]
-    return header, (
-        [row.as_dict()[name] for name in (*names, *(s.name for s in TOOL_CALL_STATS))] for row in table.rows
-    )
+    return Table(spec.id, spec.title, columns, rows, empty="No tool calls in this range.", csv_columns=header)
+
+
+# -- Drill-down ------------------------------------------------------------------------------------
+
+
+@staff_member_required
+def failing_calls_page(request: HttpRequest) -> HttpResponse:
+    """The calls behind an error figure: grouped by code and message (the largest groups first),
+    then every call, newest first, a page at a time; a group narrows the list to its calls."""
+    form, query = _form(request, default_preset=DEFAULT_PRESET)
+    code = form.cleaned_data.get("code") or ""
+    message = request.GET.get("message")
+    groups, group_count = failing_call_groups(query, code=code)
+    calls = failing_calls(query, code=code, message=message)
+    page = Paginator(calls, PER_PAGE).get_page(request.GET.get("page"))
+    rows = [
+        {"time": call.time, "host": call.client, "tool": call.tool, "code": call.outcome, "message": call.error,
+         "request_id": call.request_id, "tenant": call.tenant, "backend": call.backend, "total_ms": call.total_ms,
+         "request_link": request_url(call.request_id, call.time)}
+        for call in page
+    ]  # fmt: skip
+    return _page(request, "analytics/failing_calls.html", "Failing calls", form, query, active="failing_calls",
+                 groups=[(g, link("analytics:failing_calls", query, code=g.code, message=g.message)) for g in groups],
+                 group_count=group_count, code=code, message=message, page=page, rows=rows,
+                 page_query=urlencode({k: v for k, v in request.GET.items() if k != "page"}),
+                 gap=retention_gap(query, "ToolCall"),
+                 all_link=link("analytics:failing_calls", query, code=code),
+                 api_link=f"{reverse('analytics_api:failing_calls')}?{filters(query, code=code)}")  # fmt: skip
 
 
 @staff_member_required
 def failing_events_page(request: HttpRequest) -> HttpResponse:
-    form, query = _filtered_form(request)
+    """The widget events behind a failure figure, grouped by kind, stage and error, then each
+    event with the tenant and backend of the call that reported it."""
+    form, query = _form(request, default_preset=DEFAULT_PRESET)
     kind = form.cleaned_data.get("kind", "")
-    events = failing_events(query, kinds=[kind] if kind else FAILING_KINDS)
-    page = Paginator(events, EVENTS_PER_PAGE).get_page(request.GET.get("page"))
-    context = {
-        **admin.site.each_context(request),
-        "title": "Failing widget events",
-        "form": form,
-        "query": query,
-        "kind": kind,
-        "page": page,
-        "page_query": urlencode({k: v for k, v in request.GET.items() if k != "page"}),
-        "dashboard_link": f"{reverse('analytics:dashboard')}?{_filters(query)}",
-    }
-    return render(request, "analytics/failing_events.html", context)
+    if query.call_filters:
+        return _page(request, "analytics/failing_events.html", "Failing widget events", form, query,
+                     active="failing_events", unfiltered=query.call_filters, kind=kind)  # fmt: skip
+    kinds = [kind] if kind else list(FAILING_KINDS)
+    groups, group_count = failing_event_groups(query, kinds=kinds)
+    page = Paginator(failing_events(query, kinds=kinds), PER_PAGE).get_page(request.GET.get("page"))
+    events = list(page)
+    joined = call_details((e.request_id for e in events), query.start_time - timedelta(hours=1),
+                          query.end_time + timedelta(hours=1))  # fmt: skip
+    rows = []
+    for event in events:
+        tenant, backend = joined.get(event.request_id, ("", ""))
+        rows.append({"event": event, "tenant": tenant, "backend": backend,
+                     "request_link": request_url(event.request_id, event.time)})  # fmt: skip
+    return _page(request, "analytics/failing_events.html", "Failing widget events", form, query,
+                 active="failing_events", kind=kind, groups=groups, group_count=group_count, page=page, rows=rows,
+                 page_query=urlencode({k: v for k, v in request.GET.items() if k != "page"}),
+                 gap=retention_gap(query, "AppStatus"))  # fmt: skip
 
 
-def sort_rows(rows: list[FailureRow], sort: str) -> list[FailureRow]:
-    """Rows ordered by a column ("-name" for descending), ties in host and tool order; rows
-    without a value (an empty rate) come last either way. An unknown column keeps the order."""
-    name = sort.removeprefix("-")
-    if name not in SORT_KEYS:
-        return rows
-    keyed = [({"client": row.client, "tool": row.tool, **row.counts, **row.rates}[name], row) for row in rows]
-    present = sorted(
-        ((value, row) for value, row in keyed if value is not None),
-        key=lambda pair: pair[0],
-        reverse=sort.startswith("-"),
-    )
-    return [row for _, row in present] + [row for value, row in keyed if value is None]
+def request_url(request_id: str, at: datetime) -> str:
+    """The page of every event of the call `request_id`, looked for around `at`."""
+    if not request_id:
+        return ""
+    return f"{reverse('analytics:request', args=[request_id])}?{urlencode({'at': at.isoformat()})}"
 
 
-def _columns(request: HttpRequest, sort: str) -> list[Column]:
-    columns = [("client", "Host", "The client name."), ("tool", "Tool", "")]
-    stats: tuple[CountStat | RateStat, ...] = (*COUNT_STATS, *RATE_STATS)
-    columns += [(stat.name, stat.title, stat.description) for stat in stats]
-    result = []
-    for name, title, description in columns:
-        sorted_as = "desc" if sort == f"-{name}" else "asc" if sort == name else ""
-        params = {**request.GET.dict(), "sort": name if sorted_as == "desc" else f"-{name}"}
-        result.append(Column(name, title, description, f"?{urlencode(params)}", sorted_as))
-    sample = "Widgets that reported (drawn + failed): the failure rate's sample size."
-    return [*result, Column("reported", "n", sample, "", "")]
-
-
-def _table_row(query: ReportQuery, row: FailureRow) -> TableRow:
-    """A table row: counts (failure counts link to their events), the rate, and its sample."""
-    assert row.client is not None and row.tool is not None
-    events = reverse("analytics:failing_events")
-    host = {"family": row.client} if query.group == "family" else {"client": row.client}
-    own = ReportQuery(query.start, query.end, query.bucket, tool=row.tool, group=query.group, **host)
-    cells = [
-        Cell(
-            f"{row.counts[stat.name]:,}",
-            f"{events}?{_filters(own, kind=_DRILL_KIND[stat.name])}"
-            if stat.name in _DRILL_KIND and row.counts[stat.name]
-            else "",
-        )
-        for stat in COUNT_STATS
-    ]
-    reported = row.counts["widgets_drawn"] + row.counts["widgets_failed"]
-    small = reported < settings.ANALYTICS_MIN_EVENTS
-    detail = f"{row.counts['widgets_failed']} of {reported} widgets failed"
-    cells += [
-        Cell("—" if (rate := row.rates[stat.name]) is None else f"{rate:.1%}", "", detail, small and rate is not None)
-        for stat in RATE_STATS
-    ]
-    cells.append(Cell(f"{reported:,}", "", "drawn + failed: the sample the failure rate is from", small))
-    return TableRow(row.client, row.tool, f"{events}?{_filters(own)}", tuple(cells))
-
-
-def _filters(query: ReportQuery, **extra: str) -> str:
-    params = {"start": query.start.isoformat(), "end": query.end.isoformat(), "bucket": query.bucket}
-    client = f"{FAMILY_PREFIX}{query.family}" if query.family else query.client
-    given = (("tool", query.tool), ("client", client), ("group", "" if query.group == "client" else query.group))
-    params |= {name: value for name, value in (*given, *extra.items()) if value}
-    return urlencode(params)
+@staff_member_required
+def request_page(request: HttpRequest, request_id: str) -> HttpResponse:
+    """Every stored event of one call (its tool call, its app data, the widget's reports), found
+    within a day either side of `at` (the time of the event that linked here; default now)."""
+    form, query = _form(request, default_preset=DEFAULT_PRESET)
+    try:
+        at = datetime.fromisoformat(request.GET["at"]) if request.GET.get("at") else datetime.now(UTC)
+        at = at if at.tzinfo else at.replace(tzinfo=UTC)
+    except ValueError:
+        at = datetime.now(UTC)
+    start, end = at - REQUEST_WINDOW, at + REQUEST_WINDOW
+    events = request_events(request_id[:64], start, end)
+    gap = retention_gap(narrowed(query, since=start.replace(minute=0, second=0, microsecond=0),
+                                 until=end.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1),
+                                 start=start.date(), end=end.date()), "ToolCall")  # fmt: skip
+    return _page(request, "analytics/request.html", f"Request {request_id[:64]}", form, query, active="",
+                 request_id=request_id[:64], events=events, searched=(start, end), gap=gap)  # fmt: skip

@@ -58,6 +58,10 @@ def main() -> None:
     parser.add_argument(
         "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
     )
+    parser.add_argument("--keep-database", action="store_true",
+                        help="Keep the scratch database (its name is printed) for --reports-on.")  # fmt: skip
+    parser.add_argument("--reports-on", metavar="NAME",
+                        help="Only time the reports, on a database a --keep-database run left (then drop it).")
     parser.add_argument("--ingest-child", metavar="FILE", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.ingest_child:
@@ -65,6 +69,9 @@ def main() -> None:
         return
     if not args.database_url.startswith("postgres"):
         parser.error("the benchmark needs PostgreSQL")
+    if args.reports_on:
+        reports_only(args.database_url, args.reports_on)
+        return
 
     scratch = f"analytics_bench_{os.getpid()}"
     admin_url = args.database_url
@@ -88,8 +95,29 @@ def main() -> None:
             rows = run(full, None if args.quick else tenth, args.events, calls, call_count)
         finally:
             close_django()
-            with psycopg.connect(admin_url, autocommit=True) as admin:
-                admin.execute(f"DROP DATABASE IF EXISTS {scratch} WITH (FORCE)")
+            if args.keep_database:
+                print(f"kept database {scratch}: --reports-on {scratch}", file=sys.stderr)
+            else:
+                with psycopg.connect(admin_url, autocommit=True) as admin:
+                    admin.execute(f"DROP DATABASE IF EXISTS {scratch} WITH (FORCE)")
+    print_table(rows)
+
+
+def reports_only(admin_url: str, name: str) -> None:
+    """The report latencies again on a kept database (at a quieter moment, say); then drop it."""
+    import django
+
+    os.environ["DATABASE_URL"] = admin_url.rsplit("/", 1)[0] + "/" + name
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tomtom_mcp.settings")
+    django.setup()
+    try:
+        rows = [("load average (1, 5, 15 min) at the start", ", ".join(f"{x:.1f}" for x in os.getloadavg())),
+                *report_latencies(),
+                ("load average (1, 5, 15 min) at the end", ", ".join(f"{x:.1f}" for x in os.getloadavg()))]  # fmt: skip
+    finally:
+        close_django()
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     print_table(rows)
 
 
@@ -306,7 +334,7 @@ def report_latencies() -> list[tuple[str, str]]:
     from analytics.selectors import ReportQuery, failure_counts
     from analytics.stats import COUNT_STATS
     from analytics.tool_stats import tool_call_stats
-    from analytics.views import dashboard, tool_calls_page
+    from analytics.views import dashboard, overview_page, tool_calls_page
 
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
@@ -318,6 +346,17 @@ def report_latencies() -> list[tuple[str, str]]:
     request = RequestFactory().get("/analytics/", filters)
     calls_request = RequestFactory().get("/analytics/tool-calls/", {**filters, "group": "family"})
     request.user = calls_request.user = User(username="bench", is_staff=True, is_superuser=True, is_active=True)
+    # The overview's presets end with the current hour; the data ends at END, so the windows are
+    # given as the preset would make them then (`since`, `until`), and one ending ten hours into a
+    # day (so both edges are read from the hourly rollups).
+    overview_requests = {}
+    for label, span, end_at in (("last 24 hours", timedelta(hours=24), END), ("last 7 days", timedelta(days=7), END),
+                                ("last 30 days", timedelta(days=30), END),
+                                ("30 days ending 10:00", timedelta(days=30), END - timedelta(hours=14))):  # fmt: skip
+        overview_requests[label] = RequestFactory().get(
+            "/analytics/", {"since": (end_at - span).isoformat(), "until": end_at.isoformat()}
+        )
+        overview_requests[label].user = request.user
 
     def raw_totals() -> list[object]:
         counts = {stat.name: Count("id", filter=Q(kind=stat.kind)) for stat in COUNT_STATS}
@@ -355,17 +394,41 @@ def report_latencies() -> list[tuple[str, str]]:
              median_ms(lambda: tool_call_stats(by_family, by=("bucket", "client"), figures="counts"))),
             ("whole 30-day tool-call page (every query and the HTML)",
              median_ms(lambda: tool_calls_page(calls_request))),
+            *((f"whole overview page, {label} and the window before (rollups only; every query and the HTML)",
+               median_ms(lambda r=r: overview_page(r), cpu=True)) for label, r in overview_requests.items()),
         ]  # fmt: skip
 
 
-def median_ms(report: Callable[[], object]) -> str:
-    """Median (min, max) of 7 runs."""
-    timings = []
+def median_ms(report: Callable[[], object], *, cpu: bool = False) -> str:
+    """Median (min, max) of 7 runs; with `cpu`, also the server's CPU time per run: this process's
+    (Django: the queries' building, the figures, the HTML; median) and the PostgreSQL backend's
+    serving its connection (from /proc, in clock ticks: the mean of the 7 runs). CPU time holds on a
+    shared machine, where the wall time grows with the load average."""
+    timings, cpu_times = [], []
+    backend_started = _backend_cpu_ms() if cpu else 0.0
     for _ in range(7):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         report()
         timings.append((time.perf_counter() - started) * 1000)
-    return f"median **{statistics.median(timings):.0f} ms** (min {min(timings):.0f}, max {max(timings):.0f})"
+        cpu_times.append((time.process_time() - started_cpu) * 1000)
+    text = f"median **{statistics.median(timings):.0f} ms** (min {min(timings):.0f}, max {max(timings):.0f})"
+    if not cpu:
+        return text
+    database = (_backend_cpu_ms() - backend_started) / 7
+    django_cpu = statistics.median(cpu_times)
+    return text + (f"; server CPU **{django_cpu + database:.0f} ms** ({django_cpu:.0f} ms Django, "
+                   f"{database:.0f} ms PostgreSQL)")  # fmt: skip
+
+
+def _backend_cpu_ms() -> float:
+    """CPU time (user + system) the PostgreSQL backend of this connection has used, in ms."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def close_django() -> None:

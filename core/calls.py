@@ -17,6 +17,7 @@ from core.events import (
     MEASURE,
     ClientName,
     Count,
+    ErrorText,
     Event,
     Milliseconds,
     OneOf,
@@ -53,11 +54,15 @@ class ToolCall(Event, kw_only=True, frozen=True):
     outcome: Annotated[ShortText, DIMENSION, OneOf(OUTCOMES)]
     upstream_calls: Annotated[Count, MEASURE] | None = None
     """TomTom requests made, retries included."""
+    upstream_rate_limited: Annotated[Count, MEASURE] | None = None
+    """TomTom requests answered 429 (rate limited), retries included."""
     upstream_ms: Annotated[Milliseconds, MEASURE] | None = None
     total_ms: Annotated[Milliseconds, MEASURE] | None = None
     bytes: Annotated[Count, MEASURE] | None = None
     """The answer's text, in UTF-8 bytes: the model-context cost."""
     request_id: RequestId | None = None
+    error: ErrorText | None = None
+    """The error's message, as the caller read it (keys masked), for a call that did not end `ok`."""
 
     def level(self) -> int:
         return logging.ERROR if self.outcome == ErrorCode.INTERNAL else logging.INFO

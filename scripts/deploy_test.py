@@ -9,7 +9,10 @@ loopback stub. Every request goes through nginx. Checks, then prints figures:
 - staff log into the admin over https and retire a tool; every replica answers it `retired`
   within GOVERNANCE_REFRESH_SECONDS plus one request;
 - app-status reports logged by the three replicas, ingested from their logs, show on the
-  dashboard and in the API with all three replica names.
+  overview, the widget dashboard and in the API with all three replica names;
+- every replica is ready (`/readyz`: database, migrations, fresh governance rules) before nginx
+  is started, and answers ready through nginx; `/` says how to connect; each gunicorn start
+  line names its address.
 
     .venv/bin/python scripts/deploy_test.py      (needs nginx, PostgreSQL at DATABASE_ADMIN_URL)
 """
@@ -227,13 +230,13 @@ def main() -> None:
                 stdout=log.open("wb"), stderr=subprocess.STDOUT,
             ))  # fmt: skip
         for replica_port, process in zip(replica_ports, processes[1:], strict=True):
-            wait_for(f"http://127.0.0.1:{replica_port}/healthz", True, process, f"replica on {replica_port}")
+            wait_for(f"http://127.0.0.1:{replica_port}/readyz", True, process, f"replica on {replica_port}")
         cert, key = self_signed(tmp)
         config = nginx_config(tmp, port, replica_ports, cert, key)
         nginx_process = subprocess.Popen([NGINX, "-p", str(tmp), "-c", str(config), "-g", "daemon off;"])
         processes.append(nginx_process)
         verify = ssl.create_default_context(cafile=str(cert))
-        wait_for(f"{origin}/healthz", verify, nginx_process, "nginx")
+        wait_for(f"{origin}/readyz", verify, nginx_process, "nginx")
         nginx = Nginx(origin, verify, tmp / "access.log")
         figures = run_checks(nginx, env, logs, replica_ports)
     finally:
@@ -255,6 +258,18 @@ def main() -> None:
 
 def run_checks(nginx: Nginx, env: dict[str, str], logs: list[Path], replica_ports: list[int]) -> dict[str, object]:
     replicas = {f"127.0.0.1:{p}" for p in replica_ports}
+    # 0. Ready everywhere, through nginx; the root page says how to connect; start lines name their address.
+    ready_on = set()
+    for _ in range(3 * REPLICAS):
+        ready, upstream = nginx.request("GET", "/readyz")
+        assert ready.status_code == 200 and ready.json()["status"] == "ready", (ready.status_code, ready.text)
+        ready_on.add(upstream)
+    assert ready_on == replicas, f"/readyz reached {ready_on}, not every replica"
+    root, _ = nginx.request("GET", "/")
+    assert root.status_code == 200 and '<code id="endpoint">https://127.0.0.1/mcp</code>' in root.text, root.text[:300]
+    for log, port in zip(logs, replica_ports, strict=True):
+        started = [json.loads(line)["message"] for line in log.read_text().splitlines() if "Listening at" in line]
+        assert started and started[0].startswith(f"Listening at: http://127.0.0.1:{port} ("), (log.name, started)
     # 1. One session, spread over every replica, keeps its client name.
     # An MCP Apps host: the session id it gets says so, so every replica offers it widgets.
     apps = {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}
@@ -301,8 +316,9 @@ def run_checks(nginx: Nginx, env: dict[str, str], logs: list[Path], replica_port
     done = subprocess.run([sys.executable, "manage.py", "ingest_app_status", *map(str, logs)], cwd=REPO, env=env,
                           capture_output=True, text=True, check=True)  # fmt: skip
     assert ", 0 malformed" in done.stdout, done.stdout + done.stderr
-    dashboard, _ = nginx.request("GET", "/analytics/")
-    assert dashboard.status_code == 200 and CLIENT in dashboard.text, dashboard.status_code
+    for page in ("/analytics/", "/analytics/widgets/", "/analytics/events/"):
+        dashboard, _ = nginx.request("GET", page)
+        assert dashboard.status_code == 200 and CLIENT in dashboard.text, (page, dashboard.status_code)
     events, _ = nginx.request("GET", "/api/analytics/failing-events", params={"limit": 100})
     replica_names = {e["replica"] for e in events.json()["events"] if e["client"] == CLIENT}
     assert replica_names == {f"replica-{i}" for i in range(1, REPLICAS + 1)}, replica_names
@@ -314,6 +330,7 @@ def run_checks(nginx: Nginx, env: dict[str, str], logs: list[Path], replica_port
         "per replica": ", ".join(f"{u.rsplit(':', 1)[1]}: {s:.2f} s" for u, s in sorted(first_retired.items())),
         "log lines ingested (0 malformed)": lines,
         "report replicas on the dashboard's API": len(replica_names),
+        "replicas ready through nginx (/readyz)": f"{len(ready_on)} of {REPLICAS}",
     }
 
 

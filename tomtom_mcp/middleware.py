@@ -134,7 +134,11 @@ class SessionMiddleware(NonBlocking, _SessionMiddleware):
 
 class StaticFilesMiddleware(_WhiteNoiseMiddleware):
     """WhiteNoise (compressed, hash-named files from `collectstatic`), async-capable: looking a
-    path up is a dictionary read on the event loop; only serving a file hops to a thread."""
+    path up is a dictionary read on the event loop; only opening a file hops to a thread, and its
+    body is an asynchronous iterator (`AsyncFileBody`). Django's ASGI handler warns once per
+    response it must stream from a synchronous iterator (WhiteNoise's file), which logged a
+    `py.warnings` line per static file; an asynchronous body is what Django's documentation asks
+    for under ASGI ("Streaming responses"), and it reads the file a block at a time off the loop."""
 
     sync_capable = True
     async_capable = True
@@ -156,8 +160,38 @@ class StaticFilesMiddleware(_WhiteNoiseMiddleware):
         else:
             static_file = self.files.get(request.path_info)
         if static_file is not None:
-            return await sync_to_async(self.serve)(static_file, request)
+            response = await sync_to_async(self.serve)(static_file, request)
+            response.streaming_content = AsyncFileBody(response.file_to_stream)
+            return response
         return await self.get_response(request)
+
+
+class AsyncFileBody:
+    """An open file (or none: a 304 or HEAD answer) as an asynchronous iterator of blocks, each
+    read in a thread; the file is closed at its end, or when the response is closed (a client
+    that went away), whichever comes first."""
+
+    BLOCK = 64 * 1024
+
+    def __init__(self, file: Any) -> None:
+        self.file = file
+
+    def __aiter__(self) -> Any:
+        return self._blocks()
+
+    async def _blocks(self) -> Any:
+        if self.file is None:
+            return
+        try:
+            while block := await sync_to_async(self.file.read, thread_sensitive=False)(self.BLOCK):
+                yield block
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
 
 
 class McpHostMiddleware:

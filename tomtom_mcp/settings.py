@@ -116,7 +116,7 @@ SECURE_PROXY_SSL_HEADER = (
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the proxy's health checks come over plain HTTP
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]  # the proxy's health checks come over plain HTTP
 SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
@@ -171,6 +171,9 @@ ANALYTICS_METRICS_TOKEN = env_str("ANALYTICS_METRICS_TOKEN", "") or ""
 """Bearer token of the Prometheus endpoint /analytics/metrics; empty: no metrics, the endpoint is off."""
 ANALYTICS_MIN_EVENTS = env_int("ANALYTICS_MIN_EVENTS", 20)
 """Dashboard points from fewer events than this are drawn hollow: a rate from a small sample."""
+ANALYTICS_INGEST_LAG_SECONDS = env_int("ANALYTICS_INGEST_LAG_SECONDS", 7200)
+"""The overview warns when the newest stored event is older than this (the hourly ingestion timer
+ships the last 65 minutes: two hours is late); the ingestion-lag alert uses the same figure."""
 ANALYTICS_RETENTION_DAYS = env_int("ANALYTICS_RETENTION_DAYS", 0)
 """`manage.py analytics_retention` drops raw events older than this many days (rollups stay); 0 keeps them."""
 

@@ -1,21 +1,17 @@
 from django.conf import settings
 from django.contrib import admin
-from django.http import HttpRequest, JsonResponse
 from django.urls import include, path, re_path
 
 from analytics.api import api as analytics_api
-from core.version import SERVER_NAME, version
+from tomtom_mcp.health import healthz, home, readyz
 from tools.mcp.http import mcp_route, mcp_view, protected_resource_routes, protected_resource_view
-
-
-def healthz(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"status": "ok", "name": SERVER_NAME, "version": version()})
-
 
 urlpatterns = [
     re_path(mcp_route(settings.MCP_PATH), mcp_view, name="mcp"),  # first: the hot path resolves at once
     *(re_path(route, protected_resource_view) for route in protected_resource_routes(settings.MCP_PATH)),
+    path("", home, name="home"),
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("analytics/", include("analytics.urls")),
     path("api/analytics/", analytics_api.urls),

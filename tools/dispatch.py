@@ -29,7 +29,7 @@ import orjson
 from core.calls import ToolCall as ToolCallEvent
 from core.calls import ToolCallFailed
 from core.errors import ErrorCode, ToolError
-from core.events import TOOL_NAME_LENGTH, TRACEBACK_LENGTH, clip, log
+from core.events import ERROR_TEXT_LENGTH, TOOL_NAME_LENGTH, TRACEBACK_LENGTH, clip, log
 from tools.context import CallContext
 from tools.definition import Answer, Tool
 from tools.registry import Registry
@@ -93,6 +93,8 @@ Interceptor = Callable[[ToolCall, Next], Awaitable[ToolOutcome]]
 ListingFilter = Callable[[Sequence[Tool], CallContext], Sequence[Tool]]
 Refresher = Callable[[], Awaitable[None]]
 """Awaited before a listing, so a listing is never staler than a call (governance's refresh)."""
+Probe = Callable[[], Awaitable[tuple[bool, str]]]
+"""Whether a part of the dispatcher is ready to serve, and why (governance's rules; `/readyz`)."""
 
 
 class Dispatcher:
@@ -103,11 +105,14 @@ class Dispatcher:
         interceptors: Sequence[Interceptor] = (),
         listing_filters: Sequence[ListingFilter] = (),
         refreshers: Sequence[Refresher] = (),
+        probes: dict[str, Probe] | None = None,
     ) -> None:
         self.registry = registry
         self.interceptors = tuple(interceptors)
         self.listing_filters = tuple(listing_filters)
         self.refreshers = tuple(refreshers)
+        self.probes = dict(probes or {})
+        """Named readiness checks of what the dispatcher depends on (`/readyz` reports each)."""
         chain: Next = self._invoke
         for interceptor in reversed(self.interceptors):
             chain = _bind(interceptor, chain)
@@ -229,6 +234,12 @@ async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
     started = time.perf_counter()
     outcome = await next_(call)
     context = call.context
+    error = None
+    if outcome.is_error:
+        error = str(outcome.data["error"].get("message", ""))
+        for secret in context.secrets():
+            error = error.replace(secret, "***")
+        error = clip(error, ERROR_TEXT_LENGTH)
     log(
         ToolCallEvent(
             tool=clip(call.name, TOOL_NAME_LENGTH),
@@ -239,10 +250,12 @@ async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
             backend=context.effective_backend.value,
             outcome=outcome.code,
             upstream_calls=context.stats.calls,
+            upstream_rate_limited=context.stats.statuses.count(429),
             upstream_ms=round(context.stats.seconds * 1000, 1),
             total_ms=round((time.perf_counter() - started) * 1000, 1),
             bytes=outcome.size,
             request_id=context.request_id,
+            error=error,
         )
     )
     return outcome

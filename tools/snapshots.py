@@ -44,6 +44,8 @@ class LazySnapshot[T]:
         self._clock = clock
         self._due_at = 0.0
         self._refresh: asyncio.Task[None] | None = None
+        self.read_at: float | None = None
+        """When (`clock()`) a read last gave a value; None before the first."""
 
     @property
     def value(self) -> T:
@@ -90,3 +92,4 @@ class LazySnapshot[T]:
     def _apply(self, value: T | None) -> None:
         if value is not None:
             self._value = value
+            self.read_at = self._clock()

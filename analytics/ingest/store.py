@@ -33,7 +33,7 @@ from django.db import IntegrityError, connection, models, transaction
 
 from analytics.ingest.decode import Family
 from analytics.ingest.rollups import COUNTED, DAILY, Deltas, Rollup, deltas
-from analytics.models import AppStatusEvent, ToolCallEvent
+from analytics.models import AppStatusEvent, IngestionMark, ToolCallEvent
 from analytics.partitions import ensure_partitions, is_partitioned
 
 EVENT_MODELS: dict[str, type[models.Model]] = {"AppStatus": AppStatusEvent, "ToolCall": ToolCallEvent}
@@ -165,6 +165,7 @@ class Store:
                 if stored:
                     self._add(part.deltas if returned is None else deltas(part.family, returned))
                 new.append(stored)
+            self._mark(parts)
         return new
 
     def anything_stored(self, model: type[models.Model], first: datetime, last: datetime) -> bool:
@@ -236,6 +237,24 @@ class Store:
                 f"SELECT {self.dialect.day(daily.daily_of.period)}, {dimensions}, "
                 f"{', '.join(f'sum({name})' for name in daily.figures)} "
                 f"FROM {stage} WHERE true GROUP BY {groups} ORDER BY {groups} {self._on_conflict(daily)}"
+            )
+
+    def _mark(self, parts: Sequence[Part]) -> None:
+        """Move each family's `IngestionMark` forward: stored now, reaching at least the batch's
+        newest event (every event of the batch is stored once this transaction commits, whether
+        it was new or not). Last, after every rollup row: writers lock the marks in one order too."""
+        now, adapt = datetime.now(UTC), self.dialect.adapt
+        rows = sorted((part.family.name, part.last) for part in parts if part.count and part.last is not None)
+        if not rows:
+            return
+        table, greatest = IngestionMark._meta.db_table, self.dialect.greatest
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"INSERT INTO {table} (family, data_up_to, last_ingest) VALUES (%s, %s, %s) "
+                f"ON CONFLICT (family) DO UPDATE SET "
+                f"data_up_to = {greatest}(coalesce({table}.data_up_to, excluded.data_up_to), excluded.data_up_to), "
+                f"last_ingest = {greatest}(coalesce({table}.last_ingest, excluded.last_ingest), excluded.last_ingest)",
+                [(family, adapt(last), adapt(now)) for family, last in rows],
             )
 
     def _on_conflict(self, rollup: Rollup) -> str:

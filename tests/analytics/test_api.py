@@ -51,7 +51,7 @@ def test_the_totals_are_the_dashboard_tables_numbers(staff_client, known_data):
         for row in failure_counts(query, by=("client", "tool"))
     ]
     assert body == {"start": "2026-11-02", "end": "2026-11-03", "bucket": "day", "tool": "", "client": "",
-                    "family": "", "group": "client", "rows": expected}  # fmt: skip
+                    "family": "", "group": "client", "tenant": "", "backend": "", "rows": expected}  # fmt: skip
     assert body["rows"][3] == {
         "client": "cursor-vscode", "tool": "tomtom-routing", "widgets_drawn": 0, "widgets_failed": 3,
         "too_large": 0, "host_dropped": 2, "decode_failed": 0, "fetch_failed": 0, "unknown_events": 0,
@@ -112,11 +112,14 @@ def test_the_openapi_schema_describes_every_endpoint_and_stat(staff_client):
     schema = staff_client.get("/api/analytics/openapi.json").json()
 
     assert sorted(schema["paths"]) == [
+        "/api/analytics/failing-calls",
         "/api/analytics/failing-events",
         "/api/analytics/failures",
         "/api/analytics/failures/by-host",
         "/api/analytics/failures/totals",
         "/api/analytics/old-callers",
+        "/api/analytics/overview",
+        "/api/analytics/requests/{request_id}",
         "/api/analytics/tool-calls",
         "/api/analytics/tool-calls/by-host",
         "/api/analytics/tool-calls/totals",
@@ -189,3 +192,23 @@ def test_staff_get_the_docs_page_from_this_servers_own_static_files(staff_client
     assert "/static/ninja/swagger-ui.css" in referenced
     assert [url for url in referenced if not url.startswith("/")] == []  # no CDN, no other host
     assert "//" not in "".join(referenced)
+
+
+def test_the_overview_the_failing_calls_and_the_filters_widgets_cannot_honour(staff_client, known_data, known_calls):
+    overview = staff_client.get("/api/analytics/overview?start=2026-11-02&end=2026-11-03").json()
+    figures = {figure["name"]: figure for figure in overview["figures"]}
+    assert (figures["calls"]["value"], figures["error_rate"]["value"]) == (8, 3 / 8)
+    assert figures["widget_unreported_rate"] == {
+        **figures["widget_unreported_rate"], "value": None, "available": False}  # fmt: skip
+    assert overview["freshness"]["data_up_to"] == "2026-11-03T09:45:00Z"
+
+    calls = staff_client.get("/api/analytics/failing-calls?start=2026-11-02&end=2026-11-03&tenant=-").json()
+    assert calls["count"] == 3 and {group["code"] for group in calls["groups"]} == {
+        "invalid_arguments", "unavailable", "retry_later"}  # fmt: skip
+    by_backend = staff_client.get("/api/analytics/tool-calls/totals?start=2026-11-02&end=2026-11-03"
+                                  "&backend=tomtom-maps&by=backend").json()  # fmt: skip
+    assert [(row["backend"], row["calls"]) for row in by_backend["rows"]] == [("tomtom-maps", 1)]
+
+    refused = staff_client.get("/api/analytics/failures/totals?start=2026-11-02&end=2026-11-03&backend=tomtom-maps")
+    assert refused.status_code == 422
+    assert refused.json() == {"detail": "widget events record no backend: widget figures cannot be filtered by it"}

@@ -14,7 +14,7 @@ from tests.analytics.conftest import KNOWN_DATA, ingest
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run", "--disable-quic"]  # fmt: skip
-DASHBOARD = "/analytics/?start=2026-11-02&end=2026-11-03"
+DASHBOARD = "/analytics/widgets/?start=2026-11-02&end=2026-11-03"
 
 pytestmark = [
     pytest.mark.browser,

@@ -102,3 +102,16 @@ def test_workers_add_up_in_multiprocess_mode(tmp_path, monkeypatch):
 
     assert [(s.labels, s.value) for s in metric.samples] == [
         ({"tool": "tomtom-geocode", "outcome": "ok", "host_family": "Goose"}, 2.0)]  # fmt: skip
+
+
+def test_tomtom_requests_and_their_429s_are_counted(client, settings, handler):
+    settings.ANALYTICS_METRICS_TOKEN = TOKEN
+    log(ToolCall(tool="tomtom-metrics-429", client="goose", outcome="ok", upstream_calls=3, upstream_rate_limited=2))
+    log(ToolCall(tool="tomtom-metrics-429", client="goose", outcome="retry_later", upstream_calls=3,
+                 upstream_rate_limited=3))  # fmt: skip
+
+    found = samples(client.get("/analytics/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").text)
+
+    labels = (("host_family", "Goose"), ("tool", "tomtom-metrics-429"))
+    assert found[("tomtom_mcp_upstream_requests_total", labels)] == 6
+    assert found[("tomtom_mcp_upstream_rate_limited_total", labels)] == 5

@@ -261,7 +261,7 @@ def test_the_history_page_lists_every_change_in_order(admin_client, admin_user, 
     assert "retirement created" in rows[1]
     assert "<td>code</td>" in rows[2] and "message: First. → Second." in rows[2] and "retirement updated" in rows[2]
     assert 'id="tool-status">retired<' in page
-    assert "/analytics/?tool=demo-old#old-callers" in page
+    assert "/analytics/widgets/?tool=demo-old#old-callers" in page
 
 
 def test_the_history_and_old_callers_are_linked_from_the_ledger_and_the_retirement(admin_client, release):
@@ -271,8 +271,8 @@ def test_the_history_and_old_callers_are_linked_from_the_ledger_and_the_retireme
     assert f'href="{history_url}"' in listing
     retirement_page = admin_client.get(reverse("admin:tools_retiredtool_change", args=[retired.pk])).content.decode()
     assert f'href="{history_url}"' in retirement_page
-    assert 'href="/analytics/?tool=demo-old#old-callers"' in retirement_page
-    old_callers = admin_client.get("/analytics/?tool=demo-old")
+    assert 'href="/analytics/widgets/?tool=demo-old#old-callers"' in retirement_page
+    old_callers = admin_client.get("/analytics/widgets/?tool=demo-old")
     assert old_callers.status_code == 200 and 'id="old-callers"' in old_callers.content.decode()
 
 

@@ -87,6 +87,7 @@ class LocalIssuer:
     def __init__(self, clients: dict[str, str] | None = None) -> None:
         self.clients = clients or {}
         self.jwks_fetches = 0
+        self._fetch_lock = threading.Lock()
         self.jwks_fault: Fault | None = None
         self.closing = threading.Event()
         self.token_requests: list[dict[str, str]] = []
@@ -180,7 +181,8 @@ class LocalIssuer:
 
             def do_GET(self) -> None:
                 if self.path == "/.well-known/jwks.json":
-                    issuer.jwks_fetches += 1
+                    with issuer._fetch_lock:  # handler threads run at once: no increment lost
+                        issuer.jwks_fetches += 1
                     if issuer.jwks_fault is not None:
                         issuer.jwks_fault(self, issuer)
                     else:

@@ -77,6 +77,7 @@ class Governance:
     ) -> None:
         self._load = load
         self._fallback = fallback
+        self._clock = clock
         self._unreadable = False
         # The surface, and whether it came from the tables (not the committed fixture).
         self._state: LazySnapshot[tuple[Surface, bool]] = LazySnapshot(
@@ -102,6 +103,24 @@ class Governance:
         `refresh_seconds`, reread the tables (one read at a time) and wait for the result, at
         most `REFRESH_WAIT_SECONDS`; a slower read is answered from the current snapshot."""
         await self._state.fresh()
+
+    async def readiness(self) -> tuple[bool, str]:
+        """Whether this process governs calls by fresh rules: refreshed when due (as a call
+        would), then read from the tables within `refresh_seconds` plus the wait. A replica
+        answering from the committed fixture, or from a snapshot the tables no longer refresh,
+        is not ready (`/readyz`)."""
+        await self.refresh_if_due()
+        _surface, from_tables = self._state.value
+        bound = self._state.refresh_seconds
+        read_at = self._state.read_at
+        if not from_tables:
+            return False, "the tool-surface tables are unreadable: answering from the committed fixture"
+        if bound is None or read_at is None:
+            return True, "rules read from the tables"
+        age = self._clock() - read_at
+        if age > bound + REFRESH_WAIT_SECONDS:
+            return False, f"rules read {age:.0f} s ago: the tables could not be read again"
+        return True, f"rules read from the tables {age:.1f} s ago"
 
     def filter_listing(self, tools: Sequence[Tool], context: CallContext) -> list[Tool]:
         """Hide retired tools. `Dispatcher.listing` awaits `refresh_if_due()` first (the tools/list

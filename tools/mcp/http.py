@@ -251,8 +251,12 @@ class McpEndpoint:
     answers each POST with one complete body, which becomes one `HttpResponse`.
     """
 
-    def __init__(self, server: Server[Any], settings: HttpSettings, config: ServerConfig) -> None:
+    def __init__(
+        self, server: Server[Any], settings: HttpSettings, config: ServerConfig, dispatcher: Dispatcher | None = None
+    ) -> None:
         self.server = server
+        self.dispatcher = dispatcher
+        """The dispatcher behind `server`, whose readiness probes `/readyz` asks."""
         self.settings = settings
         self.config = config
         self.transports = TransportRunner(
@@ -438,7 +442,7 @@ def _asgi_scope(request: HttpRequest) -> Message:
 
 
 def build_http_app(dispatcher: Dispatcher, config: ServerConfig, settings: HttpSettings) -> McpEndpoint:
-    return McpEndpoint(build_server(dispatcher, http_context_factory(config)), settings, config)
+    return McpEndpoint(build_server(dispatcher, http_context_factory(config)), settings, config, dispatcher)
 
 
 @functools.cache

@@ -24,4 +24,5 @@ def build_dispatcher() -> Dispatcher:
         interceptors=(log_calls, enforce_terms, cap_result_size, governance.intercept, deliver_app_data),
         listing_filters=(governance.filter_listing, filter_listing),
         refreshers=(governance.refresh_if_due,),
+        probes={"governance": governance.readiness},
     )

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from analytics.models import AppStatusEvent, ToolCallEvent
-from analytics.partitions import drop_before, retention_cutoff
+from analytics.ingest.store import EVENT_MODELS
+from analytics.partitions import drop_before, mark_kept_from, retention_cutoff
 
 
 class Command(BaseCommand):
@@ -26,6 +26,7 @@ class Command(BaseCommand):
         if cutoff is None:
             self.stdout.write("retention is off (ANALYTICS_RETENTION_DAYS is 0): nothing dropped")
             return
-        for model in (AppStatusEvent, ToolCallEvent):
+        for family, model in EVENT_MODELS.items():
             removed = drop_before(model, cutoff)
+            mark_kept_from(family, cutoff)
             self.stdout.write(f"{model._meta.verbose_name_plural}: {removed:,} events before {cutoff:%Y-%m-%d} dropped")
