@@ -45,6 +45,7 @@ from analytics.selectors import (
     old_callers,
     request_events,
     retention_gap,
+    still_calling,
 )
 from analytics.stats import COUNT_STATS, RATE_STATS
 from analytics.tool_stats import ERROR_CODES, OTHER_ERRORS, TOOL_CALL_STATS, CallDimension, tool_call_stats
@@ -220,8 +221,12 @@ class EventPage(Schema):
 class OldCaller(Schema):
     kind: Literal[OLD_CALLER_KINDS]  # type: ignore[valid-type]
     client: str
+    tenant: str = Field(description="The signed-in tenant; empty for a caller with an API key.")
     tool: str
-    replaced_by: str = Field(description="For a retired tool: the tools that replace it, comma-separated.")
+    replaced_by: str = Field(
+        description="For a deprecated or retired tool: the tools that replace it, comma-separated; for an alias: "
+        "the tool that answered."
+    )
     input: str = Field(description="For an outdated call: the input that changed.")
     change: str = Field(description="For an outdated call: `removed`, `renamed`, `type_changed` or `unit_changed`.")
     calls: int
@@ -275,8 +280,28 @@ def failing_events_list(
 
 @api.get("/old-callers", response=list[OldCaller], url_name="old_callers")
 def old_callers_list(request: HttpRequest, filters: Query[Filters]) -> list[object]:
-    """Who still calls retired tool names or outdated inputs, with counts, first and last seen."""
+    """Who still calls retired or deprecated tool names, aliases or outdated inputs, with counts,
+    first and last seen."""
     return list(_widgets(old_callers, filters.query()))
+
+
+class StillCalling(Schema):
+    tool: str = Field(description="The deprecated, aliased or retired name (or the tool whose input changed).")
+    kind: Literal[OLD_CALLER_KINDS]  # type: ignore[valid-type]
+    client: str = Field(description="The host: its client name, or its host family with `group=family`.")
+    family: str = Field(description="The host family of the client name.")
+    tenant: str = Field(description="The signed-in tenant; empty for a caller with an API key.")
+    calls: int = Field(description="Calls of this kind in the range.")
+    first_seen: datetime = Field(description="The first of them in the range.")
+    last_seen: datetime = Field(description="The last of them in the range.")
+
+
+@api.get("/still-calling", response=list[StillCalling], url_name="still_calling")
+def still_calling_list(request: HttpRequest, filters: Query[Filters]) -> list[object]:
+    """Who still calls each tool name the old way (a deprecated or retired tool, an alias, an
+    outdated input), by host and tenant, with first and last seen: each tool's admin page shows
+    the same rows."""
+    return list(still_calling(filters.query()))
 
 
 ERROR_CODE_STATS = frozenset({*ERROR_CODES, OTHER_ERRORS})

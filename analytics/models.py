@@ -30,9 +30,19 @@ FAILING_KINDS: tuple[str, ...] = tuple(event.KIND for event in app_status.FAILIN
 """The kinds the drill-down lists: every event that means a widget did not draw as it should."""
 
 OLD_CALLER_KINDS: tuple[str, ...] = tuple(event.KIND for event in app_status.OLD_CALLERS)
-"""Governance answers: calls to a retired tool name, or with inputs that changed."""
-OLD_CALLER_DIMENSIONS: tuple[str, ...] = ("kind", "client", "tool", "replaced_by", "input", "change")
-"""What an old caller is reported by: the kind, who called what, and what replaced it or changed."""
+"""Governance answers: calls to a retired tool name, with inputs that changed, to a deprecated
+tool, or through an alias."""
+OLD_CALLER_LABELS: dict[str, str] = {
+    "retired_tool": "retired tool",
+    "outdated_call": "outdated input",
+    "deprecated_tool": "deprecated tool",
+    "alias_call": "alias",
+}
+"""How the reports name each kind of old caller."""
+assert set(OLD_CALLER_LABELS) == set(OLD_CALLER_KINDS), "name every old-caller kind in OLD_CALLER_LABELS"
+OLD_CALLER_DIMENSIONS: tuple[str, ...] = ("kind", "client", "tenant", "tool", "replaced_by", "input", "change")
+"""What an old caller is reported by: the kind, who called (client name and tenant) what, and
+what replaces it or changed."""
 
 
 class AppStatusEvent(models.Model):
@@ -114,14 +124,17 @@ class AppStatusDailyCount(models.Model):
 
 
 class OldCallerDaily(models.Model):
-    """Calls of a retired tool name, or with an outdated input (the app-status kinds in
-    `OLD_CALLER_KINDS`), per UTC day, client, tool and what changed, with when they were first
-    and last seen that day: the old-callers report's rollup, added to in the transaction that
-    stores the events (analytics/ingest/rollups.py). Like every rollup it outlives the raw events."""
+    """Calls of a retired tool name, with an outdated input, to a deprecated tool or through an
+    alias (the app-status kinds in `OLD_CALLER_KINDS`), per UTC day, client name, tenant ("" for
+    a caller with an API key), tool and what changed, with when they were first and last seen
+    that day: the old-callers' and who-still-calls reports' rollup, added to in the transaction
+    that stores the events (analytics/ingest/rollups.py). Like every rollup it outlives the raw
+    events."""
 
     day = models.DateTimeField()
     kind = models.CharField(max_length=16, choices=KIND_CHOICES)
     client = models.TextField()
+    tenant = models.TextField(default="")
     tool = models.TextField()
     replaced_by = models.TextField()
     input = models.TextField()

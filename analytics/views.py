@@ -313,25 +313,26 @@ def _failure_table(query: ReportQuery) -> Table:
 
 def _callers_table(query: ReportQuery) -> Table:
     rows = [
-        {"host": c.client, "kind": c.kind, "tool": c.tool, "replaced_by": c.replaced_by, "input": c.input,
-         "change": c.change, "calls": c.calls, "first_seen": c.first_seen, "last_seen": c.last_seen,
-         "what": c.replaced_by if c.kind == "retired_tool" else f"{c.input} ({c.change})"}
+        {"host": c.client, "tenant": c.tenant, "kind": c.kind, "how": c.how, "tool": c.tool,
+         "replaced_by": c.replaced_by, "input": c.input, "change": c.change, "calls": c.calls,
+         "first_seen": c.first_seen, "last_seen": c.last_seen, "what": c.what}
         for c in old_callers(query)
     ]  # fmt: skip
     when = lambda value: "" if value is None else f"{value:%Y-%m-%d %H:%M}"  # noqa: E731
     columns = [
         Col("host", "Host", header=True, wrap=True),
-        Col("kind", "Kind", show=lambda k: "retired tool" if k == "retired_tool" else "outdated input"),
+        Col("tenant", "Tenant", "Empty: a caller with an API key.", wrap=True, show=lambda t: t or "—"),
+        Col("how", "Kind"),
         Col("tool", "Tool"),
         Col("what", "Replaced by / input", wrap=True),
         Col("calls", "Calls", numeric=True, show=as_count),
         Col("first_seen", "First seen", show=when),
         Col("last_seen", "Last seen", show=when),
     ]
-    return Table("old-callers", "Retired names and outdated inputs still called", columns, rows,
-                 empty="No client called a retired tool or an outdated input in this range.",
-                 csv_columns=["host", "kind", "tool", "replaced_by", "input", "change", "calls", "first_seen",
-                              "last_seen"])  # fmt: skip
+    return Table("old-callers", "Old names and inputs still called", columns, rows,
+                 empty="No client called a deprecated or retired tool, an alias or an outdated input in this range.",
+                 csv_columns=["host", "tenant", "kind", "tool", "replaced_by", "input", "change", "calls",
+                              "first_seen", "last_seen"])  # fmt: skip
 
 
 # -- Tool calls by host ------------------------------------------------------------------------------

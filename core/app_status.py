@@ -28,6 +28,7 @@ from core.events import (
     OneOf,
     RequestId,
     ShortText,
+    TenantName,
     ToolName,
     ToolNames,
     UserAgent,
@@ -177,7 +178,14 @@ class Failed(AppStatusEvent, kw_only=True, frozen=True):
     error: ErrorText | None = None
 
 
-class RetiredToolCalled(AppStatusEvent, kw_only=True, frozen=True):
+class GovernedCall(AppStatusEvent, kw_only=True, frozen=True):
+    """What every governance line carries besides the call: the signed-in tenant (absent for a
+    caller with an API key), so the old callers are counted per tenant too."""
+
+    tenant: Annotated[TenantName, DIMENSION] | None = None
+
+
+class RetiredToolCalled(GovernedCall, kw_only=True, frozen=True):
     """A call to a retired tool name, refused (governance)."""
 
     KIND = "retired_tool"
@@ -186,14 +194,32 @@ class RetiredToolCalled(AppStatusEvent, kw_only=True, frozen=True):
     replaced_by: Annotated[ToolNames, DIMENSION]
 
 
-class OutdatedCall(AppStatusEvent, kw_only=True, frozen=True):
-    """A call that still sends an input that changed, refused (governance)."""
+class OutdatedCall(GovernedCall, kw_only=True, frozen=True):
+    """A call that still sends an input that changed, refused (governance); one line per input
+    that changed."""
 
     KIND = "outdated_call"
     MESSAGE = "Outdated call: the tool's inputs changed"
     LEVEL = logging.WARNING
     input: Annotated[ShortText, DIMENSION]
     change: Annotated[ShortText, DIMENSION, OneOf(("removed", "renamed", "type_changed", "unit_changed"))]
+
+
+class DeprecatedToolCalled(GovernedCall, kw_only=True, frozen=True):
+    """A call to a deprecated tool, answered with a notice (governance)."""
+
+    KIND = "deprecated_tool"
+    MESSAGE = "Deprecated tool called"
+    replaced_by: Annotated[ToolNames, DIMENSION]
+
+
+class AliasCalled(GovernedCall, kw_only=True, frozen=True):
+    """A call to an alias, passed on to the tool it names and answered with a notice
+    (governance); `replaced_by` is that tool."""
+
+    KIND = "alias_call"
+    MESSAGE = "Alias called"
+    replaced_by: Annotated[ToolNames, DIMENSION]
 
 
 APP_STATUS_EVENTS: tuple[type[AppStatusEvent], ...] = (
@@ -207,6 +233,8 @@ APP_STATUS_EVENTS: tuple[type[AppStatusEvent], ...] = (
     Failed,
     RetiredToolCalled,
     OutdatedCall,
+    DeprecatedToolCalled,
+    AliasCalled,
 )
 """Every kind, in the order the docs list them."""
 BY_MESSAGE: dict[str, type[AppStatusEvent]] = {event.MESSAGE: event for event in APP_STATUS_EVENTS}
@@ -214,5 +242,6 @@ BY_KIND: dict[str, type[AppStatusEvent]] = {event.KIND: event for event in APP_S
 
 FAILING: tuple[type[AppStatusEvent], ...] = (Failed, TooLarge, HostDropped, DecodeFailed, FetchFailed)
 """The kinds that mean a widget did not draw as it should."""
-OLD_CALLERS: tuple[type[AppStatusEvent], ...] = (RetiredToolCalled, OutdatedCall)
-"""Governance answers: calls to a retired tool name, or with inputs that changed."""
+OLD_CALLERS: tuple[type[AppStatusEvent], ...] = (RetiredToolCalled, OutdatedCall, DeprecatedToolCalled, AliasCalled)
+"""Governance answers, the callers who must migrate: calls to a retired tool name, with inputs
+that changed, to a deprecated tool, or through an alias."""

@@ -16,6 +16,7 @@ EVENTS: tuple[type[Event], ...] = (
     operations.SurfaceUnreadableFromSnapshot,
     operations.SurfaceUnreadableFromFixture,
     operations.SurfaceReadableAgain,
+    operations.ScheduledRetirementFired,
     operations.ClientSurfaceRulesUnreadable,
     operations.TenantsUnreadable,
     operations.TenantKeyUndecryptable,

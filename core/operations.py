@@ -10,7 +10,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from core.events import Count, ErrorText, Event, ShortText, TenantName
+from core.events import Count, ErrorText, Event, ShortText, TenantName, ToolName
 
 Seconds = Annotated[float, Meta(ge=0, le=1e9)]
 KEY_ID_LENGTH = 255
@@ -47,6 +47,18 @@ class SurfaceReadableAgain(Event, kw_only=True, frozen=True):
 
     LOGGER = "tools.governance"
     MESSAGE = "Tool-surface tables readable again"
+
+
+class ScheduledRetirementFired(Event, kw_only=True, frozen=True):
+    """A deprecated tool's or an alias's retire-on date came: the replica that noticed first
+    recorded its retirement (every replica answers it as retired from then on)."""
+
+    LOGGER = "tools.governance"
+    MESSAGE = "Scheduled retirement fired"
+    LEVEL = logging.WARNING
+    tool: ToolName
+    retire_on: ShortText
+    replaced_by: list[ToolName]
 
 
 class ClientSurfaceRulesUnreadable(Event, kw_only=True, frozen=True):

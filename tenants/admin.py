@@ -11,10 +11,12 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from tenants.models import Tenant, TenantKey, TenantUsage
+from tenants.tool_names import allow_list_problems
 
 MAX_KEY_LENGTH = 200
 
@@ -66,11 +68,22 @@ class ToolListField(forms.CharField):
 
 
 class TenantForm(forms.ModelForm):
-    allowed_tools = ToolListField(required=False, help_text="Tool names, comma- or space-separated; empty: every tool.")
+    allowed_tools = ToolListField(
+        required=False,
+        help_text="Tool names, comma- or space-separated; empty: every tool. Only tools the server offers: a "
+        "retired name or an alias is refused, with the tool to allow instead.",
+    )
 
     class Meta:
         model = Tenant
         fields = ("name", "claim", "enabled", "default_backend", "allowed_tools", "calls_per_minute", "calls_per_day")
+
+    def clean_allowed_tools(self) -> list[str]:
+        names = list(dict.fromkeys(self.cleaned_data["allowed_tools"]))
+        problems = allow_list_problems(names)
+        if problems:
+            raise ValidationError(problems)
+        return names
 
 
 @admin.register(Tenant)

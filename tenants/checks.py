@@ -1,4 +1,10 @@
-"""System checks of the sign-in settings (ids documented in docs/oauth.md; never reused)."""
+"""System checks of the sign-in settings and the tenants' table (ids documented in
+docs/oauth.md; never reused).
+
+The tenants' table is judged with `manage.py check --database default` (tag `database`):
+tenants.W002, an enabled tenant without an active TomTom key (every call it makes is refused
+`unauthorized`); tenants.W003, an allow-list naming a tool the server does not offer (a typo, or
+a tool retired since)."""
 
 from __future__ import annotations
 
@@ -7,6 +13,9 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core import checks
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+
+from tenants.tool_names import allow_list_problems, known_tool_names
 
 ASYMMETRIC = {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 MODES = {"api-key", "oauth"}
@@ -71,3 +80,42 @@ def check_encryption_key(app_configs: Any = None, **kwargs: Any) -> list[checks.
             )
         ]
     return []
+
+
+@checks.register(checks.Tags.database)
+def check_tenants(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """The tenants' table: tenants.W002 and tenants.W003 (skipped before `migrate`)."""
+    if not databases or DEFAULT_DB_ALIAS not in databases:
+        return []
+    from tenants.models import Tenant
+
+    if Tenant._meta.db_table not in connections[DEFAULT_DB_ALIAS].introspection.table_names():
+        return []
+    issues: list[checks.CheckMessage] = []
+    keyless = Tenant.objects.filter(enabled=True).exclude(keys__active=True).order_by("name")
+    for tenant in keyless:
+        issues.append(
+            checks.Warning(
+                f"Tenant {tenant.name} is enabled but has no active TomTom key: every tool call it makes is refused "
+                "`unauthorized`.",
+                hint="Add its key in the admin (Tenants -> the tenant -> TomTom keys), or untick `enabled`.",
+                obj=tenant.name,
+                id="tenants.W002",
+            )
+        )
+    try:
+        known = known_tool_names()
+    except DatabaseError:  # the tool tables are not migrated yet
+        known = None
+    for tenant in Tenant.objects.order_by("name"):
+        problems = allow_list_problems(tenant.allowed_tools or [], known) if known is not None else []
+        if problems:
+            issues.append(
+                checks.Warning(
+                    f"Tenant {tenant.name}'s allow-list names tools the server does not offer: {' '.join(problems)}",
+                    hint="Correct the allow-list in the admin: the tenant cannot call these names.",
+                    obj=tenant.name,
+                    id="tenants.W003",
+                )
+            )
+    return issues

@@ -68,3 +68,28 @@ def test_every_command_the_deployment_guide_runs_exists():
     assert [name for name in sorted(commands) if name not in get_commands()] == []
     assert {".venv/.installed", "test-deploy"} <= targets
     assert [target for target in sorted(targets) if target not in _make_targets()] == []
+
+
+GOVERNANCE = (REPO / "docs" / "governance.md").read_text()
+
+
+def test_every_tool_surface_check_is_documented():
+    from tools import checks
+
+    codes = [name for name in vars(checks) if re.fullmatch(r"[EW]\d{3}", name)]
+    ids = {f"tools.{code}" for code in codes}
+    ids |= {f"tools.{code[0]}{int(code[1:]) + checks.TABLES_OFFSET:03d}" for code in codes
+            if code not in ("E011", "E100", "W001")}  # fmt: skip
+    assert [check for check in sorted(ids) if f"`{check}`" not in GOVERNANCE] == []
+
+
+def test_every_tenants_check_is_documented():
+    ids = set(re.findall(r'id="(tenants\.[EW]\d{3})"', (REPO / "tenants" / "checks.py").read_text()))
+    oauth = (REPO / "docs" / "oauth.md").read_text()
+    assert ids and [check for check in sorted(ids) if check not in oauth] == []
+
+
+def test_every_governance_command_is_documented():
+    commands = (REPO / "tools" / "management" / "commands").glob("*.py")
+    names = [path.stem for path in commands if not path.stem.startswith("_") and not path.stem.startswith("mcp_")]
+    assert [name for name in sorted(names) if name != "migrate" and f"manage.py {name}" not in GOVERNANCE] == []

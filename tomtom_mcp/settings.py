@@ -154,7 +154,13 @@ TENANT_KEY_ENCRYPTION_KEYS = env_list("TENANT_KEY_ENCRYPTION_KEYS", [])
 
 # --- Tool-surface governance (docs/governance.md) ------------------------------------------------
 GOVERNANCE_REFRESH_SECONDS = env_int("GOVERNANCE_REFRESH_SECONDS", 5)
-"""How old a replica's copy of the retired tools and contract changes may get before it rereads them."""
+"""How old a replica's copy of the tool-surface tables may get before it rereads them."""
+GOVERNANCE_CLOCK = env_str("GOVERNANCE_CLOCK", "") or ""
+"""Import path of a function returning the current (aware) time that retire-on dates are judged
+by; empty: the system clock (tools/governance/clock.py). For rehearsing a retirement on staging."""
+TENANT_TOOL_NAMES = "tools.governance.selectors.tool_names_for_tenants"
+"""What a tenant's allow-list may name (the project wiring tells the tenants' admin where the tool
+names live: the apps do not import each other)."""
 
 # --- Widgets (docs/widgets.md) -------------------------------------------------------------------
 WIDGET_MAPLIBRE_URL = env_str("WIDGET_MAPLIBRE_URL")

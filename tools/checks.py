@@ -3,12 +3,15 @@ docs/governance.md ("System checks"); ids are never reused.
 
 - **Code and fixture** (`check_fixture`, tag `tool_surface`): the registered tools judged
   against the committed fixture, `tools/fixtures/tool_surface.json`. No database: they run on
-  every plain `manage.py check` (and so `make lint` and CI). tools.E001-E011.
+  every plain `manage.py check` (and so `make lint` and CI). tools.E001-E017, W002, W003.
 - **Database** (`check_tables`, tags `database` and `tool_surface`): the tables judged against
-  the registered tools (tools.E101-E110, the same rules as E001-E010, each reported only where
-  the fixture does not already report it) and against the fixture (tools.W001; under
-  `--deploy`, tools.E100). They run with `manage.py check --database default`, and skip before
-  `migrate` has created the tables.
+  the registered tools (tools.E101-E117, W102, W103: the same rules as E001-E017, W002, W003,
+  each reported only where the fixture does not already report it) and against the fixture
+  (tools.W001; under `--deploy`, tools.E100). They run with `manage.py check --database
+  default`, and skip before `migrate` has created the tables.
+
+The rules about dates judge the history on today's UTC day by the governance clock
+(tools.governance.clock).
 
 Both groups pause while `migrate` runs its own pre-flight checks (`surface_checks_paused`):
 `migrate` is what creates and seeds the tables. `surface_issues` and `fixture_issues` are
@@ -20,6 +23,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,7 @@ from django.db import DEFAULT_DB_ALIAS
 
 from tools.definition import Tool
 from tools.governance import fixtures, rules, selectors
+from tools.governance.clock import today
 from tools.governance.surface import ChangeKind, Surface
 
 FIXTURE_NAME = "tools/fixtures/tool_surface.json"
@@ -40,9 +45,9 @@ E001_HINT = (
     f"Add the name to the ledger in {FIXTURE_NAME} (or run `manage.py migrate`, which ledgers it in the "
     "database, then `manage.py export_tool_surface`), review and commit."
 )
-E002 = "In the tool name ledger ({where}), but neither registered nor retired."
+E002 = "In the tool name ledger ({where}), but neither registered, retired nor an alias."
 E002_HINT = (
-    "A name that leaves the registry must become a retired tool: retire it in the admin (then export), "
+    "A name that leaves the registry must become a retired tool or an alias: retire it in the admin (then export), "
     f"or add it to `retired` in {FIXTURE_NAME}, naming what replaces it."
 )
 E003 = "Retired ({where}), but still registered."
@@ -58,8 +63,11 @@ E007_HINT = (
     "`was` and `now` are JSON Schemas of the old and the new shape; `now` must match the input's current "
     "schema, which must no longer take `was`. Correct or delete the contract change."
 )
-E008 = "Retired ({where}), but still has contract changes ({inputs})."
-E008_HINT = "Retiring a tool deletes its contract changes (the retired-tool answer covers every call): delete them."
+E008 = "{state} ({where}), but still has contract changes ({inputs})."
+E008_HINT = (
+    "Retiring a tool or making it an alias deletes its contract changes (the retired-tool answer, or the "
+    "alias's target, covers every call): delete them."
+)
 E009 = "Recorded ({where}) as a renamed input, but {problem}."
 E009_HINT = "A rename names the new input in `new_input`; the old name must be gone from the schema, the new one there."
 E010 = "Recorded ({where}) as a unit change, but {problem}."
@@ -69,6 +77,29 @@ E010_HINT = (
 )
 E011 = f"{FIXTURE_NAME} cannot be read: {{error}}."
 E011_HINT = "Restore the file from version control, or write it again with `manage.py export_tool_surface`."
+E012 = "An alias ({where}) of {target}, which is not a live tool."
+E012_HINT = "Name a registered tool that is neither retired nor an alias as the target, or retire the alias."
+E013 = "{state} ({where}) with the retire-on date {retire_on}, which has come: it is retired on every replica."
+E013_HINT = (
+    "The tables record the retirement on the first request after the date (or `manage.py apply_tool_surface`): "
+    "export it, review and commit, and remove the tool from tools.registry.default_tools(); or, to keep it, "
+    "move the date (`manage.py schedule_retirement`) or cancel it (`manage.py cancel_retirement`)."
+)
+E014 = "An alias ({where}), but still registered."
+E014_HINT = (
+    "Calls to the name reach the alias's target, never this code: remove it from tools.registry.default_tools(), "
+    "or end the alias if the tool should be live."
+)
+E015 = "Deprecated ({where}) in favour of {problem}."
+E015_HINT = "Name only registered tools that are neither retired nor aliases, each once, in `replaced_by`."
+E016 = "An alias ({where}) that renames an argument, but {problem}."
+E016_HINT = "Map each old argument to an input of the target (or to null, to leave it out)."
+E017 = "In more than one lifecycle state ({where}): {states}."
+E017_HINT = "A name is deprecated, an alias or retired, one at a time: keep the latest state only."
+W002 = "Deprecated ({where}) with no replacement: callers are told to stop, not what to call instead."
+W002_HINT = "Name the tools that replace it in `replaced_by`, in the order a caller should try them."
+W003 = "{state} ({where}) with no retire-on date: it is never retired."
+W003_HINT = "Set the day it is retired (`manage.py schedule_retirement`, or the admin), so callers know when to move."
 E100 = f"The tool-surface tables and {FIXTURE_NAME} disagree: {{sections}}."
 E100_HINT = (
     "A deploy must not leave the database and the committed history apart: run `manage.py apply_tool_surface` "
@@ -82,6 +113,9 @@ W001_HINT = (
 
 IN_FIXTURE = "committed fixture"
 IN_TABLES = "database"
+
+_WARNINGS = frozenset({"W002", "W003"})
+"""The rules reported as warnings (tools.W0xx; the tables' twins are tools.W1xx)."""
 
 _CHANGE_CODES = {
     ChangeKind.REMOVED: "E006",
@@ -103,38 +137,47 @@ def surface_checks_paused() -> Iterator[None]:
         _paused.reset(token)
 
 
-def _issue(code: str, obj: str, offset: int, where: str, **values: str) -> Error:
+def _issue(code: str, obj: str, offset: int, where: str, **values: str) -> CheckMessage:
     message: str = globals()[code].format(where=where, **values)
     number = int(code[1:]) + offset
-    return Error(message, hint=globals()[f"{code}_HINT"], obj=obj, id=f"tools.E{number:03d}")
+    level = checks.Warning if code in _WARNINGS else Error
+    return level(message, hint=globals()[f"{code}_HINT"], obj=obj, id=f"tools.{code[0]}{number:03d}")
 
 
 def _as_in_fixture(issue: CheckMessage) -> tuple[str, Any]:
-    """A tables issue (tools.E1NN) as the id and object the same rule reports on the fixture."""
-    number = int(str(issue.id)[-3:]) - TABLES_OFFSET  # every surface issue has an id (`_issue`)
-    return f"tools.E{number:03d}", issue.obj
+    """A tables issue (tools.E1NN, W1NN) as the id and object the same rule reports on the fixture."""
+    letter, number = str(issue.id)[-4], int(str(issue.id)[-3:]) - TABLES_OFFSET  # every surface issue has an id
+    return f"tools.{letter}{number:03d}", issue.obj
 
 
-def surface_issues(surface: Surface, registry: Mapping[str, Tool], *, in_tables: bool = False) -> list[CheckMessage]:
-    """The rules (tools.E001-E010, or E101-E110 for the tables) over one history and a registry."""
+def surface_issues(
+    surface: Surface, registry: Mapping[str, Tool], *, in_tables: bool = False, day: date | None = None
+) -> list[CheckMessage]:
+    """The rules (tools.E001-E017, W002, W003, or E101-E117, W102, W103 for the tables) over
+    one history and a registry, on the UTC day `day` (default: today by the governance clock)."""
     offset, where = (TABLES_OFFSET, IN_TABLES) if in_tables else (0, IN_FIXTURE)
+    day = day or today()
     ledger = surface.ledger_names
     retired = surface.retired_by_name
+    aliases = surface.aliases_by_name
+    gone = {*retired, *aliases}
     issues: list[CheckMessage] = []
     for name in sorted(set(registry) - ledger):
         issues.append(_issue("E001", name, offset, where))
-    for name in sorted(ledger - set(registry) - set(retired)):
+    for name in sorted(ledger - set(registry) - gone):
         issues.append(_issue("E002", name, offset, where))
     for name in sorted(set(registry) & set(retired)):
         issues.append(_issue("E003", name, offset, where))
     for retirement in surface.retired:
         for replacement in retirement.replaced_by:
-            if not rules.is_live(replacement, registry, retired):
+            if not rules.is_live(replacement, registry, gone):
                 issues.append(_issue("E004", retirement.name, offset, where, replacement=replacement))
+    issues += _lifecycle_issues(surface, registry, gone, offset, where, day)
     for tool, changes in surface.changes_by_tool.items():
-        if tool in retired:
+        if tool in gone:
             inputs = ", ".join(change.input for change in changes)
-            issues.append(_issue("E008", tool, offset, where, inputs=inputs))
+            state = "Retired" if tool in retired else "An alias"
+            issues.append(_issue("E008", tool, offset, where, state=state, inputs=inputs))
         elif tool not in registry:
             issues.append(_issue("E005", tool, offset, where))
         else:
@@ -146,11 +189,50 @@ def surface_issues(surface: Surface, registry: Mapping[str, Tool], *, in_tables:
     return issues
 
 
+def _lifecycle_issues(
+    surface: Surface, registry: Mapping[str, Tool], gone: set[str], offset: int, where: str, day: date
+) -> list[CheckMessage]:
+    """The deprecations' and aliases' rules: tools.E012-E017, W002, W003."""
+    issues: list[CheckMessage] = []
+    states: dict[str, list[str]] = {}
+    for label, rows in (("deprecated", surface.deprecated), ("an alias", surface.aliases),
+                        ("retired", surface.retired)):  # fmt: skip
+        for row in rows:
+            states.setdefault(row.name, []).append(label)
+    for name, labels in sorted(states.items()):
+        if len(labels) > 1:
+            issues.append(_issue("E017", name, offset, where, states=" and ".join(labels)))
+    for alias in surface.aliases:
+        problems = rules.alias_problems(alias, registry, gone - {alias.name})
+        if alias.target == alias.name or not rules.is_live(alias.target, registry, gone - {alias.name}):
+            issues.append(_issue("E012", alias.name, offset, where, target=alias.target))
+        else:
+            issues += [_issue("E016", alias.name, offset, where, problem=problem) for problem in problems]
+        if alias.name in registry:
+            issues.append(_issue("E014", alias.name, offset, where))
+    for deprecation in surface.deprecated:
+        for problem in rules.replacement_problems(deprecation.name, deprecation.replaced_by, registry, gone):
+            issues.append(_issue("E015", deprecation.name, offset, where, problem=problem))
+        if not deprecation.replaced_by:
+            issues.append(_issue("W002", deprecation.name, offset, where))
+    for scheduled in surface.scheduled:
+        state = "Deprecated" if scheduled.name in surface.deprecated_by_name else "An alias"
+        if scheduled.retire_on is None:
+            issues.append(_issue("W003", scheduled.name, offset, where, state=state))
+        elif scheduled.retire_on <= day:
+            issues.append(
+                _issue("E013", scheduled.name, offset, where, state=state, retire_on=scheduled.retire_on.isoformat())
+            )
+    return issues
+
+
 def differing_sections(surface: Surface, committed: Surface) -> list[str]:
     return [
         label
         for label, ours, theirs in (
             ("ledger", surface.ledger, committed.ledger),
+            ("deprecated tools", surface.deprecated, committed.deprecated),
+            ("aliases", surface.aliases, committed.aliases),
             ("retired tools", surface.retired, committed.retired),
             ("contract changes", surface.changes, committed.changes),
         )
@@ -192,7 +274,7 @@ def _committed() -> tuple[Surface | None, list[CheckMessage]]:
 
 @checks.register("tool_surface")
 def check_fixture(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """Code and fixture (no database): tools.E001-E011."""
+    """Code and fixture (no database): tools.E001-E017, W002, W003."""
     if _skipped(app_configs):
         return []
     committed, unreadable = _committed()
@@ -221,7 +303,7 @@ def _table_checks(app_configs: Any, databases: Any, *, deploy: bool) -> list[Che
 
 @checks.register(Tags.database, "tool_surface")
 def check_tables(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """Database: tools.E101-E110 and tools.W001."""
+    """Database: tools.E101-E117, W102, W103 and tools.W001."""
     return _table_checks(app_configs, databases, deploy=False)
 
 

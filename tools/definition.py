@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -124,6 +124,13 @@ class Tool:
 
     def listing(self, backend: Backend, widgets: bool) -> Listing:
         return self.listings[backend, widgets]
+
+    def with_notice(self, notice: str) -> Tool:
+        """The tool with `notice` starting its description, as every caller is listed it (a
+        deprecation: tools.governance)."""
+        listings = {key: replace(listing, description=f"{notice} {listing.description}")
+                    for key, listing in self.listings.items()}  # fmt: skip
+        return replace(self, description=f"{notice} {self.description}", listings=MappingProxyType(listings))
 
     def unavailable(self, backend: Backend) -> str:
         """The `unsupported` answer's text for a call on a backend that cannot serve the tool."""

@@ -49,6 +49,9 @@ class ToolCall:
     tool: Tool | None = None
     offered: Callable[[], list[str]] = list
     """The names of the tools this caller is offered (for an answer that lists them)."""
+    notice: str = ""
+    """What the server tells the caller besides the answer (a deprecation): governance sets it,
+    and every result of the call carries it under `notice`, in the text the model reads."""
 
 
 @dataclass(slots=True)

@@ -1,5 +1,6 @@
-"""The tool-surface tables: the tool name ledger, retired tools, contract changes, and the
-governance history (`GovernanceEvent`, one row per change to the other three).
+"""The tool-surface tables: the tool name ledger, deprecated tools, aliases, retired tools,
+contract changes, and the governance history (`GovernanceEvent`, one row per change to the
+others).
 
 Rows are written through `tools.governance.services` (the admin and code share it) and read
 through `tools.governance.selectors`. The ledger only grows: its rows cannot be deleted, from
@@ -19,7 +20,7 @@ from django.db import models
 from django.utils import timezone
 
 from tools.definition import TOOL_NAME
-from tools.governance.surface import ChangeKind, InputChange
+from tools.governance.surface import Alias, ChangeKind, Deprecation, InputChange
 
 tool_name_validator = RegexValidator(TOOL_NAME, "A tool name is 1-128 of A-Z a-z 0-9 _ - .")
 
@@ -117,6 +118,97 @@ class RetiredTool(models.Model):
             tool_name_validator(name)
 
 
+def _tool_names(value: Any, field: str) -> None:
+    if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+        raise ValidationError({field: "A list of tool names."})
+    for name in value:
+        tool_name_validator(name)
+
+
+class DeprecatedTool(models.Model):
+    """A live tool on its way out: still listed and answered, its description and every result
+    carrying a notice that names the tools replacing it (in order) and, when set, the UTC day it
+    is retired (`retire_on`). On that day every replica answers it as retired, and the first to
+    read the tables records the retirement (tools.governance.services)."""
+
+    tool = models.OneToOneField(
+        ToolName, to_field="name", db_column="name", on_delete=models.PROTECT, related_name="deprecation"
+    )
+    replaced_by = models.JSONField(
+        default=list, blank=True, help_text="The live tools a caller should use, in the order the notice names them."
+    )
+    since = models.DateField(default=timezone.localdate, help_text="When it was deprecated.")
+    retire_on = models.DateField(
+        null=True, blank=True, help_text="The UTC day it is retired on every replica; empty: not scheduled."
+    )
+    reason = models.TextField(
+        blank=True, help_text="Why, and what to do instead; becomes the retired answer's message."
+    )
+
+    class Meta:
+        ordering = ["tool"]
+
+    def __str__(self) -> str:
+        return f"{self.name} (deprecated)"
+
+    @property
+    def name(self) -> str:
+        return self.tool_id
+
+    def clean(self) -> None:
+        _tool_names(self.replaced_by, "replaced_by")
+
+    def as_deprecation(self) -> Deprecation:
+        return Deprecation(self.name, tuple(self.replaced_by), self.since, self.retire_on, self.reason)
+
+
+class ToolAlias(models.Model):
+    """An old name whose calls reach `target`, a live tool, with the arguments `arguments`
+    renames (`{"old": "new"}`; `{"old": null}` leaves one out); the answer is the target's with a
+    notice. Until `retire_on`, when it is retired like a deprecated tool."""
+
+    tool = models.OneToOneField(
+        ToolName, to_field="name", db_column="name", on_delete=models.PROTECT, related_name="alias"
+    )
+    target = models.ForeignKey(
+        ToolName,
+        to_field="name",
+        db_column="target",
+        on_delete=models.PROTECT,
+        related_name="aliases",
+        help_text="The live tool that answers calls to the old name.",
+    )
+    arguments = models.JSONField(
+        default=dict, blank=True, help_text="Arguments the old name took under another name: old name -> new name."
+    )
+    since = models.DateField(default=timezone.localdate)
+    retire_on = models.DateField(
+        null=True, blank=True, help_text="The UTC day the old name is retired on every replica; empty: not scheduled."
+    )
+    reason = models.TextField(blank=True, help_text="Why; becomes the retired answer's message.")
+
+    class Meta:
+        ordering = ["tool"]
+        verbose_name = "alias"
+        verbose_name_plural = "aliases"
+
+    def __str__(self) -> str:
+        return f"{self.name} (alias of {self.target_id})"
+
+    @property
+    def name(self) -> str:
+        return self.tool_id
+
+    def clean(self) -> None:
+        if not isinstance(self.arguments, dict) or not all(
+            isinstance(old, str) and (new is None or isinstance(new, str)) for old, new in self.arguments.items()
+        ):
+            raise ValidationError({"arguments": "An object of argument names: old name -> new name (or null)."})
+
+    def as_alias(self) -> Alias:
+        return Alias(self.name, self.target_id, self.since, tuple(self.arguments.items()), self.retire_on, self.reason)
+
+
 # --- Governance history: GovernanceEvent (append-only) ---------------------------------------
 
 
@@ -143,19 +235,22 @@ HISTORY_IS_APPEND_ONLY = "The governance history only grows: an event is never c
 
 
 class GovernanceEvent(models.Model):
-    """One change to the tool surface: a ledger row added or corrected, a retirement or a
-    contract change created, changed or deleted. Written by `tools.governance.services` in the
+    """One change to the tool surface: a ledger row added or corrected, a deprecation, an
+    alias, a retirement or a contract change created, changed or deleted. Written by `tools.governance.services` in the
     transaction of the change it describes; never changed or deleted.
 
     `tool` is the ledger name the change is about (a plain name, so the history outlives any
     row). `actor` is the username of the staff member who made it, empty for code; `via` says
-    where it came from (`admin`, `apply_tool_surface`, `migrate`, `code`). `changes` holds, per
+    where it came from (`admin`, a management command's name, `migrate`, `schedule` for a
+    retire-on date that came, `code`). `changes` holds, per
     field, its value before and after (`{"field": [before, after]}`; `null` on the side where
     the row did not exist).
     """
 
     class Subject(models.TextChoices):
         LEDGER = "ledger", "ledger name"
+        DEPRECATION = "deprecation", "deprecation"
+        ALIAS = "alias", "alias"
         RETIREMENT = "retirement", "retirement"
         CONTRACT_CHANGE = "contract_change", "contract change"
 
@@ -169,7 +264,9 @@ class GovernanceEvent(models.Model):
     subject = models.CharField(max_length=20, choices=Subject.choices)
     action = models.CharField(max_length=10, choices=Action.choices)
     actor = models.CharField(max_length=150, blank=True, help_text="The staff member's username; empty for code.")
-    via = models.CharField(max_length=40, help_text="admin, apply_tool_surface, migrate or code.")
+    via = models.CharField(
+        max_length=40, help_text="admin, a management command, migrate, schedule (a retire-on date) or code."
+    )
     message = models.TextField(max_length=4000)
     changes = models.JSONField(default=dict, blank=True)
 

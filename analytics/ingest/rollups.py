@@ -109,7 +109,9 @@ DAILY: dict[Rollup, tuple[Rollup, ...]] = {
 }
 """The daily rollups summed from each hourly one."""
 COUNTED: dict[Family, Any] = {
-    APP_STATUS: namedtuple("CountedAppStatus", ("time", "client", "tool", "kind", "replaced_by", "input", "change")),
+    APP_STATUS: namedtuple(
+        "CountedAppStatus", ("time", "client", "tool", "kind", "tenant", "replaced_by", "input", "change")
+    ),
     TOOL_CALLS: namedtuple("CountedToolCall", ("time", "client", "tool", "backend", "tenant", "outcome",
                                                "upstream_calls", "bytes", "upstream_ms", "total_ms")),
 }  # fmt: skip
@@ -135,7 +137,7 @@ def deltas(family: Family, rows: Sequence[Any]) -> Deltas:
 
 def app_status_deltas(rows: Iterable[Any]) -> Deltas:
     """App-status events per UTC hour, client, tool and kind; and the old callers' calls per UTC
-    day, kind, client, tool and what changed, with when they were first and last seen."""
+    day, kind, client, tenant, tool and what changed, with when they were first and last seen."""
     counts: dict[tuple, int] = {}
     old_callers: dict[tuple, list] = {}
     hour = end = _NEVER  # the UTC hour of the row before, and the next one: logs are in time order
@@ -147,7 +149,9 @@ def app_status_deltas(rows: Iterable[Any]) -> Deltas:
         key = (hour, row.client, row.tool, row.kind)
         counts[key] = counts.get(key, 0) + 1
         if row.kind in _OLD_CALLER_KINDS:
-            day_key = (hour.replace(hour=0), row.kind, row.client, row.tool, row.replaced_by, row.input, row.change)
+            day_key = (
+                hour.replace(hour=0), row.kind, row.client, row.tenant, row.tool, row.replaced_by, row.input, row.change
+            )
             if (seen := old_callers.get(day_key)) is None:
                 old_callers[day_key] = [1, moment, moment]
             else:

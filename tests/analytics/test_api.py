@@ -120,6 +120,7 @@ def test_the_openapi_schema_describes_every_endpoint_and_stat(staff_client):
         "/api/analytics/old-callers",
         "/api/analytics/overview",
         "/api/analytics/requests/{request_id}",
+        "/api/analytics/still-calling",
         "/api/analytics/tool-calls",
         "/api/analytics/tool-calls/by-host",
         "/api/analytics/tool-calls/totals",

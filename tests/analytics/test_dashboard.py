@@ -74,9 +74,10 @@ def test_the_chart_has_a_line_per_host_and_the_old_callers_are_listed(staff_clie
     assert re.findall(r'<g class="series series-\d" data-host="([^"]+)">', html) == [
         "ChatGPT", "claude-ai", "cursor-vscode"]  # fmt: skip
     assert table_rows(html, "old-callers") == [
-        ["ChatGPT", "outdated input", "tomtom-traffic", "language (string_now_list)", "1",
+        ["ChatGPT", "—", "outdated input", "tomtom-traffic", "language (string_now_list)", "1",
          "2026-11-03 09:45", "2026-11-03 09:45"],
-        ["goose", "retired tool", "tomtom-fuzzy-search", "tomtom-geocode", "2", "2026-11-02 12:30", "2026-11-03 09:30"],
+        ["goose", "—", "retired tool", "tomtom-fuzzy-search", "tomtom-geocode", "2", "2026-11-02 12:30",
+         "2026-11-03 09:30"],
     ]  # fmt: skip
 
 
@@ -161,7 +162,7 @@ def test_every_table_downloads_as_csv(staff_client, known_data, known_calls):
         "goose,tomtom-routing,0,0,1,0,0,0,0,",
     ]
     assert staff_client.get(f"{DASHBOARD}&csv=old-callers").content.decode().splitlines()[1] == (
-        "ChatGPT,outdated_call,tomtom-traffic,,language,string_now_list,1,2026-11-03T09:45:00+00:00,"
+        "ChatGPT,,outdated_call,tomtom-traffic,,language,string_now_list,1,2026-11-03T09:45:00+00:00,"
         "2026-11-03T09:45:00+00:00")  # fmt: skip
     assert calls.content.decode().splitlines()[1].startswith("tomtom-maps,1,1,1.0,0,0,0,0,0,1,0,0,0,0,1500.0,")
     assert staff_client.get(f"{DASHBOARD}&csv=nope").status_code == 404

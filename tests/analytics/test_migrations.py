@@ -66,4 +66,4 @@ def test_the_old_caller_rollup_is_counted_from_the_stored_events_when_it_is_crea
     migrate(FOLDED)  # before the rollup: the table goes
     created = migrate(("analytics", "0008_old_caller_daily_rollup")).get_model("analytics", "OldCallerDaily")
 
-    assert rows(created) == ingested
+    assert rows(created) == [{k: v for k, v in row.items() if k != "tenant"} for row in ingested]  # counted by 0011

@@ -85,9 +85,9 @@ def test_a_range_without_events_is_empty(known_data):
 
 def test_who_still_calls_retired_names_or_outdated_inputs(known_data):
     assert old_callers(BOTH_DAYS) == [
-        OldCaller("outdated_call", "ChatGPT", "tomtom-traffic", "", "language", "string_now_list", 1,
+        OldCaller("outdated_call", "ChatGPT", "", "tomtom-traffic", "", "language", "string_now_list", 1,
                   day(D2).replace(hour=9, minute=45), day(D2).replace(hour=9, minute=45)),
-        OldCaller("retired_tool", "goose", "tomtom-fuzzy-search", "tomtom-geocode", "", "", 2,
+        OldCaller("retired_tool", "goose", "", "tomtom-fuzzy-search", "tomtom-geocode", "", "", 2,
                   day(D1).replace(hour=12, minute=30), day(D2).replace(hour=9, minute=30)),
     ]  # fmt: skip
 

@@ -52,3 +52,22 @@ def use_registry(monkeypatch: pytest.MonkeyPatch) -> Callable[..., dict[str, Too
         return registry
 
     return use
+
+
+@pytest.fixture
+def governance_clock(settings):
+    """Stop the governance clock (`set(moment)`); today is 2027-01-10 until a test moves it."""
+    from datetime import UTC, datetime
+
+    from tests.support import clock
+
+    settings.GOVERNANCE_CLOCK = clock.PATH
+
+    class Stopped:
+        def set(self, moment: datetime) -> None:
+            clock.set_now(moment)
+
+    stopped = Stopped()
+    stopped.set(datetime(2027, 1, 10, 12, 0, tzinfo=UTC))
+    yield stopped
+    clock.set_now(None)

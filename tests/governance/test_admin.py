@@ -95,13 +95,13 @@ def test_the_retire_pages_state_the_kill_switch_and_its_bound(admin_client, rele
 
 
 def picker_options(page: str, field: str) -> list[str]:
-    """The labels a field's <select> options or checkboxes show, in order."""
+    """The labels a field's <select> options or ordered boxes show, in order."""
     import re
 
     if f'<select name="{field}"' in page:
         select = page.split(f'<select name="{field}"', 1)[1].split("</select>", 1)[0]
         return [label for label in re.findall(r"<option value=\"[^\"]+\"[^>]*>([^<]+)</option>", select)]
-    return re.findall(rf'<input type="checkbox" name="{field}" value="[^"]+"[^>]*>\s*([^<]+?)\s*</label>', page)
+    return re.findall(rf'<td><label for="id_{field}_\d+">([^<]+)</label></td>', page)
 
 
 def test_the_pickers_offer_live_tools_and_show_each_names_status(admin_client, release, use_registry):
@@ -124,7 +124,7 @@ def test_a_stored_replacement_no_longer_live_is_shown_with_its_status(admin_clie
     retired = services.retired_tool_create(name="demo-old", replaced_by=["demo-next"])
     services.retired_tool_create(name="demo-next", replaced_by=["demo-live"])
     page = admin_client.get(reverse("admin:tools_retiredtool_change", args=[retired.pk])).content.decode()
-    assert picker_options(page, "replaced_by") == ["demo-live (live)", "demo-next (retired)"]
+    assert picker_options(page, "replaced_by") == ["demo-next (retired)", "demo-live (live)"]  # stored first
     resave = admin_client.post(
         reverse("admin:tools_retiredtool_change", args=[retired.pk]), retire_form(replaced_by=["demo-next"])
     )
@@ -145,11 +145,20 @@ def test_edit_and_unretire(admin_client, release):
     assert response.status_code == 302
     retired.refresh_from_db()
     assert (retired.name, retired.replaced_by, retired.message) == ("demo-old", ["demo-next"], "Moved.")
-    response = admin_client.post(reverse("admin:tools_retiredtool_delete", args=[retired.pk]), {"post": "yes"})
+    assert admin_client.get(reverse("admin:tools_retiredtool_delete", args=[retired.pk])).status_code == 403
+    undo_url = reverse("admin:tools_retiredtool_undo", args=[retired.pk])
+    page = admin_client.get(change_url).content.decode()
+    assert f'href="{undo_url}"' in page and "Un-retire…" in page
+    asks = admin_client.get(undo_url).content.decode()
+    assert "demo-old is not registered in this release: no tool answers it once un-retired" in asks
+    assert admin_client.post(undo_url, {"reason": " "}).status_code == 200  # a reason is required
+    response = admin_client.post(undo_url, {"reason": "Retired by mistake."})
     assert response.status_code == 302
     assert not RetiredTool.objects.filter(tool_id="demo-old").exists()
     assert ToolName.objects.filter(name="demo-old").exists()
     assert [flag for flag, _ in history(retired)] == [CHANGE, DELETION]
+    event = GovernanceEvent.objects.filter(tool="demo-old").last()
+    assert event.message.startswith("Un-retired demo-old: Retired by mistake. replaced_by: demo-next;")
 
 
 def test_record_and_edit_a_contract_change(admin_client, release):
@@ -176,17 +185,27 @@ def test_record_and_edit_a_contract_change(admin_client, release):
     assert change.instead == "Send tags as a list."
 
 
-def test_the_ledger_is_read_only(admin_client, release):
+def test_ledger_names_stay_but_notes_and_dates_are_corrected_with_a_record(admin_client, admin_user, release):
     entry = ToolName.objects.get(name="demo-old")
     listing = admin_client.get(reverse("admin:tools_toolname_changelist")).content.decode()
     assert "demo-old" in listing and "dropped" in listing
     assert admin_client.get(reverse("admin:tools_toolname_add")).status_code == 403
     assert admin_client.get(reverse("admin:tools_toolname_delete", args=[entry.pk])).status_code == 403
-    view = admin_client.get(reverse("admin:tools_toolname_change", args=[entry.pk]))
-    assert view.status_code == 200 and 'name="_save"' not in view.content.decode()
-    rename = admin_client.post(reverse("admin:tools_toolname_change", args=[entry.pk]), {"name": "demo-renamed"})
-    assert rename.status_code == 403
-    assert ToolName.objects.filter(name="demo-old").exists()
+    view = admin_client.get(reverse("admin:tools_toolname_change", args=[entry.pk])).content.decode()
+    assert 'name="_save"' in view and 'name="note"' in view and 'name="name"' not in view
+    saved = admin_client.post(
+        reverse("admin:tools_toolname_change", args=[entry.pk]),
+        {"name": "demo-renamed", "first_seen": "2025-06-30", "first_release": "1.0.0", "note": "First public."},
+    )
+    assert saved.status_code == 302
+    entry.refresh_from_db()
+    assert (entry.name, entry.first_seen, entry.note) == ("demo-old", date(2025, 6, 30), "First public.")
+    event = GovernanceEvent.objects.filter(tool="demo-old").last()
+    assert (event.subject, event.action, event.actor, event.via) == ("ledger", "updated", admin_user.username, "admin")
+    assert event.message == (
+        "Corrected the ledger row of demo-old. first_seen: 2026-01-01 → 2025-06-30; first_release: — → 1.0.0; "
+        "note: — → First public."
+    )
 
 
 @pytest.mark.parametrize("staff", [False, True], ids=["not staff", "staff without permissions"])
@@ -218,8 +237,8 @@ def test_admin_saves_write_governance_events_with_the_user(admin_client, admin_u
     retired = RetiredTool.objects.get(tool_id="demo-old")
     change_url = reverse("admin:tools_retiredtool_change", args=[retired.pk])
     assert admin_client.post(change_url, retire_form(replaced_by=["demo-live"], message="Moved.")).status_code == 302
-    delete = admin_client.post(reverse("admin:tools_retiredtool_delete", args=[retired.pk]), {"post": "yes"})
-    assert delete.status_code == 302
+    undo = admin_client.post(reverse("admin:tools_retiredtool_undo", args=[retired.pk]), {"reason": "Mistake."})
+    assert undo.status_code == 302
     events = GovernanceEvent.objects.filter(tool="demo-old", subject="retirement")
     assert [(e.action, e.actor, e.via) for e in events] == [
         ("created", admin_user.username, "admin"),

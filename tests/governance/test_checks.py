@@ -1,7 +1,7 @@
 """The tool-surface checks, each id with a passing and a failing case, as whole messages.
 
-Code and fixture (tools.E001-E011) need no database; the database group (tools.E101-E110,
-W001, E100) judges the tables.
+Code and fixture (tools.E001-E017, W002, W003) need no database; the database group
+(tools.E101-E117, W102, W103, W001, E100) judges the tables.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from tests.governance.conftest import fake_tool
 from tools import checks
 from tools.checks import check_fixture, check_tables, fixture_issues, surface_issues
 from tools.governance import fixtures, selectors
-from tools.governance.surface import ChangeKind, InputChange, LedgerEntry, Retirement, Surface
-from tools.models import RetiredTool, ToolName
+from tools.governance.surface import Alias, ChangeKind, Deprecation, InputChange, LedgerEntry, Retirement, Surface
+from tools.models import DeprecatedTool, RetiredTool, ToolAlias, ToolName
 from tools.registry import default_tools
 
 DAY = date(2026, 1, 1)
@@ -55,11 +55,12 @@ def registry(*tools):
 LIVE = registry(fake_tool("demo-live"))
 
 
-def error(code: str, obj: str, *, tables: bool = False, **values: str) -> django_checks.Error:
+def error(code: str, obj: str, *, tables: bool = False, **values: str) -> django_checks.CheckMessage:
     where = checks.IN_TABLES if tables else checks.IN_FIXTURE
     message = getattr(checks, code).format(where=where, **values)
     number = int(code[1:]) + (checks.TABLES_OFFSET if tables else 0)
-    return django_checks.Error(message, hint=getattr(checks, f"{code}_HINT"), obj=obj, id=f"tools.E{number:03d}")
+    level = django_checks.Warning if code.startswith("W") else django_checks.Error
+    return level(message, hint=getattr(checks, f"{code}_HINT"), obj=obj, id=f"tools.{code[0]}{number:03d}")
 
 
 def test_e001_every_registered_tool_is_in_the_ledger():
@@ -145,7 +146,7 @@ def test_e008_a_retired_tool_has_no_contract_changes():
         retired=retired,
         changes=[("demo-old", "b", "removed"), ("demo-old", "a", "removed")],
     )
-    assert surface_issues(leftover, LIVE) == [error("E008", "demo-old", inputs="a, b")]
+    assert surface_issues(leftover, LIVE) == [error("E008", "demo-old", state="Retired", inputs="a, b")]
 
 
 @pytest.mark.parametrize(
@@ -241,6 +242,108 @@ def test_a_tool_left_out_of_the_fixture_fails_plain_manage_py_check(tmp_path):
     )
 
 
+# --- The lifecycle: deprecations and aliases ----------------------------------------------------
+
+TODAY = date(2027, 1, 10)
+LATER = date(2027, 1, 15)
+PAIR = registry(fake_tool("demo-live", query=str), fake_tool("demo-next", query=str))
+
+
+def lifecycle(deprecated=(), aliases=(), retired=(), ledger=("demo-live", "demo-next", "demo-old")) -> Surface:
+    return Surface(
+        ledger=tuple(LedgerEntry(name, DAY) for name in ledger),
+        deprecated=tuple(deprecated),
+        aliases=tuple(aliases),
+        retired=tuple(Retirement(name, tuple(by), DAY) for name, by in retired),
+    )
+
+
+def test_a_deprecated_tool_with_replacements_and_a_date_passes():
+    ok = lifecycle(deprecated=[Deprecation("demo-live", ("demo-next",), DAY, LATER)], retired=[("demo-old", [])])
+    assert surface_issues(ok, PAIR, day=TODAY) == []
+
+
+def test_e012_an_alias_names_a_live_tool():
+    ok = lifecycle(aliases=[Alias("demo-old", "demo-next", DAY, (), LATER)])
+    assert surface_issues(ok, PAIR, day=TODAY) == []
+    missing = lifecycle(aliases=[Alias("demo-old", "demo-gone", DAY, (), LATER)])
+    assert surface_issues(missing, PAIR, day=TODAY) == [error("E012", "demo-old", target="demo-gone")]
+    to_retired = lifecycle(aliases=[Alias("demo-old", "demo-live", DAY, (), LATER)], retired=[("demo-live", [])])
+    assert error("E012", "demo-old", target="demo-live") in surface_issues(to_retired, PAIR, day=TODAY)
+
+
+def test_e013_a_retire_on_date_that_came_on_a_live_tool_or_an_alias():
+    for deprecated, aliases, state in [
+        ([Deprecation("demo-live", ("demo-next",), DAY, TODAY)], [], "Deprecated"),
+        ([], [Alias("demo-old", "demo-next", DAY, (), TODAY)], "An alias"),
+    ]:
+        past = lifecycle(deprecated=deprecated, aliases=aliases, retired=[] if aliases else [("demo-old", [])])
+        name = "demo-old" if aliases else "demo-live"
+        assert surface_issues(past, PAIR, day=TODAY) == [error("E013", name, state=state, retire_on="2027-01-10")]
+        assert surface_issues(past, PAIR, day=date(2027, 1, 9)) == []
+
+
+def test_e014_an_alias_is_not_registered():
+    registered = lifecycle(aliases=[Alias("demo-live", "demo-next", DAY, (), LATER)], ledger=("demo-live", "demo-next"))
+    assert surface_issues(registered, PAIR, day=TODAY) == [error("E014", "demo-live")]
+
+
+@pytest.mark.parametrize(
+    ("replaced_by", "problem"),
+    [(("demo-gone",), "demo-gone is not a live tool"), (("demo-live",), "demo-live cannot replace itself"),
+     (("demo-next", "demo-next"), "names a tool twice")],
+    ids=["missing", "itself", "twice"],
+)  # fmt: skip
+def test_e015_a_deprecated_tools_replacements_are_live(replaced_by, problem):
+    wrong = lifecycle(deprecated=[Deprecation("demo-live", replaced_by, DAY, LATER)], retired=[("demo-old", [])])
+    assert surface_issues(wrong, PAIR, day=TODAY) == [error("E015", "demo-live", problem=problem)]
+
+
+def test_e016_an_alias_renames_arguments_to_inputs_of_its_target():
+    wrong = lifecycle(aliases=[Alias("demo-old", "demo-next", DAY, (("q", "qeury"), ("limit", None)), LATER)])
+    assert surface_issues(wrong, PAIR, day=TODAY) == [
+        error("E016", "demo-old", problem="qeury (for q) is not an input of demo-next")
+    ]
+
+
+def test_e017_one_state_at_a_time():
+    both = lifecycle(deprecated=[Deprecation("demo-old", ("demo-next",), DAY, LATER)],
+                     aliases=[Alias("demo-old", "demo-next", DAY, (), LATER)])  # fmt: skip
+    assert error("E017", "demo-old", states="deprecated and an alias") in surface_issues(both, PAIR, day=TODAY)
+
+
+def test_w002_w003_a_deprecated_tool_says_what_replaces_it_and_when_it_goes():
+    vague = lifecycle(deprecated=[Deprecation("demo-live", (), DAY)],
+                      aliases=[Alias("demo-old", "demo-next", DAY)])  # fmt: skip
+    issues = surface_issues(vague, PAIR, day=TODAY)
+    assert issues == [
+        error("W002", "demo-live"),
+        error("W003", "demo-live", state="Deprecated"),
+        error("W003", "demo-old", state="An alias"),
+    ]
+    assert {issue.level for issue in issues} == {django_checks.WARNING}
+
+
+@pytest.mark.django_db
+def test_e112_to_e117_w102_w103_judge_the_tables(consistent_database, use_registry, governance_clock):
+    live = sorted(consistent_database.ledger_names - set(consistent_database.retired_by_name))
+    DeprecatedTool.objects.create(tool_id=live[0], replaced_by=[], since=DAY)  # written around the services
+    ToolName.objects.create(name="demo-old", first_seen=DAY)
+    ToolAlias.objects.create(tool_id="demo-old", target_id=live[1], arguments={"x": "nope"}, since=DAY,
+                             retire_on=date(2027, 1, 1))  # fmt: skip
+    issues = check_tables(databases=["default"])
+    assert issues[:5] == [
+        error("E016", "demo-old", tables=True, problem=f"nope (for x) is not an input of {live[1]}"),
+        error("W002", live[0], tables=True),
+        error("E013", "demo-old", tables=True, state="An alias", retire_on="2027-01-01"),
+        error("W003", live[0], tables=True, state="Deprecated"),
+        django_checks.Warning(
+            checks.W001.format(sections="ledger, deprecated tools, aliases"), hint=checks.W001_HINT,
+            obj=checks.FIXTURE_NAME, id="tools.W001",
+        ),
+    ]  # fmt: skip
+
+
 def test_w001_the_database_and_the_fixture_agree(tmp_path):
     path = tmp_path / "tool_surface.json"
     ours = history(ledger=["demo-live", "demo-old"], retired=[("demo-old", ["demo-live"])])
@@ -262,7 +365,7 @@ def release_for(surface: Surface, *extra):
     """A release registering every live name of `surface` (the real module where one exists,
     so contract changes meet real schemas; a stand-in otherwise), plus `extra`."""
     real = {tool.name: tool for tool in default_tools()}
-    live = surface.ledger_names - set(surface.retired_by_name)
+    live = surface.ledger_names - set(surface.retired_by_name) - set(surface.aliases_by_name)
     return [*(real.get(name) or fake_tool(name) for name in sorted(live)), *extra]
 
 

@@ -15,7 +15,7 @@ from tests.governance.conftest import fake_tool
 from tools.governance import fixtures, selectors, services
 from tools.governance.fixtures import LedgerConflict
 from tools.governance.receivers import ADDED_BY_MIGRATE
-from tools.governance.surface import Surface, dumps, loads
+from tools.governance.surface import Retirement, Surface, dumps, loads
 from tools.models import GovernanceEvent, RetiredTool, ToolName
 
 
@@ -126,7 +126,8 @@ def test_export_writes_the_fixture_the_check_compares(tmp_path, monkeypatch, cap
     call_command("export_tool_surface")
     surface = fixtures.read_fixture(path)
     assert surface == selectors.tool_surface()
-    assert f"ledger names, {len(surface.retired)} retired tools" in capsys.readouterr().out
+    written = capsys.readouterr().out
+    assert f"ledger names, 0 deprecated tools, 0 aliases, {len(surface.retired)} retired tools" in written
 
 
 @pytest.mark.django_db(transaction=True)
@@ -139,3 +140,98 @@ def test_migrate_ledgers_newly_registered_tools(use_registry):
     recorded = GovernanceEvent.objects.get(tool="tomtom-brand-new")
     assert (recorded.subject, recorded.action, recorded.via) == ("ledger", "created", "migrate")
     assert ToolName.objects.get(name="tomtom-geocode").first_seen == first_seen  # names are only added
+
+
+def every_state(committed: Surface) -> Surface:
+    """The committed history plus a name in each lifecycle state: a deprecation with a date, one
+    without a date or replacement, an alias with renamed and dropped arguments."""
+    from tools.governance.surface import Alias, Deprecation, LedgerEntry
+
+    return Surface(
+        ledger=(*committed.ledger, LedgerEntry("tomtom-search", date(2025, 6, 30), "1.0.0", "Renamed.")),
+        retired=committed.retired,
+        changes=tuple(c for c in committed.changes if c.tool != "tomtom-traffic"),
+        deprecated=(
+            Deprecation(
+                "tomtom-traffic",
+                ("tomtom-routing", "tomtom-geocode"),
+                date(2026, 12, 1),
+                date(2099, 1, 15),
+                "Incidents move into routing.",
+            ),
+            Deprecation("tomtom-nearby", (), date(2026, 12, 1)),
+        ),
+        aliases=(
+            Alias(
+                "tomtom-search",
+                "tomtom-fuzzy-search",
+                date(2026, 12, 1),
+                (("q", "query"), ("ui", None)),
+                date(2099, 3, 1),
+                "Renamed in 0.2.0.",
+            ),
+        ),
+    )
+
+
+def test_the_file_format_round_trips_every_lifecycle_state():
+    surface = every_state(fixtures.read_fixture())
+    text = dumps(surface)
+    assert loads(text) == surface and dumps(loads(text)) == text
+    assert '"arguments": {\n        "q": "query",\n        "ui": null\n      }' in text
+    assert '"retire_on": null' in text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_apply_then_export_is_byte_identical_with_every_lifecycle_state(tmp_path):
+    wanted = tmp_path / "wanted.json"
+    fixtures.write_fixture(every_state(fixtures.read_fixture()), wanted)
+    call_command("flush", interactive=False, inhibit_post_migrate=True, verbosity=0)
+    call_command("apply_tool_surface", input=wanted, stdout=io.StringIO())
+    exported = tmp_path / "exported.json"
+    call_command("export_tool_surface", output=exported, stdout=io.StringIO())
+    assert exported.read_bytes() == wanted.read_bytes()
+    assert [(e.subject, e.action) for e in GovernanceEvent.objects.filter(tool="tomtom-search")] == [
+        ("ledger", "created"), ("alias", "created"),
+    ]  # fmt: skip
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_database_is_seeded_with_every_lifecycle_state(tmp_path):
+    from tools.models import ContractChange, DeprecatedTool, ToolAlias
+
+    path = tmp_path / "tool_surface.json"
+    surface = every_state(fixtures.read_fixture())
+    fixtures.write_fixture(surface, path)
+    call_command("flush", interactive=False, inhibit_post_migrate=True, verbosity=0)  # a new database
+    assert fixtures.seed_if_empty(ledger=ToolName, retired=RetiredTool, changes=ContractChange,
+                                  deprecated=DeprecatedTool, aliases=ToolAlias, path=path)  # fmt: skip
+    assert selectors.tool_surface() == surface
+
+
+@pytest.mark.django_db
+def test_apply_gives_a_name_the_fixtures_state_and_keeps_an_unexported_one(tmp_path, use_registry, governance_clock):
+    committed = fixtures.read_fixture()
+    use_registry(*(fake_tool(n) for n in committed.ledger_names - set(committed.retired_by_name)))
+    services.deprecation_create(name="tomtom-traffic", replaced_by=["tomtom-routing"])  # an admin edit
+    services.deprecation_create(name="tomtom-nearby", replaced_by=["tomtom-poi-search"])  # another one
+    retired_in_fixture = Surface(
+        ledger=committed.ledger,
+        retired=(*committed.retired, Retirement("tomtom-traffic", ("tomtom-routing",), date(2026, 12, 1))),
+        changes=tuple(c for c in committed.changes if c.tool != "tomtom-traffic"),
+    )
+    report = fixtures.apply_surface(retired_in_fixture)
+    assert (report.added, report.kept) == ({"retired": ["tomtom-traffic"]}, {"deprecated": ["tomtom-nearby"]})
+    from tools.models import DeprecatedTool
+
+    assert list(DeprecatedTool.objects.values_list("tool_id", flat=True)) == ["tomtom-nearby"]
+    events = list(GovernanceEvent.objects.filter(tool="tomtom-traffic"))
+    assert events[1].message.startswith("Ended the deprecation (retired in the fixture) from the committed fixture.")
+    assert [(e.subject, e.action, e.via) for e in events[:4]] == [
+        ("deprecation", "created", "code"),
+        ("deprecation", "deleted", "apply_tool_surface"),
+        ("retirement", "created", "apply_tool_surface"),
+        ("contract_change", "deleted", "apply_tool_surface"),
+    ]
+    pruned = fixtures.apply_surface(retired_in_fixture, prune=True)
+    assert pruned.deleted == {"deprecated": ["tomtom-nearby"]}

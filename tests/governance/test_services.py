@@ -113,16 +113,24 @@ def test_a_name_is_retired_once(release):
     assert list(messages(refused)) == ["tool"]
 
 
-def test_update_and_delete_a_retirement(release):
+def test_update_and_unretire_a_retirement(release):
     retired = services.retired_tool_create(name="demo-old", replaced_by=["demo-live"])
     services.retired_tool_update(
         retired=retired, replaced_by=["demo-live", "demo-next"], since=date(2026, 2, 2), release="2.0", message="m"
     )
     stored = RetiredTool.objects.get(tool_id="demo-old")
     assert (stored.replaced_by, stored.since, stored.release) == (["demo-live", "demo-next"], date(2026, 2, 2), "2.0")
-    services.retired_tool_delete(retired=stored)
+    with pytest.raises(ValidationError) as refused:
+        services.retired_tool_unretire(retired=stored, reason=" ")
+    assert messages(refused) == {"reason": ["Say why you un-retire it: the governance history keeps it."]}
+    services.retired_tool_unretire(retired=stored, reason="Retired by mistake.")
     assert not RetiredTool.objects.filter(tool_id="demo-old").exists()
     assert ToolName.objects.filter(name="demo-old").exists()
+    assert (
+        GovernanceEvent.objects.filter(tool="demo-old")
+        .last()
+        .message.startswith("Un-retired demo-old: Retired by mistake. replaced_by: demo-live, demo-next;")
+    )
 
 
 @pytest.mark.parametrize(
@@ -215,7 +223,7 @@ def test_every_write_is_recorded_in_the_history_in_order(release):
     change = ContractChange.objects.get(tool_id="demo-live", input="old")
     services.contract_change_update(change=change, kind=ChangeKind.REMOVED, since=change.since, instead="Leave it.")
     retired = services.retired_tool_create(name="demo-live", replaced_by=["demo-next"])
-    services.retired_tool_delete(retired=retired)
+    services.retired_tool_unretire(retired=retired, reason="Back.")
     assert history("demo-live") == [
         ("ledger", "created", "", "code"),
         ("contract_change", "created", "", "code"),
@@ -228,7 +236,7 @@ def test_every_write_is_recorded_in_the_history_in_order(release):
     assert events[2].changes == {"instead": ["Drop it.", "Leave it."]}
     assert events[3].message.startswith("Retired demo-live while live (kill switch). replaced_by: demo-next;")
     assert events[4].message.startswith("Deleted the contract change of old (demo-live was retired). kind: removed;")
-    assert events[5].message.startswith("Un-retired demo-live. replaced_by: demo-next;")
+    assert events[5].message.startswith("Un-retired demo-live: Back. replaced_by: demo-next;")
 
 
 def test_the_actor_is_the_user_passed_in(release, django_user_model):

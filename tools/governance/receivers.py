@@ -31,12 +31,15 @@ def ledger_registered_tools(
     try:
         apps.get_model("tools", "ToolName")
         apps.get_model("tools", "GovernanceEvent")  # each addition is recorded in the history
+        apps.get_model("tools", "ToolAlias")  # the seed fills every lifecycle table
     except LookupError:  # migrated back below the tables: nothing to add to
         return
     from tools.governance import fixtures, selectors, services
-    from tools.models import ContractChange, RetiredTool
+    from tools.models import ContractChange, DeprecatedTool, RetiredTool, ToolAlias
 
-    fixtures.seed_if_empty(ledger=ToolName, retired=RetiredTool, changes=ContractChange)
+    fixtures.seed_if_empty(
+        ledger=ToolName, retired=RetiredTool, changes=ContractChange, deprecated=DeprecatedTool, aliases=ToolAlias
+    )
 
     for name in selectors.registered_tools():
         services.ledger_add(name=name, first_release=version(), note=ADDED_BY_MIGRATE, via="migrate")

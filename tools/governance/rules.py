@@ -2,27 +2,31 @@
 
 `tools.checks` reports them for the whole surface (the committed fixture, and the tables);
 `services` refuses a write that would break them; `runtime` uses `is_outdated`, `describe` and
-`translate` to answer a call that still uses an old input. "Live" means registered in this
-release (tools.registry) and not retired.
+`translate` to answer a call that still uses an old input, `map_arguments` to pass an alias's
+call on, and the notices for deprecated tools and aliases. "Live" means registered in this
+release (tools.registry), not retired and not an alias (a deprecated tool is live).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping
+from datetime import date
 from typing import Any, TypeGuard
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from tools.definition import Tool
-from tools.governance.surface import ChangeKind, InputChange
+from tools.governance.surface import Alias, ChangeKind, InputChange
 
 SHAPE_KEYWORDS = ("type", "items", "minItems", "maxItems", "properties", "required", "enum")
 """The keywords a contract change's `was`/`now` shape may use (a subset of the tools' own)."""
 
 
 def is_live(name: str, registry: Mapping[str, Tool], retired: Collection[str]) -> bool:
+    """Whether `name` is registered and not among `retired` (pass the aliases' names too: an
+    aliased name answers as another tool)."""
     return name in registry and name not in retired
 
 
@@ -39,6 +43,70 @@ def replacement_problems(
         elif not is_live(replacement, registry, retired):
             problems.append(f"{replacement} is not a live tool")
     return problems
+
+
+def alias_problems(alias: Alias, registry: Mapping[str, Tool], gone: Collection[str]) -> list[str]:
+    """Why `alias` cannot pass its calls on (empty when it can): its target must be a live tool
+    (`gone`: the retired and aliased names), and every argument it renames must become an input
+    of the target."""
+    if alias.target == alias.name:
+        return [f"{alias.name} cannot be an alias of itself"]
+    if not is_live(alias.target, registry, gone):
+        return [f"{alias.target} is not a live tool"]
+    inputs = registry[alias.target].input_schema.get("properties", {})
+    problems = []
+    for old, new in alias.arguments:
+        if new == old:
+            problems.append(f"{old} is mapped to itself")
+        elif new is not None and new not in inputs:
+            problems.append(f"{new} (for {old}) is not an input of {alias.target}")
+    return problems
+
+
+def retire_on_problem(retire_on: date | None, today: date) -> str | None:
+    """Why a retire-on date cannot be set now (None when it can): it must be a later day."""
+    if retire_on is not None and retire_on <= today:
+        return f"{retire_on.isoformat()} is not after today ({today.isoformat()}, UTC): retire the tool now instead"
+    return None
+
+
+def map_arguments(alias: Alias, arguments: Mapping[str, object]) -> tuple[dict[str, object], list[tuple[str, str]]]:
+    """The call's arguments as the alias's target takes them: each argument the alias renames
+    under its new name, each it drops left out, the rest as sent. Also the (old, new) pairs sent
+    under both names, which the caller must settle."""
+    renamed = dict(alias.arguments)
+    mapped: dict[str, object] = {}
+    both: list[tuple[str, str]] = []
+    for name, value in arguments.items():
+        if name not in renamed:
+            mapped[name] = value
+            continue
+        new = renamed[name]
+        if new is None:
+            continue
+        if new in arguments:
+            both.append((name, new))
+            continue
+        mapped[new] = value
+    return mapped, both
+
+
+def deprecation_notice(replaced_by: Collection[str], retire_on: date | None, *, name: str = "") -> str:
+    """The one short notice of a deprecated tool: what its description starts with, and (with
+    `name`) what every result of it carries. "Deprecated, retired on 2027-01-15: use
+    tomtom-routing instead." """
+    text = f"{name} is deprecated" if name else "Deprecated"
+    if retire_on is not None:
+        text += f", retired on {retire_on.isoformat()}"
+    if replaced_by:
+        text += f": use {' or '.join(replaced_by)} instead"
+    return text + "."
+
+
+def alias_notice(alias: Alias) -> str:
+    """What every result of a call through an alias carries."""
+    retired = f", retired on {alias.retire_on.isoformat()}" if alias.retire_on is not None else ""
+    return f"{alias.name} is deprecated{retired}: call {alias.target} instead, which answered this call."
 
 
 def record_problem(change: InputChange) -> str | None:

@@ -1,10 +1,16 @@
 """The tool surface's history as plain, immutable records (no Django).
 
-A `Surface` is one consistent reading of the three tables, or of the fixture file: the
-tool name ledger, the retired tools and the contract changes, each sorted by its key, so two
-readings of the same history compare equal and serialise to the same text.
+A `Surface` is one consistent reading of the tables, or of the fixture file: the tool name
+ledger, the deprecated tools, the aliases, the retired tools and the contract changes, each
+sorted by its key, so two readings of the same history compare equal and serialise to the same
+text.
 
-The fixture format is `Surface.as_json()`: three lists of objects with ISO dates, written with
+A ledger name's lifecycle: live (registered), deprecated (still listed and answered, with a
+notice, until its retire-on date), an alias (an old name whose calls reach another tool, until
+its retire-on date), retired. A name is in at most one of deprecated, aliases and retired. A
+retire-on date is a UTC day: from 00:00 UTC that day the name is retired (`Surface.at`).
+
+The fixture format is `Surface.as_json()`: five lists of objects with ISO dates, written with
 a fixed key order, two-space indentation and a final newline (`dumps`). A contract change
 carries `new_input`, `was` and `now` only when its kind uses them.
 """
@@ -60,6 +66,52 @@ class Retirement:
 
 
 @dataclass(frozen=True, slots=True)
+class Deprecation:
+    """A live tool on its way out: still listed and answered, with a notice naming the tools
+    that replace it (in the order given) and the day it is retired, if one is set."""
+
+    name: str
+    replaced_by: tuple[str, ...]
+    since: date
+    retire_on: date | None = None
+    reason: str = ""
+
+    def as_retirement(self) -> Retirement:
+        """The retirement its retire-on date brings."""
+        assert self.retire_on is not None
+        return Retirement(self.name, self.replaced_by, self.retire_on, "", self.reason)
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    """An old name whose calls reach `target`, with some arguments renamed on the way
+    (`arguments`: old name -> the target's name, or None to leave the argument out), until its
+    retire-on date. The answer is the target's, with a notice."""
+
+    name: str
+    target: str
+    since: date
+    arguments: tuple[tuple[str, str | None], ...] = ()
+    retire_on: date | None = None
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "arguments", tuple(sorted(self.arguments)))
+
+    @property
+    def replaced_by(self) -> tuple[str, ...]:
+        return (self.target,)
+
+    def as_retirement(self) -> Retirement:
+        assert self.retire_on is not None
+        return Retirement(self.name, (self.target,), self.retire_on, "", self.reason)
+
+
+Scheduled = Deprecation | Alias
+"""A name with a lifecycle that may carry a retire-on date."""
+
+
+@dataclass(frozen=True, slots=True)
 class InputChange:
     """A breaking change to one input of a tool that kept its name."""
 
@@ -89,14 +141,22 @@ class Surface:
     ledger: tuple[LedgerEntry, ...] = ()
     retired: tuple[Retirement, ...] = ()
     changes: tuple[InputChange, ...] = ()
+    deprecated: tuple[Deprecation, ...] = ()
+    aliases: tuple[Alias, ...] = ()
     retired_by_name: Mapping[str, Retirement] = field(init=False, repr=False, compare=False)
     changes_by_tool: Mapping[str, tuple[InputChange, ...]] = field(init=False, repr=False, compare=False)
+    deprecated_by_name: Mapping[str, Deprecation] = field(init=False, repr=False, compare=False)
+    aliases_by_name: Mapping[str, Alias] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ledger", tuple(sorted(self.ledger, key=lambda e: e.name)))
         object.__setattr__(self, "retired", tuple(sorted(self.retired, key=lambda r: r.name)))
         object.__setattr__(self, "changes", tuple(sorted(self.changes, key=lambda c: (c.tool, c.input))))
+        object.__setattr__(self, "deprecated", tuple(sorted(self.deprecated, key=lambda d: d.name)))
+        object.__setattr__(self, "aliases", tuple(sorted(self.aliases, key=lambda a: a.name)))
         object.__setattr__(self, "retired_by_name", MappingProxyType({r.name: r for r in self.retired}))
+        object.__setattr__(self, "deprecated_by_name", MappingProxyType({d.name: d for d in self.deprecated}))
+        object.__setattr__(self, "aliases_by_name", MappingProxyType({a.name: a for a in self.aliases}))
         by_tool: dict[str, list[InputChange]] = {}
         for change in self.changes:
             by_tool.setdefault(change.tool, []).append(change)
@@ -107,12 +167,47 @@ class Surface:
     def ledger_names(self) -> frozenset[str]:
         return frozenset(entry.name for entry in self.ledger)
 
+    @property
+    def scheduled(self) -> tuple[Scheduled, ...]:
+        """The deprecations and aliases, by name."""
+        return tuple(sorted((*self.deprecated, *self.aliases), key=lambda s: s.name))
+
+    def due(self, today: date) -> tuple[Scheduled, ...]:
+        """The deprecations and aliases whose retire-on date has come (on or before `today`)."""
+        return tuple(s for s in self.scheduled if s.retire_on is not None and s.retire_on <= today)
+
+    def at(self, today: date) -> Surface:
+        """The history as it stands on `today`: every deprecation and alias whose retire-on date
+        has come is a retirement (the tables may not say so yet: the first replica to read them
+        after the date records it, `services.scheduled_retirements_fire`)."""
+        due = self.due(today)
+        if not due:
+            return self
+        names = {s.name for s in due}
+        return Surface(
+            ledger=self.ledger,
+            retired=(*(r for r in self.retired if r.name not in names), *(s.as_retirement() for s in due)),
+            changes=tuple(c for c in self.changes if c.tool not in names),
+            deprecated=tuple(d for d in self.deprecated if d.name not in names),
+            aliases=tuple(a for a in self.aliases if a.name not in names),
+        )
+
     def as_json(self) -> dict[str, list[dict[str, Any]]]:
         return {
             "ledger": [
                 {"name": e.name, "first_seen": e.first_seen.isoformat(), "first_release": e.first_release,
                  "note": e.note}
                 for e in self.ledger
+            ],
+            "deprecated": [
+                {"name": d.name, "replaced_by": list(d.replaced_by), "since": d.since.isoformat(),
+                 "retire_on": _iso(d.retire_on), "reason": d.reason}
+                for d in self.deprecated
+            ],
+            "aliases": [
+                {"name": a.name, "target": a.target, "arguments": dict(a.arguments), "since": a.since.isoformat(),
+                 "retire_on": _iso(a.retire_on), "reason": a.reason}
+                for a in self.aliases
             ],
             "retired": [
                 {"name": r.name, "replaced_by": list(r.replaced_by), "since": r.since.isoformat(),
@@ -131,8 +226,30 @@ class Surface:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Surface:
-        """Read the fixture format; raises `KeyError`/`ValueError` on a malformed file."""
+        """Read the fixture format; raises `KeyError`/`ValueError`/`TypeError` on a malformed
+        file. A file written before deprecations and aliases existed has neither section."""
         return cls(
+            deprecated=tuple(
+                Deprecation(
+                    name=row["name"],
+                    replaced_by=tuple(row["replaced_by"]),
+                    since=date.fromisoformat(row["since"]),
+                    retire_on=_date(row.get("retire_on")),
+                    reason=row.get("reason", ""),
+                )
+                for row in data.get("deprecated", ())
+            ),
+            aliases=tuple(
+                Alias(
+                    name=row["name"],
+                    target=row["target"],
+                    since=date.fromisoformat(row["since"]),
+                    arguments=tuple(_arguments(row.get("arguments", {}))),
+                    retire_on=_date(row.get("retire_on")),
+                    reason=row.get("reason", ""),
+                )
+                for row in data.get("aliases", ())
+            ),
             ledger=tuple(
                 LedgerEntry(
                     name=row["name"],
@@ -166,6 +283,23 @@ class Surface:
                 for row in data["contract_changes"]
             ),
         )
+
+
+def _iso(day: date | None) -> str | None:
+    return None if day is None else day.isoformat()
+
+
+def _date(value: Any) -> date | None:
+    return None if value is None else date.fromisoformat(value)
+
+
+def _arguments(value: Any) -> list[tuple[str, str | None]]:
+    """An alias's argument mapping as read from JSON: names to names (or null)."""
+    if not isinstance(value, dict) or not all(
+        isinstance(old, str) and (new is None or isinstance(new, str)) for old, new in value.items()
+    ):
+        raise TypeError("an alias's arguments map argument names to argument names (or null)")
+    return list(value.items())
 
 
 def _sorted_keys(value: Any) -> Any:

@@ -105,8 +105,9 @@ async def name_invalid_params(ctx: ServerRequestContext[Any], call_next: CallNex
         ) from None
 
 
-ListingKey = tuple[str, bool, Backend, tuple[str, ...]]
-"""A wire listing's key: protocol version, widgets or not, backend, the tools listed."""
+ListingKey = tuple[str, bool, Backend, tuple[tuple[str, str], ...]]
+"""A wire listing's key: the protocol version, widgets or not, the backend, and each listed tool's
+name and description (a deprecated tool's starts with its notice, which governance may change)."""
 
 
 class WireListings:
@@ -140,11 +141,24 @@ def build_server(
     """`widgets` default to the process's (tools.widgets.default_widgets), `surfaces` to the
     operator's rules (tools.client_surface.default_client_surfaces)."""
     listed = {
-        (tool.name, backend, offered): mcp_tool(tool, backend=backend, widgets=offered)
+        (tool.name, backend, offered, tool.description): mcp_tool(tool, backend=backend, widgets=offered)
         for tool in dispatcher.registry
         for backend in Backend
         for offered in (True, False)
     }
+    registered = len(listed)
+
+    def as_listed(tool: Tool, backend: Backend, widgets: bool) -> types.Tool:
+        """The wire form of `tool`, made once per description (governance may prefix a notice)."""
+        key = (tool.name, backend, widgets, tool.description)
+        wire = listed.get(key)
+        if wire is None:
+            if len(listed) > 2 * registered:  # notices come and go: forget the old ones
+                for stale in list(listed)[registered:]:
+                    del listed[stale]
+            wire = listed[key] = mcp_tool(tool, backend=backend, widgets=widgets)
+        return wire
+
     served = {widget.uri: widget for widget in (default_widgets() if widgets is None else widgets)}
     rules = default_client_surfaces() if surfaces is None else surfaces
     wire_listings = WireListings()
@@ -162,7 +176,7 @@ def build_server(
         context = await shaped_context(ctx)
         backend, widgets = context.effective_backend, context.widgets
         tools = await dispatcher.listing(context)
-        return types.ListToolsResult(tools=[listed[tool.name, backend, widgets] for tool in tools])
+        return types.ListToolsResult(tools=[as_listed(tool, backend, widgets) for tool in tools])
 
     async def listing_once(ctx: ServerRequestContext[Any], call_next: CallNext) -> Any:
         """Middleware: a `tools/list` without params answers the wire listing the SDK serialised
@@ -171,15 +185,15 @@ def build_server(
         if ctx.method != "tools/list" or ctx.params:
             return await call_next(ctx)
         context = await shaped_context(ctx)
-        names = tuple(tool.name for tool in await dispatcher.listing(context))
-        key = (ctx.protocol_version, context.widgets, context.effective_backend, names)
+        tools = tuple((t.name, t.description) for t in await dispatcher.listing(context))
+        key = (ctx.protocol_version, context.widgets, context.effective_backend, tools)
         wire = wire_listings.get(key)
         if wire is None:
             served = await call_next(ctx)
             if not isinstance(served, dict):  # not the SDK's wire dict: passed on, not kept
                 return served
             # Kept only if the handler listed the same tools (governance may refresh in between).
-            if tuple(tool.get("name") for tool in served.get("tools", ())) == names:
+            if tuple(t.get("name") for t in served.get("tools", ())) == tuple(name for name, _ in tools):
                 wire_listings.keep(key, served)
             wire = served
         return dict(wire)

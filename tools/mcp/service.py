@@ -1,10 +1,13 @@
 """The process's dispatcher, as every transport serves it (the composition root).
 
-    log_calls -> tenant terms (quota, allow-list) -> result size cap -> governance (retired names, outdated inputs)
-              -> app-data delivery -> the tool
+    log_calls -> alias resolution -> tenant terms (quota, allow-list) -> result size cap
+              -> governance (retired names, outdated inputs, deprecations) -> app-data delivery
+              -> the deprecation notice -> the tool
 
-Transports (HTTP, stdio, exec) build one with `build_dispatcher()` and hand it the call
-context they made; nothing here depends on which transport asks.
+An alias becomes a call to its target before the tenant's terms judge it, so an alias never
+reaches a tool the tenant may not call. The notice is added to the answer before the app data
+is fitted around it. Transports (HTTP, stdio, exec) build one with `build_dispatcher()` and hand
+it the call context they made; nothing here depends on which transport asks.
 """
 
 from __future__ import annotations
@@ -18,10 +21,19 @@ from tools.tenancy import enforce_terms, filter_listing
 
 
 def build_dispatcher() -> Dispatcher:
-    governance = build_governance()
+    registry = default_registry()
+    governance = build_governance({tool.name: tool for tool in registry})
     return Dispatcher(
-        default_registry(),
-        interceptors=(log_calls, enforce_terms, cap_result_size, governance.intercept, deliver_app_data),
+        registry,
+        interceptors=(
+            log_calls,
+            governance.resolve_alias,
+            enforce_terms,
+            cap_result_size,
+            governance.intercept,
+            deliver_app_data,
+            governance.annotate,
+        ),
         listing_filters=(governance.filter_listing, filter_listing),
         refreshers=(governance.refresh_if_due,),
         probes={"governance": governance.readiness},

@@ -5,7 +5,8 @@ deploy -> `migrate` -> `apply_tool_surface`). Idempotent: a second run changes n
 and updates rows, refuses (and changes nothing) when the fixture lacks a ledger name the
 database has, since ledger rows are never deleted or renamed, and keeps a retirement or contract
 change the fixture does not have (an admin edit not yet exported) unless `--prune` is given.
-The fixture must first pass the code-and-fixture checks (tools.E001-E011).
+The fixture must first pass the code-and-fixture checks (tools.E001-E017; warnings are shown).
+A retire-on date that has come is recorded first, as a replica would on its next request.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from tools import checks
-from tools.governance import fixtures
+from tools.governance import fixtures, services
 from tools.governance.fixtures import ApplyReport, LedgerConflict
 
 
@@ -42,10 +43,16 @@ class Command(BaseCommand):
             surface = fixtures.read_fixture(path)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CommandError(f"{path} cannot be read: {type(exc).__name__}: {exc}") from None
-        problems = checks.surface_issues(surface, checks.selectors.registered_tools())
+        issues = checks.surface_issues(surface, checks.selectors.registered_tools())
+        problems = [issue for issue in issues if issue.is_serious()]
+        for warning in (issue for issue in issues if not issue.is_serious()):
+            self.stderr.write(f"Warning: {warning.obj}: ({warning.id}) {warning.msg}")
         if problems:
             listed = "\n".join(f"  {issue.obj}: ({issue.id}) {issue.msg}" for issue in problems)
             raise CommandError(f"{path} does not pass the tool-surface checks; nothing applied:\n{listed}")
+        if not options["dry_run"]:
+            for name in services.scheduled_retirements_fire():
+                self.stdout.write(f"Retired {name}: its retire-on date came.")
         try:
             report = fixtures.apply_surface(surface, prune=options["prune"], dry_run=options["dry_run"])
         except LedgerConflict as exc:
