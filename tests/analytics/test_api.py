@@ -54,6 +54,7 @@ def test_the_totals_are_the_dashboard_tables_numbers(staff_client, known_data):
                     "family": "", "group": "client", "tenant": "", "backend": "", "rows": expected}  # fmt: skip
     assert body["rows"][3] == {
         "client": "cursor-vscode", "tool": "tomtom-routing", "widgets_drawn": 0, "widgets_failed": 3,
+        "widgets_cancelled": 0,
         "too_large": 0, "host_dropped": 2, "decode_failed": 0, "fetch_failed": 0, "unknown_events": 0,
         "failure_rate": 1.0,
     }  # fmt: skip
