@@ -18,6 +18,11 @@ analytics/checks.py holds every rollup against the declarations and the migrated
 Tool-call figures are those of `ToolCallRollup` (analytics/models.py): calls, sums, and
 cumulative latency histograms (`total_le_<ms>` counts the calls whose total time was at most
 `<ms>`, exactly as `count(*) FILTER (WHERE total_ms <= <ms>)` would), then the calls by outcome.
+
+The widget funnel (`WIDGET_FUNNEL`, `funnel_deltas`) joins two events: a delivery (`App data`)
+and the widget reports that name its request id. Its deltas are a function of the new rows and
+of the *stored* events they join (`stored`: the store looks them up, in the grace window around
+the batch, before it inserts the batch); with none stored, of the rows alone.
 """
 
 from __future__ import annotations
@@ -25,15 +30,18 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import namedtuple
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import accumulate
 from typing import Any, Literal, Protocol
 
+from django.conf import settings
 from django.db import models
 
 from analytics.ingest.decode import APP_STATUS, TOOL_CALLS, Family
 from analytics.models import (
+    FUNNEL_FIGURES,
+    FUNNEL_STAGES,
     KNOWN_OUTCOMES,
     LATENCY_BOUNDS_MS,
     LATENCY_COLUMNS,
@@ -41,11 +49,14 @@ from analytics.models import (
     OLD_CALLER_KINDS,
     OTHER_OUTCOMES_COLUMN,
     OUTCOME_COLUMNS,
+    SIZE_BUCKETS,
+    UNJOINED,
     AppStatusDailyCount,
     AppStatusHourlyCount,
     OldCallerDaily,
     ToolCallDaily,
     ToolCallHourly,
+    WidgetFunnelDaily,
 )
 
 
@@ -64,6 +75,9 @@ class Rollup:
     """Kept as the latest value added."""
     daily_of: Rollup | None = None
     """The hourly rollup this one sums per day."""
+    derived: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Dimensions computed from declared fields rather than declared as dimensions themselves:
+    each with the fields it is computed from (the funnel's answer-size bucket, from `raw_bytes`)."""
 
     @property
     def table(self) -> str:
@@ -96,9 +110,16 @@ APP_STATUS_DAILY = Rollup(AppStatusDailyCount, "day", APP_DIMENSIONS, ("count",)
 OLD_CALLERS = Rollup(OldCallerDaily, "day", OLD_CALLER_DIMENSIONS, ("calls",), ("first_seen",), ("last_seen",))
 TOOL_CALLS_HOURLY = Rollup(ToolCallHourly, "hour", CALL_DIMENSIONS, CALL_FIGURES)
 TOOL_CALLS_DAILY = Rollup(ToolCallDaily, "day", CALL_DIMENSIONS, CALL_FIGURES, daily_of=TOOL_CALLS_HOURLY)
+WIDGET_FUNNEL = Rollup(
+    WidgetFunnelDaily,
+    "day",
+    ("client", "tool", "size", "simplified"),
+    FUNNEL_FIGURES,
+    derived={"size": ("raw_bytes",), "simplified": ("original_points",)},
+)
 
 ROLLUPS: dict[Family, tuple[Rollup, ...]] = {
-    APP_STATUS: (APP_STATUS_HOURLY, APP_STATUS_DAILY, OLD_CALLERS),
+    APP_STATUS: (APP_STATUS_HOURLY, APP_STATUS_DAILY, OLD_CALLERS, WIDGET_FUNNEL),
     TOOL_CALLS: (TOOL_CALLS_HOURLY, TOOL_CALLS_DAILY),
 }
 DAILY: dict[Rollup, tuple[Rollup, ...]] = {
@@ -109,9 +130,9 @@ DAILY: dict[Rollup, tuple[Rollup, ...]] = {
 }
 """The daily rollups summed from each hourly one."""
 COUNTED: dict[Family, Any] = {
-    APP_STATUS: namedtuple(
-        "CountedAppStatus", ("time", "client", "tool", "kind", "tenant", "replaced_by", "input", "change")
-    ),
+    APP_STATUS: namedtuple("CountedAppStatus", ("time", "client", "tool", "kind", "tenant", "replaced_by", "input",
+                                                 "change", "request_id", "delivery_request_id", "stage", "raw_bytes",
+                                                 "original_points")),
     TOOL_CALLS: namedtuple("CountedToolCall", ("time", "client", "tool", "backend", "tenant", "outcome",
                                                "upstream_calls", "bytes", "upstream_ms", "total_ms")),
 }  # fmt: skip
@@ -129,10 +150,113 @@ class Counted(Protocol):
     def time(self) -> datetime: ...
 
 
-def deltas(family: Family, rows: Sequence[Any]) -> Deltas:
+def deltas(family: Family, rows: Sequence[Any], stored: Sequence[Any] = ()) -> Deltas:
     """What `rows` (events of `family`, all new) add to the family's rollups that are not daily
-    sums of another (the store derives those: `by_day`)."""
-    return _DELTAS[family](rows)
+    sums of another (the store derives those: `by_day`); `stored`: the stored events the new ones
+    join (the widget funnel's, `stored_links`)."""
+    result = _DELTAS[family](rows)
+    if family is APP_STATUS:
+        result[WIDGET_FUNNEL] = funnel_deltas(rows, stored, grace())
+    return result
+
+
+def grace() -> timedelta:
+    """The widget funnel's window (`ANALYTICS_WIDGET_GRACE_SECONDS`)."""
+    return timedelta(seconds=settings.ANALYTICS_WIDGET_GRACE_SECONDS)
+
+
+FUNNEL_REPORTS = frozenset(("drawn", "failed", "cancelled"))
+"""The kinds of a widget's report (core.app_status.REPORTS)."""
+_FUNNEL_COLUMN = {name: index for index, name in enumerate(FUNNEL_FIGURES)}
+_DELIVERED, _REPORTED = _FUNNEL_COLUMN["delivered"], _FUNNEL_COLUMN["reported"]
+_STAGE_COLUMN = {stage: _FUNNEL_COLUMN[f"failed_{stage}"] for stage in FUNNEL_STAGES}
+
+
+def size_bucket(raw_bytes: int | None) -> str:
+    """The answer-size bucket of app data of `raw_bytes` bytes (`SIZE_BUCKETS`)."""
+    if raw_bytes is None:
+        return "unknown"
+    return next(name for name, bound in SIZE_BUCKETS if bound is None or raw_bytes < bound)
+
+
+def _outcome(row: Any) -> int:
+    """The funnel column a report counts in."""
+    kind = row.kind
+    if kind == "failed":
+        return _STAGE_COLUMN.get(row.stage, _FUNNEL_COLUMN["failed_other"])
+    return _FUNNEL_COLUMN[kind]
+
+
+def _day(moment: datetime) -> datetime:
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def funnel_deltas(rows: Iterable[Any], stored: Iterable[Any], grace: timedelta) -> list[tuple]:
+    """The widget funnel's deltas: each new delivery on its row (its day, client, tool, size
+    bucket, simplified or not); each new report on the row of the delivery it joins (the
+    delivery whose `request_id` is its `delivery_request_id`, logged within `grace` of it), else
+    on its own unjoined row; `reported` once per delivery, with its first joined report. A
+    stored report that joins a new delivery moves from its unjoined row to the delivery's.
+
+    `stored` holds the stored deliveries the new reports name and the stored reports naming the
+    new deliveries or the new reports' deliveries (`Store.stored_links`)."""
+    figures: dict[tuple, list[int]] = {}
+
+    def add(key: tuple, column: int, amount: int = 1) -> None:
+        if (row := figures.get(key)) is None:
+            row = figures[key] = [0] * len(FUNNEL_FIGURES)
+        row[column] += amount
+
+    deliveries: dict[str, tuple[datetime, tuple]] = {}
+    new_deliveries: set[str] = set()
+    reports: dict[str, list[tuple[Any, bool]]] = {}
+    for row in stored:
+        if row.kind == "app_data" and row.request_id:
+            deliveries[row.request_id] = (row.time, _delivery_key(row))
+        elif row.kind in FUNNEL_REPORTS and row.delivery_request_id:
+            reports.setdefault(row.delivery_request_id, []).append((row, False))
+    for row in rows:
+        kind = row.kind
+        if kind == "app_data":
+            key = _delivery_key(row)
+            add(key, _DELIVERED)
+            if row.request_id:
+                deliveries[row.request_id] = (row.time, key)
+                new_deliveries.add(row.request_id)
+        elif kind in FUNNEL_REPORTS:
+            if row.delivery_request_id:
+                reports.setdefault(row.delivery_request_id, []).append((row, True))
+            else:
+                add(_unjoined_key(row), _outcome(row))
+    for request_id, named in reports.items():
+        delivery = deliveries.get(request_id)
+        fresh = request_id in new_deliveries
+        joined_new = joined_stored = 0
+        for report, new in named:
+            if delivery is None or abs(report.time - delivery[0]) > grace:
+                if new:
+                    add(_unjoined_key(report), _outcome(report))
+                continue
+            if new:
+                add(delivery[1], _outcome(report))
+                joined_new += 1
+            else:
+                joined_stored += 1
+                if fresh:  # counted unjoined when it was stored: it joins now
+                    add(delivery[1], _outcome(report))
+                    add(_unjoined_key(report), _outcome(report), -1)
+        if delivery is not None and (joined_new or joined_stored) and (fresh or not joined_stored):
+            add(delivery[1], _REPORTED)
+    return [(*key, *counts) for key, counts in figures.items()]
+
+
+def _delivery_key(row: Any) -> tuple:
+    simplified = "no" if row.original_points is None else "yes"
+    return (_day(row.time), row.client, row.tool, size_bucket(row.raw_bytes), simplified)
+
+
+def _unjoined_key(row: Any) -> tuple:
+    return (_day(row.time), row.client, row.tool, UNJOINED, UNJOINED)
 
 
 def app_status_deltas(rows: Iterable[Any]) -> Deltas:
