@@ -27,7 +27,7 @@ the batch, before it inserts the batch); with none stored, of the rows alone.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import namedtuple
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -170,25 +170,25 @@ FUNNEL_REPORTS = frozenset(("drawn", "failed", "cancelled"))
 _FUNNEL_COLUMN = {name: index for index, name in enumerate(FUNNEL_FIGURES)}
 _DELIVERED, _REPORTED = _FUNNEL_COLUMN["delivered"], _FUNNEL_COLUMN["reported"]
 _STAGE_COLUMN = {stage: _FUNNEL_COLUMN[f"failed_{stage}"] for stage in FUNNEL_STAGES}
+_FAILED_OTHER = _FUNNEL_COLUMN["failed_other"]
 
 
 def size_bucket(raw_bytes: int | None) -> str:
     """The answer-size bucket of app data of `raw_bytes` bytes (`SIZE_BUCKETS`)."""
-    if raw_bytes is None:
-        return "unknown"
-    return next(name for name, bound in SIZE_BUCKETS if bound is None or raw_bytes < bound)
+    return "unknown" if raw_bytes is None else _SIZE_NAMES[bisect_right(_SIZE_BOUNDS, raw_bytes)]
+
+
+_SIZE_BOUNDS = [bound for _name, bound in SIZE_BUCKETS if bound is not None]
+_SIZE_NAMES = [name for name, _bound in SIZE_BUCKETS]
+_DAY = timedelta(days=1)
 
 
 def _outcome(row: Any) -> int:
     """The funnel column a report counts in."""
     kind = row.kind
     if kind == "failed":
-        return _STAGE_COLUMN.get(row.stage, _FUNNEL_COLUMN["failed_other"])
+        return _STAGE_COLUMN.get(row.stage, _FAILED_OTHER)
     return _FUNNEL_COLUMN[kind]
-
-
-def _day(moment: datetime) -> datetime:
-    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def funnel_deltas(rows: Iterable[Any], stored: Iterable[Any], grace: timedelta) -> list[tuple]:
@@ -201,58 +201,94 @@ def funnel_deltas(rows: Iterable[Any], stored: Iterable[Any], grace: timedelta) 
     `stored` holds the stored deliveries the new reports name and the stored reports naming the
     new deliveries or the new reports' deliveries (`Store.stored_links`)."""
     figures: dict[tuple, list[int]] = {}
+    width = len(FUNNEL_FIGURES)
 
-    def add(key: tuple, column: int, amount: int = 1) -> None:
-        if (row := figures.get(key)) is None:
-            row = figures[key] = [0] * len(FUNNEL_FIGURES)
-        row[column] += amount
+    def add(key: tuple, column: int, amount: int = 1) -> list[int]:
+        if (counts := figures.get(key)) is None:
+            counts = figures[key] = [0] * width
+        counts[column] += amount
+        return counts
 
-    deliveries: dict[str, tuple[datetime, tuple]] = {}
-    new_deliveries: set[str] = set()
-    reports: dict[str, list[tuple[Any, bool]]] = {}
+    deliveries: dict[str, tuple[datetime, tuple]] = {}  # request id -> (time, funnel row key)
+    stored_reports = []
     for row in stored:
-        if row.kind == "app_data" and row.request_id:
-            deliveries[row.request_id] = (row.time, _delivery_key(row))
-        elif row.kind in FUNNEL_REPORTS and row.delivery_request_id:
-            reports.setdefault(row.delivery_request_id, []).append((row, False))
+        if row.kind == "app_data":
+            if row.request_id:
+                deliveries[row.request_id] = (row.time, _delivery_key(row, _day(row.time)))
+        elif row.delivery_request_id:
+            stored_reports.append(row)
+    reported: set[str] = set()  # the deliveries a report joins, stored reports of stored deliveries first
+    for report in stored_reports:
+        delivery = deliveries.get(report.delivery_request_id)
+        if delivery is not None and abs(report.time - delivery[0]) <= grace:
+            reported.add(report.delivery_request_id)
+    fresh: set[str] = set()
+    later = []  # reports naming a delivery not seen yet (later in the batch, or nowhere)
+    day = end = _NEVER  # the UTC day of the row before, and the next one: logs are in time order
     for row in rows:
         kind = row.kind
         if kind == "app_data":
-            key = _delivery_key(row)
-            add(key, _DELIVERED)
-            if row.request_id:
-                deliveries[row.request_id] = (row.time, key)
-                new_deliveries.add(row.request_id)
+            moment = row.time
+            if not day <= moment < end:
+                day = _day(moment)
+                end = day + _DAY
+            raw_bytes = row.raw_bytes
+            size = "unknown" if raw_bytes is None else _SIZE_NAMES[bisect_right(_SIZE_BOUNDS, raw_bytes)]
+            key = (day, row.client, row.tool, size, "no" if row.original_points is None else "yes")
+            if (counts := figures.get(key)) is None:
+                counts = figures[key] = [0] * width
+            counts[_DELIVERED] += 1
+            if request_id := row.request_id:
+                deliveries[request_id] = (moment, key)
+                fresh.add(request_id)
         elif kind in FUNNEL_REPORTS:
-            if row.delivery_request_id:
-                reports.setdefault(row.delivery_request_id, []).append((row, True))
+            moment = row.time
+            if not day <= moment < end:
+                day = _day(moment)
+                end = day + _DAY
+            column = _STAGE_COLUMN.get(row.stage, _FAILED_OTHER) if kind == "failed" else _FUNNEL_COLUMN[kind]
+            request_id = row.delivery_request_id
+            if not request_id:
+                add((day, row.client, row.tool, UNJOINED, UNJOINED), column)
+            elif (delivery := deliveries.get(request_id)) is None:
+                later.append(row)
+            elif abs(moment - delivery[0]) > grace:
+                add((day, row.client, row.tool, UNJOINED, UNJOINED), column)
+            elif request_id in reported:
+                add(delivery[1], column)
             else:
-                add(_unjoined_key(row), _outcome(row))
-    for request_id, named in reports.items():
+                add(delivery[1], column)[_REPORTED] += 1
+                reported.add(request_id)
+    for report in later:
+        request_id = report.delivery_request_id
         delivery = deliveries.get(request_id)
-        fresh = request_id in new_deliveries
-        joined_new = joined_stored = 0
-        for report, new in named:
-            if delivery is None or abs(report.time - delivery[0]) > grace:
-                if new:
-                    add(_unjoined_key(report), _outcome(report))
-                continue
-            if new:
-                add(delivery[1], _outcome(report))
-                joined_new += 1
-            else:
-                joined_stored += 1
-                if fresh:  # counted unjoined when it was stored: it joins now
-                    add(delivery[1], _outcome(report))
-                    add(_unjoined_key(report), _outcome(report), -1)
-        if delivery is not None and (joined_new or joined_stored) and (fresh or not joined_stored):
+        if delivery is None or abs(report.time - delivery[0]) > grace:
+            add(_unjoined_key(report), _outcome(report))
+            continue
+        add(delivery[1], _outcome(report))
+        if request_id not in reported:
+            reported.add(request_id)
             add(delivery[1], _REPORTED)
+    for report in stored_reports:
+        request_id = report.delivery_request_id
+        delivery = deliveries.get(request_id)
+        if request_id in fresh and delivery is not None and abs(report.time - delivery[0]) <= grace:
+            add(delivery[1], _outcome(report))  # counted unjoined when it was stored: it joins now
+            add(_unjoined_key(report), _outcome(report), -1)
+            if request_id not in reported:
+                reported.add(request_id)
+                add(delivery[1], _REPORTED)
     return [(*key, *counts) for key, counts in figures.items()]
 
 
-def _delivery_key(row: Any) -> tuple:
-    simplified = "no" if row.original_points is None else "yes"
-    return (_day(row.time), row.client, row.tool, size_bucket(row.raw_bytes), simplified)
+def _day(moment: datetime) -> datetime:
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _delivery_key(row: Any, day: datetime) -> tuple:
+    raw_bytes = row.raw_bytes
+    size = "unknown" if raw_bytes is None else _SIZE_NAMES[bisect_right(_SIZE_BOUNDS, raw_bytes)]
+    return (day, row.client, row.tool, size, "no" if row.original_points is None else "yes")
 
 
 def _unjoined_key(row: Any) -> tuple:

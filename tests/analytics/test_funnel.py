@@ -187,3 +187,16 @@ def test_the_dashboard_and_the_csv_show_the_same_figures(staff_client, settings)
     by_host = {row["host"]: row for row in exported}
     assert by_host[CURSOR]["never_reported"] == "2" and by_host[CURSOR]["unreported_rate"] == "0.5"
     assert by_host[CLAUDE]["pending"] == "1" and by_host[CLAUDE]["unjoined_reports"] == "3"
+
+
+def test_the_request_page_shows_the_reports_joined_to_the_delivering_call(staff_client, settings):
+    settings.ANALYTICS_WIDGET_GRACE_SECONDS = 600
+    ingest(*EVERYTHING)
+    at = f"{DAY}T10:04:00Z"
+    events = staff_client.get(f"/api/analytics/requests/g5?at={at}").json()
+    assert [(e["message"], e["fields"].get("report_request_id")) for e in events] == [
+        ("App data", None), ("App drawn", "report-10:04:05"), ("App drawn", "report-10:04:30")]  # fmt: skip
+    assert {e["fields"].get("delivery_request_id") for e in events[1:]} == {"g5"}
+    page = staff_client.get(f"/analytics/requests/g5/?at={at}").content.decode()
+    assert [row[1] for row in table_rows(page, "request-events")] == ["App data", "App drawn", "App drawn"]
+    assert "report-10:04:30" in page
