@@ -71,7 +71,7 @@ def test_staff_see_the_chart_and_the_table(live_server, staff_cookies, browser):
     if os.environ.get("ANALYTICS_SCREENSHOT"):
         page.screenshot(path=os.environ["ANALYTICS_SCREENSHOT"], full_page=True)
 
-    page.get_by_role("link", name="Drawn").click()  # sort by a column
+    page.locator("#failure-table").get_by_role("link", name="Drawn").click()  # sort by a column
     assert page.locator("#failure-table tbody tr th").first.inner_text() == "claude-ai"
 
     page.locator("#failure-table a", has_text="3").first.click()  # drill down to cursor-vscode's failures
