@@ -101,13 +101,17 @@ def ingested(order: str) -> None:
         ingest(*DELIVERIES)
     elif order == "batches of three":
         ingest(*EVERYTHING, batch_size=3)
+    elif order == "every other line, then everything again":  # a batch partly stored already
+        ingest(*EVERYTHING[::2])
+        ingest(*EVERYTHING)
     else:  # half the deliveries, the reports, the other half
         ingest(*DELIVERIES[::2])
         ingest(*REPORTS, *NEWEST)
         ingest(*DELIVERIES[1::2])
 
 
-ORDERS = ["in time order", "reports first, then deliveries", "batches of three", "deliveries around the reports"]
+ORDERS = ["in time order", "reports first, then deliveries", "batches of three", "deliveries around the reports",
+          "every other line, then everything again"]
 
 
 @pytest.fixture
