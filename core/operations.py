@@ -10,7 +10,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from core.events import Count, ErrorText, Event, ShortText, TenantName, ToolName
+from core.events import Count, ErrorText, Event, ShortText, TenantName, ToolName, ToolNames
 
 Seconds = Annotated[float, Meta(ge=0, le=1e9)]
 KEY_ID_LENGTH = 255
@@ -58,7 +58,7 @@ class ScheduledRetirementFired(Event, kw_only=True, frozen=True):
     LEVEL = logging.WARNING
     tool: ToolName
     retire_on: ShortText
-    replaced_by: list[ToolName]
+    replaced_by: ToolNames
 
 
 class ClientSurfaceRulesUnreadable(Event, kw_only=True, frozen=True):
