@@ -294,17 +294,16 @@ def build_server(
         return dispatcher.get(name) is not None
 
     async def traced(ctx: ServerRequestContext[Any], call_next: CallNext) -> Any:
-        """Middleware: with traces on, the request's outcome on its MCP server span, and that span
-        current while it is served, so the tool call's span is its child on every path. Over HTTP
-        the `/mcp` edge made the span; on stdio or in process it starts here."""
+        """Middleware: with traces on, the request's outcome on its MCP server span. Over HTTP the
+        `/mcp` edge made the span, and it is current here on every path (the SDK's tasks inherit
+        the request's context); on stdio or in process it starts here."""
         tracer = tracing.tracer()
         if tracer is None:
             return await call_next(ctx)
         state = ctx.request.scope.get("state", {}) if isinstance(ctx.request, Request) else {}
         span = state.get(TRACE_SPAN)
         if span is not None:
-            with trace.use_span(span, record_exception=False, set_status_on_exception=False):
-                return await _observed(span, ctx, call_next)
+            return await _observed(span, ctx, call_next)
         name, attributes = request_span(ctx.method, ctx.params, ctx.request_id, known)
         attributes["mcp.protocol.version"] = ctx.protocol_version
         parent = remote_parent(ctx.params.get("_meta") if ctx.params else None)
