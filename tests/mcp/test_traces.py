@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import subprocess
+import sys
+import threading
 from collections.abc import AsyncIterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -13,7 +18,7 @@ from django.test import AsyncClient
 from mcp_types import Implementation
 from opentelemetry.trace import SpanKind, StatusCode
 
-from tests.conftest import CANARY_KEY, data
+from tests.conftest import CANARY_KEY, REPO, data
 from tests.support.traces import everything_recorded, named, recording
 from tools import tracing
 from tools.mcp import http
@@ -244,3 +249,104 @@ async def test_off_no_span_is_made(served):
         result = await client.call_tool("tomtom-geocode", {"query": "Dam"})
     assert result.is_error is False
     assert tracing.tracer() is None and tracing.flush()
+
+
+PROCESS = """
+import asyncio, json, sys, threading
+import django
+django.setup()
+from tools import tracing
+from tools.config import server_config
+from tools.context import CallContext
+from tools.mcp.service import build_dispatcher
+from tools.tomtom.client import closing_shared_clients
+
+context = CallContext(config=server_config(), transport="exec")
+outcome = asyncio.run(closing_shared_clients(build_dispatcher().call("tomtom-geocode", {"query": "Dam"}, context)))
+print(json.dumps({"error": outcome.is_error, "tracer": tracing.tracer() is not None,
+                  "sdk": sorted(m for m in sys.modules if m.startswith("opentelemetry.sdk")),
+                  "threads": sorted(t.name for t in threading.enumerate())}))
+"""
+
+
+def run_process(stub: Any, **env: str) -> dict[str, Any]:
+    """One tool call in a fresh server process (as `mcp_exec` makes it), and what it then holds."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith(("OTEL_", "TRACES_"))}
+    environment.update(DJANGO_SETTINGS_MODULE="tomtom_mcp.settings", DOTENV_PATH="/nonexistent", LOG_LEVEL="ERROR",
+                       TOMTOM_API_BASE_URL=stub.base_url, TOMTOM_API_KEY=CANARY_KEY, **env)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", PROCESS], cwd=REPO, env=environment, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_off_by_default_no_sdk_is_loaded_and_no_exporter_starts(stub):
+    stub.route("GET", GEOCODE_PATH, json_body=data("geocode.json"))
+    held = run_process(stub)
+    assert held["error"] is False
+    assert held["tracer"] is False
+    assert held["sdk"] == []
+    assert not [name for name in held["threads"] if name.startswith("OtelBatch")]
+
+
+class Collector:
+    """An OTLP/HTTP collector stand-in on loopback: keeps every request's path, headers and body."""
+
+    def __init__(self) -> None:
+        received = self.received = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                received.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_on_spans_are_exported_over_otlp_http_when_the_process_ends(stub):
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    stub.route("GET", GEOCODE_PATH, json_body=data("geocode.json"))
+    collector = Collector()
+    try:
+        held = run_process(stub, TRACES_ENABLED="true", OTEL_EXPORTER_OTLP_ENDPOINT=collector.url + "/otlp",
+                           OTEL_SERVICE_NAME="maps-eu-1")  # fmt: skip
+    finally:
+        collector.close()
+    assert held["error"] is False and held["tracer"] is True
+    assert [name for name in held["threads"] if name.startswith("OtelBatch")]
+    [(path, headers, body)] = collector.received
+    assert path == "/otlp/v1/traces"
+    assert headers["content-type"] == "application/x-protobuf"
+    assert CANARY_KEY.encode() not in body
+    export = ExportTraceServiceRequest.FromString(body)
+    [resource] = export.resource_spans
+    assert {a.key: a.value.string_value for a in resource.resource.attributes}["service.name"] == "maps-eu-1"
+    names = sorted(span.name for scope in resource.scope_spans for span in scope.spans)
+    assert names == ["GET", "execute_tool tomtom-geocode"]  # exec: no MCP request, the tool span is the root
+
+
+def test_traces_on_without_the_sdk_say_which_extra_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "opentelemetry.sdk.trace", None)  # as if not installed
+    with pytest.raises(RuntimeError, match=r"install the `traces` extra \(pip install 'tomtom-maps-mcp\[traces\]'\)"):
+        tracing.configure(tracing.TraceSettings(enabled=True))
+    assert tracing.tracer() is None
+
+
+@pytest.mark.parametrize(("queue", "batch"), [(2048, 0), (100, 512), (100_000, 512)])
+def test_the_export_batches_are_bounded(queue, batch):
+    with pytest.raises(ValueError, match="OTEL_BSP_MAX_EXPORT_BATCH_SIZE must be at least 1 and at most"):
+        tracing.TraceSettings(enabled=True, max_queue_size=queue, max_export_batch_size=batch)
