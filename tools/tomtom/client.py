@@ -24,6 +24,8 @@
   free-text query in it percent-encoded whole, `query_segment`); parameters are encoded here.
 - The key travels as the `key` query parameter and is scrubbed from every answer body (the body
   is searched for it first and copied only when it holds it); error messages never include URLs.
+- With traces on, each request sent (a retry too) is a CLIENT span (tools/tracing.py): `url.full`
+  with the key `REDACTED`, the status, and on failure the exception's class name, never its text.
 - A 2xx body is decoded by `json_object` (TomTom's whole JSON object), or by the `decode`
   callable a caller passes to read only what its answer needs (e.g. a typed decoder); either
   sees the body after the key scrub.
