@@ -93,7 +93,7 @@ def remote_parent(*carriers: Any) -> otel_context.Context | None:
     return None
 
 
-def record_outcome(span: trace.Span, error: BaseException | None, method: str, result: Any = None) -> None:
+def _record_outcome(span: trace.Span, error: BaseException | None, method: str, result: Any = None) -> None:
     """How a request ended, on its MCP server span: a JSON-RPC error's code, or `tool_error` for a
     tool result with `isError` (the conventions' `error.type` values)."""
     if isinstance(error, MCPError):
@@ -333,7 +333,7 @@ async def _observed(span: trace.Span, ctx: ServerRequestContext[Any], call_next:
     try:
         result = await call_next(ctx)
     except Exception as error:
-        record_outcome(span, error, ctx.method)
+        _record_outcome(span, error, ctx.method)
         raise
-    record_outcome(span, None, ctx.method, result)
+    _record_outcome(span, None, ctx.method, result)
     return result
