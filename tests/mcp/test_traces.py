@@ -243,14 +243,6 @@ async def test_in_process_the_middleware_makes_the_server_span(spans, stub, conf
     assert CANARY_KEY not in everything_recorded(recorded)
 
 
-async def test_off_no_span_is_made(served):
-    assert tracing.tracer() is None  # TRACES_ENABLED is false by default
-    async with sdk_client("legacy", {"tomtom-api-key": CANARY_KEY}) as client:
-        result = await client.call_tool("tomtom-geocode", {"query": "Dam"})
-    assert result.is_error is False
-    assert tracing.tracer() is None and tracing.flush()
-
-
 PROCESS = """
 import asyncio, json, sys, threading
 import django
