@@ -73,6 +73,7 @@ bench: $(VENV)/.installed
 	$(PY) bench/bench_simplify.py --cold
 	$(PY) bench/bench_memory.py
 	$(PY) bench/bench_http.py
+	$(PY) bench/bench_traces.py
 	$(PY) bench/bench_fitting.py
 	$(PY) bench/bench_soak.py
 

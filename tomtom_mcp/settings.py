@@ -200,6 +200,20 @@ TOMTOM_MAX_DECODED_BYTES = env_int("TOMTOM_MAX_DECODED_BYTES", 64 * 1024 * 1024)
 MCP_MAX_FULL_CHARS = env_int("MCP_MAX_FULL_CHARS", 5_000_000)
 """Largest `response_detail: full` result (characters of JSON); a larger one asks for compact or geometry."""
 
+# --- OpenTelemetry traces (docs/adr/0035-traces.md) ------------------------------------------------
+TRACES_ENABLED = env_bool("TRACES_ENABLED", False)
+"""Make spans for MCP requests, tool calls and TomTom requests, exported over OTLP/HTTP (the
+`traces` extra); off: none is made and no exporter starts."""
+OTEL_SERVICE_NAME = env_str("OTEL_SERVICE_NAME", "tomtom-maps-mcp") or "tomtom-maps-mcp"
+OTEL_EXPORTER_OTLP_ENDPOINT = env_str("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318") or ""
+"""The collector's OTLP/HTTP base URL; spans go to `<it>/v1/traces`."""
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = env_str("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+"""The full URL spans are sent to, when it is not `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`."""
+OTEL_BSP_MAX_QUEUE_SIZE = env_int("OTEL_BSP_MAX_QUEUE_SIZE", 2048)
+"""Ended spans a worker keeps for export at most; more are dropped, never waited for."""
+OTEL_BSP_MAX_EXPORT_BATCH_SIZE = env_int("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512)
+"""Spans sent in one export request at most."""
+
 # --- Logging -------------------------------------------------------------------------------------
 LOG_LEVEL = (env_str("LOG_LEVEL", "INFO") or "INFO").upper()
 LOGGING_CONFIG = "core.logging.configure"
