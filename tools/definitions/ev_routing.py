@@ -125,7 +125,7 @@ class EvRoutingInput(ToolInput):
         Locations,
         Field(
             max_length=MAX_STOPS,
-            description="Origin, waypoints, destination: [[lon, lat], ...].",
+            description="Stops in order, origin first: [[lon, lat], ...].",
         ),
     ]
     maxChargeInkWh: Capacity = Field(description="Battery capacity.")

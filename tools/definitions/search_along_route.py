@@ -49,7 +49,7 @@ class SearchAlongRouteInput(ToolInput):
         str,
         Field(
             max_length=400,
-            description="What to find, e.g. 'petrol station'. Empty: by poiCategories or brandSet alone.",
+            description="e.g. 'petrol station'; empty: by poiCategories or brandSet alone.",
         ),
     ]
     response_detail: GeometryDetail = "compact"
