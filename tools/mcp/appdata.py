@@ -90,7 +90,8 @@ async def deliver_app_data(call: ToolCall, next_: Next) -> ToolOutcome:
     answer = outcome.answer
     if answer is None:
         return outcome
-    if not call.context.widgets:  # a client without widgets: the answer alone, whatever show_ui said
+    if not call.context.widgets or (call.tool is not None and call.tool.widget is None):
+        # a client without widgets, or a tool no widget draws (a picture): the answer alone
         return ToolOutcome(answer.data, image=outcome.image)
     fitting = answer.show_ui and answer.app_data is not None
     delivery = await asyncio.to_thread(deliver, call.name, answer) if fitting else deliver(call.name, answer)
