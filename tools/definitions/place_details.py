@@ -13,7 +13,7 @@ ranges in the place's own time zone when TomTom gave both.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -33,8 +33,8 @@ ASKED = Requested(opening_hours=True, time_zone=True)
 
 
 def now_utc() -> datetime:
-    """The current time (tests replace it)."""
-    return datetime.now().astimezone()
+    """The current time, in UTC (tests replace it)."""
+    return datetime.now(UTC)
 
 
 class PlaceDetailsInput(ToolInput):
