@@ -33,7 +33,7 @@ from core.errors import ErrorCode, ToolError
 from core.events import ERROR_TEXT_LENGTH, TOOL_NAME_LENGTH, TRACEBACK_LENGTH, clip, log
 from tools import tracing
 from tools.context import CallContext
-from tools.definition import Answer, Tool
+from tools.definition import Answer, Image, Tool
 from tools.registry import Registry
 
 
@@ -68,6 +68,8 @@ class ToolOutcome:
     is_error: bool = False
     meta: dict[str, Any] | None = None
     answer: Answer | None = None
+    image: Image | None = None
+    """A picture sent beside the text (`Answer.image`), kept by every interceptor."""
     _text: str | None = field(default=None, repr=False)
 
     @property
@@ -183,7 +185,7 @@ class Dispatcher:
         except Exception:
             return _internal_error(call)
         if isinstance(result, Answer):
-            return ToolOutcome(result.data, answer=result)
+            return ToolOutcome(result.data, answer=result, image=result.image)
         return ToolOutcome(result)
 
 

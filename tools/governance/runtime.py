@@ -310,7 +310,7 @@ def with_notice(outcome: ToolOutcome, notice: str) -> ToolOutcome:
     answer = outcome.answer
     if answer is not None:
         answer = replace(answer, data={NOTICE_KEY: notice, **answer.data})
-    return ToolOutcome(data, is_error=outcome.is_error, meta=outcome.meta, answer=answer)
+    return ToolOutcome(data, is_error=outcome.is_error, meta=outcome.meta, answer=answer, image=outcome.image)
 
 
 def deprecated_notice(deprecation: Deprecation) -> str:

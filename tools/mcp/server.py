@@ -18,6 +18,7 @@ pure function of the request.
 
 from __future__ import annotations
 
+import base64
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -269,8 +270,12 @@ def build_server(
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         context = await shaped_context(ctx)
         outcome = await dispatcher.call(params.name, params.arguments, context)
+        content: list[types.ContentBlock] = [types.TextContent(type="text", text=outcome.text)]
+        if outcome.image is not None:
+            encoded = base64.b64encode(outcome.image.data).decode("ascii")
+            content.append(types.ImageContent(type="image", data=encoded, mime_type=outcome.image.mime_type))
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=outcome.text)],
+            content=content,
             is_error=outcome.is_error,
             _meta=outcome.meta,
         )
