@@ -20,8 +20,9 @@ RUN python3 -m venv /opt/tomtom-maps-mcp \
 
 # --- run: the environment alone, as an unprivileged user ---------------------------------------
 FROM ${PYTHON_IMAGE}
-RUN useradd --system --uid 10001 --user-group --home-dir /data --no-create-home tomtom-mcp \
-    && mkdir /data && chown tomtom-mcp:tomtom-mcp /data
+RUN groupadd --gid 10001 tomtom-mcp \
+    && useradd --uid 10001 --gid 10001 --home-dir /data --no-create-home tomtom-mcp \
+    && mkdir /data && chown 10001:10001 /data
 COPY --from=build /opt/tomtom-maps-mcp /opt/tomtom-maps-mcp
 ENV PATH=/opt/tomtom-maps-mcp/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
