@@ -1,6 +1,6 @@
 import pytest
 
-from tests.conftest import CANARY_KEY, data
+from tests.conftest import CANARY_KEY, CREDIT, data
 from tools.tomtom.backends import Backend
 
 pytestmark = pytest.mark.asyncio
@@ -92,7 +92,7 @@ async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     outcome = await dispatcher.call(
         "tomtom-nearby", {"position": [4.9, 52.37], "poiCategories": [7326], "response_detail": "full"}, context
     )
-    assert outcome.data == {**data("poi_search.json"), "show_ui": False}
+    assert outcome.data == {**data("poi_search.json"), "show_ui": False, **CREDIT[Backend.ORBIS]}
 
 
 @pytest.mark.parametrize(
