@@ -104,8 +104,9 @@ async def test_the_map_app_is_served_as_an_mcp_app(config):
     dispatcher = build_dispatcher()
     server = build_server(dispatcher, lambda ctx: CallContext(config=config, transport="stdio"))
     async with Client(server, extensions=[apps_extension()]) as client:
-        (resource,) = (await client.list_resources()).resources
+        resource, *references = (await client.list_resources()).resources  # the widget, then reference data
         assert str(resource.uri) == MAP_APP_URI and resource.mime_type == APP_MIME_TYPE
+        assert all(str(r.uri).startswith("tomtom://") and r.mime_type == "application/json" for r in references)
         read = await client.read_resource(MAP_APP_URI)
         (content,) = read.contents
         with pytest.raises(MCPError, match="Unknown resource"):
