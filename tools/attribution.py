@@ -5,29 +5,20 @@ upstream statistics) and did not fail: whatever the tool, so a new tool that cal
 attributed without a word in its declaration, and one that never calls TomTom (the widget
 tools, data-viz, a dynamic map without route plans) is not. The notice is one short field,
 `"attribution"`, at the end of the data in the JSON text the model reads (and in the answer a
-widget is drawn from; the widget's `show_ui` echo follows it), in the form the backend's maps credit: TomTom, and on Orbis, whose map is built with
-OpenStreetMap data, OpenStreetMap too. Errors carry none: they show no TomTom data.
+widget is drawn from; the widget's `show_ui` echo follows it): the backend's credit
+(`tools.tomtom.backends.CREDITS`). Errors carry none: they show no TomTom data.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from types import MappingProxyType
 
 from tools.context import CallContext
 from tools.dispatch import Next, ToolCall, ToolOutcome
-from tools.tomtom.backends import Backend
+from tools.tomtom.backends import CREDITS
 
 ATTRIBUTION_KEY = "attribution"
 """The key of a result's attribution, at the end of the text the model reads."""
-
-ATTRIBUTIONS = MappingProxyType(
-    {
-        Backend.ORBIS: "© TomTom, © OpenStreetMap",
-        Backend.GENESIS: "© TomTom",
-    }
-)
-"""The notice of each backend's data, as its maps credit it (the widget's map shows the same)."""
 
 
 def read_tomtom(context: CallContext) -> bool:
@@ -41,7 +32,7 @@ async def attribute(call: ToolCall, next_: Next) -> ToolOutcome:
     outcome = await next_(call)
     if outcome.is_error or not read_tomtom(call.context):
         return outcome
-    notice = {ATTRIBUTION_KEY: ATTRIBUTIONS[call.context.effective_backend]}
+    notice = {ATTRIBUTION_KEY: CREDITS[call.context.effective_backend]}
     answer = outcome.answer
     if answer is not None:
         answer = replace(answer, data={**answer.data, **notice})

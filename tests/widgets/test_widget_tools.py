@@ -118,6 +118,9 @@ async def test_the_map_app_is_served_as_an_mcp_app(config):
     assert "https://api.tomtom.com" in csp["connectDomains"] and "https://api.tomtom.com" in csp["resourceDomains"]
     assert "https://cdn.jsdelivr.net" in csp["resourceDomains"] and "https://cdn.jsdelivr.net" in csp["connectDomains"]
     assert MAPLIBRE_CDN in content.text
+    # the map credits its tiles as each backend's results credit their data (tools.attribution)
+    credits = '{"tomtom-orbis-maps": "\\u00a9 TomTom, \\u00a9 OpenStreetMap", "tomtom-maps": "\\u00a9 TomTom"}'
+    assert f'"credits": {credits}' in content.text
     assert tools["tomtom-routing"].meta["ui"]["resourceUri"] == MAP_APP_URI
     assert tools["tomtom-get-map-key"].meta == {"ui": {"visibility": ["app"]}}
 
