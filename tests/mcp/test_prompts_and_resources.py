@@ -1,15 +1,17 @@
-"""Workflow prompts and reference resources, through the SDK's own client: in memory and over
-HTTP. Prompts and resources that need a tool are offered only to callers offered it."""
+"""Workflow prompts and reference resources, through the SDK's own client: in memory, over
+HTTP and over stdio. Prompts and resources that need a tool are offered only to callers offered it."""
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from tests.conftest import data, http_client, server_process
+from tests.conftest import CANARY_KEY, REPO, apps_extension, data, http_client, server_process
 from tests.support.tomtom_stub import TomTomStub
 from tools.client_surface import ClientRule, ClientSurfaces, WidgetOffer
 from tools.context import CallContext
@@ -63,8 +65,6 @@ async def test_a_prompt_names_the_tools_the_caller_is_offered(config):
 
 
 async def test_an_apps_host_is_told_to_show_it_on_a_map(config):
-    from tests.conftest import apps_extension
-
     async with Client(server(config), extensions=[apps_extension()]) as client:
         result = await client.get_prompt("ev-trip", {"start": "Amsterdam", "destination": "Berlin"})
     text = result.messages[0].content.text
@@ -186,3 +186,20 @@ async def test_prompts_and_resources_over_http(module_stub):
     assert modes["tomtom-orbis-maps"]["tomtom-routing"] == ["car"]
     assert index["categories"]["7326"] == "Pharmacy" and index["attribution"] == "© TomTom, © OpenStreetMap"
     assert module_stub.requests[-1].param("language") == "nl-NL"
+
+
+async def test_prompts_and_resources_over_stdio(stub):
+    stub.route("GET", r"/search/2/poiCategories\.json", json_body=data("poi_categories.json"))
+    environment = {**os.environ, "TOMTOM_API_BASE_URL": stub.base_url, "TOMTOM_MAPS_BACKEND": "tomtom-maps",
+                   "DOTENV_PATH": "/nonexistent"}  # fmt: skip
+    params = StdioServerParameters(
+        command=sys.executable, args=["manage.py", "mcp_stdio", "--apikey", CANARY_KEY], cwd=str(REPO), env=environment
+    )
+    async with Client(params, mode="legacy") as client:
+        prompt = await client.get_prompt(
+            "ev-trip", {"start": "Amsterdam", "destination": "Berlin", "vehicle": "75 kWh"}
+        )
+        index = json.loads((await client.read_resource("tomtom://poi-categories/fr-FR")).contents[0].text)
+    assert "from the vehicle (75 kWh)" in prompt.messages[0].content.text
+    assert index["categories"]["7309"] == "Electric Vehicle Station" and index["attribution"] == "© TomTom"
+    assert stub.requests[-1].param("language") == "fr-FR" and stub.requests[-1].param("key") == CANARY_KEY
