@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 MAX_ARGUMENT_LENGTH = 500
 """The longest value a prompt argument takes, in characters."""
+CREDIT_STEP = "Credit the data as the results' `attribution` says."
+"""The last step of every plan: TomTom's terms ask that the data be credited (tools.attribution)."""
 
 GEOCODE, FUZZY, NEARBY, POI_SEARCH, CATEGORIES = (
     "tomtom-geocode", "tomtom-fuzzy-search", "tomtom-nearby", "tomtom-poi-search", "tomtom-poi-categories",
@@ -71,7 +73,7 @@ class Prompt:
         if problems:
             raise PromptArgumentError("; ".join(problems))
         head, *rest = (step for step in self.plan({k: v for k, v in given.items() if v}, offered) if step)
-        return "\n".join([head, *(f"{n}. {step}" for n, step in enumerate(rest, 1))])
+        return "\n".join([head, *(f"{n}. {step}" for n, step in enumerate([*rest, CREDIT_STEP], 1))])
 
 
 def _shown(offered: Collection[str]) -> str:

@@ -62,6 +62,7 @@ async def test_a_prompt_names_the_tools_the_caller_is_offered(config):
     assert "tomtom-optimize-waypoints" not in orbis_text  # Orbis does not serve it
     assert "Keep the stops in the order given." in orbis_text
     assert "tomtom-dynamic-map" not in maps_text  # a text-only client is offered no map
+    assert orbis_text.endswith("4. Credit the data as the results' `attribution` says.")
 
 
 async def test_an_apps_host_is_told_to_show_it_on_a_map(config):
