@@ -180,6 +180,10 @@ async def test_prompts_and_resources_over_http(module_stub):
             resources = {str(r.uri) for r in (await client.list_resources()).resources}
             modes = json.loads((await client.read_resource("tomtom://travel-modes")).contents[0].text)
             index = json.loads((await client.read_resource("tomtom://poi-categories/nl-NL")).contents[0].text)
+        async with http_client(base + "/mcp", mode="legacy") as client:  # the handshake era's one-request path
+            legacy = [prompt.name for prompt in (await client.list_prompts()).prompts]
+            legacy_modes = json.loads((await client.read_resource("tomtom://travel-modes")).contents[0].text)
+    assert (legacy, legacy_modes) == (prompts, modes)
     assert capabilities.prompts is not None and capabilities.resources is not None
     assert prompts == ["trip-with-stops", "nearest-by-drive-time", "ev-trip"]
     assert "tomtom-matrix-routing" in trip.messages[0].content.text
