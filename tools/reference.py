@@ -134,10 +134,9 @@ def language_of(uri: str) -> str | None:
     return language
 
 
-async def read(uri: str, dispatcher: Dispatcher, context: CallContext) -> str | None:
-    """The JSON text of the reference resource at `uri`, None when no reference resource has
-    that URI (or the caller is not offered it), or `ReadError`."""
-    offered = {tool.name for tool in await dispatcher.listing(context)}
+async def read(uri: str, dispatcher: Dispatcher, context: CallContext, offered: Collection[str]) -> str | None:
+    """The JSON text of the reference resource at `uri` for a caller offered the tools named in
+    `offered`, None when no reference resource it is offered has that URI, or `ReadError`."""
     if uri == TRAVEL_MODES.uri:
         return dumps(travel_modes(dispatcher.registry))
     if POI_CATEGORIES_TOOL not in offered:

@@ -256,15 +256,15 @@ def build_server(
             return types.ReadResourceResult(contents=[apps.contents(widget)])
         context, offered = await offered_tools(ctx)
         try:
-            text = await read_reference(uri, dispatcher, context)
+            text = await read_reference(uri, dispatcher, context, offered)
         except ReadError as error:
             raise MCPError(code=READ_ERROR_CODES.get(error.code, types.INTERNAL_ERROR), message=str(error),
                            data={"uri": uri, "error": error.error}) from None  # fmt: skip
         if text is None:
             known = [*served, *(r.uri for r in RESOURCES if r.offered_to(offered)),
                      *(t.uri for t in TEMPLATES if t.offered_to(offered))]  # fmt: skip
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource {uri}; known: {', '.join(known)}",
-                           data={"uri": uri})  # fmt: skip
+            message = f"Unknown resource {uri[:256]}; known: {', '.join(known)}"
+            raise MCPError(code=types.INVALID_PARAMS, message=message, data={"uri": uri[:256]})
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=JSON, text=text)])
 
     async def list_prompts(
