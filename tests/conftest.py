@@ -34,6 +34,11 @@ DATA = Path(__file__).resolve().parent / "data"
 RECORDED = DATA / "recorded"
 CANARY_KEY = "canary-KEY-7f3a9c"
 """The TomTom key every test uses; tests/test_key_leak.py fails if it shows up anywhere else."""
+CREDIT = {
+    Backend.ORBIS: {"attribution": "© TomTom, © OpenStreetMap"},
+    Backend.GENESIS: {"attribution": "© TomTom"},
+}
+"""What ends every result that shows TomTom data, per backend (tools.attribution)."""
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -4,11 +4,9 @@ TomTom Maps: one Synchronous Batch request; Orbis: one Geocode call per address 
 
 import pytest
 
-from tests.conftest import data
+from tests.conftest import CREDIT, data
 from tools.definitions.geocode import MAX_QUERIES
 from tools.tomtom.backends import Backend
-
-pytestmark = pytest.mark.asyncio
 
 BATCH = "/search/2/batch/sync.json"
 ORBIS = r"/maps/orbis/places/geocode/.*\.json"
@@ -60,7 +58,7 @@ async def test_full_is_tomtoms_batch_answer(stub, dispatcher, context):
     stub.route("POST", BATCH, json_body=data("batch_geocode_mixed.json"))
     context.backend = Backend.GENESIS
     outcome = await dispatcher.call("tomtom-geocode", {"queries": QUERIES, "response_detail": "full"}, context)
-    assert outcome.data == {**data("batch_geocode_mixed.json"), "show_ui": False}
+    assert outcome.data == {**data("batch_geocode_mixed.json"), "show_ui": False, **CREDIT[Backend.GENESIS]}
 
 
 async def test_orbis_composes_one_geocode_per_address_and_keeps_item_errors(stub, dispatcher, context):

@@ -2,8 +2,8 @@
 
 The reference's rules (tests/support/reference_compact.py) are applied to the same TomTom REST
 answer: the recorded `genesis-*` search answers, and our own REST-shaped test answers. Both
-sides are measured as compact JSON bytes; the reference without its `_meta`, which only makes
-it larger.
+sides are measured as compact JSON bytes: ours with TomTom's attribution (tools.attribution),
+the reference without its `_meta`, which only makes it larger.
 """
 
 import json

@@ -7,15 +7,13 @@ import orjson
 import pytest
 from mcp import Client
 
-from tests.conftest import CANARY_KEY, DATA, make_config
+from tests.conftest import CANARY_KEY, CREDIT, DATA, make_config
 from tools.client_surface import ClientSurfaces
 from tools.context import CallContext
 from tools.definitions import map_image
 from tools.mcp.server import build_server
 from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
-
-pytestmark = pytest.mark.asyncio
 
 PATH = "/map/1/staticimage"
 PNG = (DATA / "map_image.png").read_bytes()
@@ -39,11 +37,15 @@ async def test_a_text_only_host_gets_the_image_as_image_content(stub):
     assert not result.is_error
     text, image = result.content
     assert (image.type, image.mime_type, base64.b64decode(image.data)) == ("image", "image/png", PNG)
-    assert orjson.loads(text.text) == {
-        "image": {"format": "png", "width": 64, "height": 48, "bytes": len(PNG)},
-        "center": AMSTERDAM,
-        "zoom": 14,
-    }
+    assert (
+        orjson.loads(text.text)
+        == {
+            "image": {"format": "png", "width": 64, "height": 48, "bytes": len(PNG)},
+            "center": AMSTERDAM,
+            "zoom": 14,
+        }
+        | CREDIT[Backend.GENESIS]
+    )
     assert stub.requests[-1].query == {
         "layer": ["basic"],
         "style": ["main"],

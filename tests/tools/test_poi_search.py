@@ -1,6 +1,6 @@
 import pytest
 
-from tests.conftest import CANARY_KEY, data, recorded
+from tests.conftest import CANARY_KEY, CREDIT, data, recorded
 from tools.tomtom.backends import Backend
 
 pytestmark = pytest.mark.asyncio
@@ -107,7 +107,7 @@ async def test_compact_drops_hours_not_asked_for(stub, dispatcher, context):
 async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     stub.route("GET", PREFIX[Backend.ORBIS] + ".*", json_body=data("poi_search.json"))
     outcome = await dispatcher.call("tomtom-poi-search", {"query": "apotheek", "response_detail": "full"}, context)
-    assert outcome.data == {**data("poi_search.json"), "show_ui": False}
+    assert outcome.data == {**data("poi_search.json"), "show_ui": False, **CREDIT[Backend.ORBIS]}
 
 
 async def test_recorded_genesis_answer_with_hours(stub, dispatcher, context):

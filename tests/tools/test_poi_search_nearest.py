@@ -3,7 +3,7 @@
 
 import pytest
 
-from tests.conftest import CANARY_KEY, data
+from tests.conftest import CANARY_KEY, CREDIT, data
 from tools.tomtom.backends import Backend
 
 pytestmark = pytest.mark.asyncio
@@ -95,7 +95,7 @@ async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     outcome = await dispatcher.call(
         "tomtom-poi-search", {"position": [4.9, 52.37], "poiCategories": [7326], "response_detail": "full"}, context
     )
-    assert outcome.data == {**data("poi_search.json"), "show_ui": False}
+    assert outcome.data == {**data("poi_search.json"), "show_ui": False, **CREDIT[Backend.ORBIS]}
 
 
 @pytest.mark.parametrize(

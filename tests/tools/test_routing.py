@@ -1,6 +1,6 @@
 import pytest
 
-from tests.conftest import data, recorded
+from tests.conftest import CREDIT, data, recorded
 from tools.tomtom.backends import Backend
 
 pytestmark = pytest.mark.asyncio
@@ -71,7 +71,7 @@ async def test_full_keeps_every_point(stub, dispatcher, context):
     outcome = await dispatcher.call(
         "tomtom-routing", {"locations": [[4.9, 52.3], [13.4, 52.5]], "response_detail": "full"}, context
     )
-    assert outcome.data == {**data("route.json"), "show_ui": False}
+    assert outcome.data == {**data("route.json"), "show_ui": False, **CREDIT[Backend.ORBIS]}
 
 
 async def test_recorded_genesis_route_keeps_start_and_end(stub, dispatcher, context):

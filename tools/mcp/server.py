@@ -1,7 +1,11 @@
 """The MCP server: the SDK's low-level `Server`, answering from the dispatcher.
 
 `build_server(dispatcher, make_context, widgets)` wires `tools/list` and `tools/call` to the
-dispatcher, and the widgets' `ui://` resources to `resources/list` and `resources/read`.
+dispatcher; the widgets' `ui://` resources and the reference data (tools.reference) to
+`resources/list`, `resources/templates/list` and `resources/read`; the workflow prompts
+(tools.prompts) to `prompts/list` and `prompts/get`. Prompts and resources that need a tool are
+offered only to callers offered that tool. Completion is not served (so not advertised): the
+one worth having, category names, would cost a TomTom request per keystroke.
 `make_context(request_context)` is the transport's own way to say who is calling; the handlers
 never look at HTTP or stdio details. The `CallToolResult` envelope is built here only.
 
@@ -42,6 +46,9 @@ from tools.context import CallContext
 from tools.definition import Tool
 from tools.dispatch import Dispatcher
 from tools.mcp import apps
+from tools.prompts import PromptArgumentError, offered_prompts
+from tools.reference import RESOURCES, TEMPLATES, ReadError, Reference
+from tools.reference import read as read_reference
 from tools.tomtom.backends import Backend
 from tools.widgets import Widget, default_widgets
 
@@ -115,6 +122,21 @@ def _is_error_result(result: Any) -> bool:
             return True
         case _:
             return False
+
+JSON = "application/json"
+READ_ERROR_CODES = {"invalid_arguments": types.INVALID_PARAMS}
+"""The JSON-RPC code of a resource read that failed, by the closed-set code of its error (the
+error itself travels in `data.error`); any other failure is -32603."""
+
+
+def reference_resource(reference: Reference) -> types.Resource:
+    return types.Resource(uri=reference.uri, name=reference.name, title=reference.title,
+                          description=reference.description, mime_type=reference.mime_type)  # fmt: skip
+
+
+def reference_template(reference: Reference) -> types.ResourceTemplate:
+    return types.ResourceTemplate(uri_template=reference.uri, name=reference.name, title=reference.title,
+                                  description=reference.description, mime_type=reference.mime_type)  # fmt: skip
 
 
 def mcp_tool(tool: Tool, *, backend: Backend, widgets: bool = True) -> types.Tool:
@@ -280,20 +302,70 @@ def build_server(
             _meta=outcome.meta,
         )
 
+    async def offered_tools(ctx: ServerRequestContext[Any]) -> tuple[CallContext, set[str]]:
+        context = await shaped_context(ctx)
+        return context, {tool.name for tool in await dispatcher.listing(context)}
+
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[apps.resource(w) for w in served.values()])
+        _, offered = await offered_tools(ctx)
+        references = [reference_resource(r) for r in RESOURCES if r.offered_to(offered)]
+        return types.ListResourcesResult(resources=[*(apps.resource(w) for w in served.values()), *references])
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        _, offered = await offered_tools(ctx)
+        templates = [reference_template(t) for t in TEMPLATES if t.offered_to(offered)]
+        return types.ListResourceTemplatesResult(resource_templates=templates)
 
     async def read_resource(
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        widget = served.get(str(params.uri))
-        if widget is None:
-            known = ", ".join(served) or "none"
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource {params.uri}; known: {known}",
-                           data={"uri": str(params.uri)})  # fmt: skip
-        return types.ReadResourceResult(contents=[apps.contents(widget)])
+        uri = str(params.uri)
+        widget = served.get(uri)
+        if widget is not None:
+            return types.ReadResourceResult(contents=[apps.contents(widget)])
+        context, offered = await offered_tools(ctx)
+        try:
+            text = await read_reference(uri, dispatcher, context, offered)
+        except ReadError as error:
+            raise MCPError(code=READ_ERROR_CODES.get(error.code, types.INTERNAL_ERROR), message=str(error),
+                           data={"uri": uri, "error": error.error}) from None  # fmt: skip
+        if text is None:
+            known = [*served, *(r.uri for r in RESOURCES if r.offered_to(offered)),
+                     *(t.uri for t in TEMPLATES if t.offered_to(offered))]  # fmt: skip
+            message = f"Unknown resource {uri[:256]}; known: {', '.join(known)}"
+            raise MCPError(code=types.INVALID_PARAMS, message=message, data={"uri": uri[:256]})
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=JSON, text=text)])
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        _, offered = await offered_tools(ctx)
+        return types.ListPromptsResult(prompts=[
+            types.Prompt(name=p.name, title=p.title, description=p.description,
+                         arguments=[types.PromptArgument(name=a.name, description=a.description, required=a.required)
+                                    for a in p.arguments])
+            for p in offered_prompts(offered)
+        ])  # fmt: skip
+
+    async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        _, offered = await offered_tools(ctx)
+        prompts = {prompt.name: prompt for prompt in offered_prompts(offered)}
+        prompt = prompts.get(params.name)
+        if prompt is None:
+            raise MCPError(code=types.INVALID_PARAMS,
+                           message=f"Unknown prompt {params.name[:128]!r}; known: {', '.join(prompts) or 'none'}",
+                           data={"prompts": list(prompts)})  # fmt: skip
+        try:
+            text = prompt.text(params.arguments, offered)
+        except PromptArgumentError as error:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid arguments for {prompt.name}: {error}",
+                           data={"prompt": prompt.name}) from None  # fmt: skip
+        message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+        return types.GetPromptResult(description=prompt.description, messages=[message])
 
     def known(name: str) -> bool:
         return dispatcher.get(name) is not None
@@ -325,8 +397,11 @@ def build_server(
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        on_list_resources=list_resources if served else None,
-        on_read_resource=read_resource if served else None,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
     )
     # The SDK's OpenTelemetry middleware is not free on every request even without an exporter,
     # and knows nothing of the caller: `traced` makes this server's spans (tools/tracing.py).
