@@ -34,6 +34,11 @@ DATA = Path(__file__).resolve().parent / "data"
 RECORDED = DATA / "recorded"
 CANARY_KEY = "canary-KEY-7f3a9c"
 """The TomTom key every test uses; tests/test_key_leak.py fails if it shows up anywhere else."""
+CREDIT = {
+    Backend.ORBIS: {"attribution": "© TomTom, © OpenStreetMap"},
+    Backend.GENESIS: {"attribution": "© TomTom"},
+}
+"""What ends every result that shows TomTom data, per backend (tools.attribution)."""
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -162,7 +167,7 @@ def server_process(env: dict[str, str] | None = None, *, workers: int = 0, port:
     process = subprocess.Popen(command, cwd=REPO, env=full_env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # a loaded machine can take a while to import everything
         while True:
             try:
                 if httpx.get(base + "/healthz", timeout=1).status_code == 200:

@@ -206,6 +206,16 @@ def _declared_schema(model: type[ToolInput]) -> dict[str, Any]:
     return compact_schema(model.model_json_schema())
 
 
+def choices(model: type[ToolInput], name: str, backend: Backend) -> list[Any] | None:
+    """The values `backend` takes for the enum input `name` of `model` (all of them, or the
+    ones the backend is limited to), None when `model` has no such input."""
+    node = _declared_schema(model).get("properties", {}).get(name)
+    if not isinstance(node, Mapping) or "enum" not in node:
+        return None
+    takes = node.get(BACKENDS_KEY, {}).get(backend.value)
+    return [value for value in node["enum"] if takes is None or value in takes]
+
+
 @cache
 def input_schema(model: type[ToolInput]) -> dict[str, Any]:
     """The compact input schema of `model` on every backend (all inputs, all values), checked

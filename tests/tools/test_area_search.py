@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tests.conftest import CANARY_KEY, data
+from tests.conftest import CANARY_KEY, CREDIT, data
 from tests.tools.test_geometry_mode import assert_geojson_contract
 from tools.geometry.simplify import VERTEX_CAP
 from tools.geometry.sphere import EARTH_RADIUS_M
@@ -136,7 +136,7 @@ async def test_a_polygon_over_the_vertex_cap_is_simplified_and_says_so(stub, dis
 async def test_full_is_tomtoms_answer(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
     outcome = await call(dispatcher, context, boundingBox=BOX, response_detail="full")
-    assert outcome.data == {**data("poi_search.json"), "show_ui": False}
+    assert outcome.data == {**data("poi_search.json"), "show_ui": False, **CREDIT[Backend.ORBIS]}
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@
 
 The reference's rules (tests/support/reference_compact.py) are applied to the same TomTom REST
 answer: the recorded `genesis-*` search answers, and our own REST-shaped test answers. Both
-sides are measured as compact JSON bytes; the reference without its `_meta`, which only makes
-it larger.
+sides are measured as compact JSON bytes: ours with TomTom's attribution (tools.attribution),
+the reference without its `_meta`, which only makes it larger.
 """
 
 import json
@@ -29,7 +29,7 @@ CASES = [
         {"mapcodes"},
     ),
     ("poi_search.json", False, "tomtom-poi-search", {"query": "pharmacy", **HOURS}, set(HOURS)),
-    ("poi_search.json", False, "tomtom-nearby", {"position": [4.9, 52.37], "poiCategories": [7326]}, set()),
+    ("poi_search.json", False, "tomtom-poi-search", {"position": [4.9, 52.37], "poiCategories": [7326]}, set()),
     ("reverse_geocode.json", False, "tomtom-reverse-geocode", {"position": [4.89273, 52.37314]}, set()),
     ("ev_search.json", False, "tomtom-ev-search", {"position": [4.9, 52.37]}, set()),
 ]

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tests.conftest import CANARY_KEY, data
+from tests.conftest import CANARY_KEY, CREDIT, data
 from tests.tools.test_geometry_mode import assert_geojson_contract
 from tools.geometry.simplify import VERTEX_CAP
 from tools.tomtom.backends import Backend
@@ -191,7 +191,7 @@ async def test_a_long_route_is_capped_and_says_so(stub, dispatcher, context):
 async def test_full_is_tomtoms_answer(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
     outcome = await call(dispatcher, context, response_detail="full")
-    assert outcome.data == {**data("ev_route.json"), "show_ui": False}
+    assert outcome.data == {**data("ev_route.json"), "show_ui": False, **CREDIT[Backend.ORBIS]}
 
 
 @pytest.mark.parametrize(

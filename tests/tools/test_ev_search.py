@@ -1,6 +1,6 @@
 import pytest
 
-from tests.conftest import CANARY_KEY, data
+from tests.conftest import CANARY_KEY, CREDIT, data
 from tools.tomtom.backends import Backend
 
 pytestmark = pytest.mark.asyncio
@@ -78,6 +78,7 @@ async def test_genesis_compact_has_connectors_and_availability(stub, dispatcher,
     assert outcome.data == {
         "results": [
             {
+                "id": "ev-1",
                 "type": "POI",
                 "address": {
                     "freeformAddress": "Nieuwe Herengracht 55A, 1011 RN Amsterdam",
@@ -104,6 +105,7 @@ async def test_genesis_compact_has_connectors_and_availability(stub, dispatcher,
                 "availability": {"available": 1, "occupied": 1, "outOfService": 1},
             },
             {
+                "id": "ev-2",
                 "type": "POI",
                 "address": {
                     "freeformAddress": "Plantage Middenlaan, 1018 Amsterdam",
@@ -126,6 +128,7 @@ async def test_genesis_compact_has_connectors_and_availability(stub, dispatcher,
         "returned": 2,
         "truncated": True,
         "show_ui": False,
+        **CREDIT[Backend.GENESIS],
     }
 
 
@@ -136,7 +139,7 @@ async def test_genesis_full_carries_tomtom_availability_untrimmed(stub, dispatch
     outcome = await dispatcher.call("tomtom-ev-search", {"position": [4.9, 52.37], "response_detail": "full"}, context)
     expected = data("ev_search.json")
     expected["results"][0]["chargingAvailability"] = data("charging_availability.json")
-    assert outcome.data == {**expected, "show_ui": False}
+    assert outcome.data == {**expected, "show_ui": False, **CREDIT[Backend.GENESIS]}
 
 
 async def test_orbis_says_availability_is_not_offered(stub, dispatcher, context):

@@ -1,6 +1,6 @@
 import pytest
 
-from tests.conftest import CANARY_KEY, data, recorded
+from tests.conftest import CANARY_KEY, CREDIT, data, recorded
 from tools.tomtom.backends import Backend
 
 pytestmark = pytest.mark.asyncio
@@ -60,6 +60,7 @@ async def test_compact_answer(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_search.json"))
     outcome = await dispatcher.call("tomtom-fuzzy-search", {"query": "coffe amsterdam"}, context)
     assert outcome.data["results"][1] == {
+        "id": "NL/POI/p0/101",
         "type": "POI",
         "address": {
             "freeformAddress": "Rozengracht 3, 1016 LR Amsterdam",
@@ -83,7 +84,7 @@ async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     outcome = await dispatcher.call(
         "tomtom-fuzzy-search", {"query": "coffe amsterdam", "response_detail": "full"}, context
     )
-    assert outcome.data == {**data("poi_search.json"), "show_ui": False}
+    assert outcome.data == {**data("poi_search.json"), "show_ui": False, **CREDIT[Backend.ORBIS]}
 
 
 async def test_recorded_genesis_answer(stub, dispatcher, context):

@@ -1,6 +1,6 @@
 import pytest
 
-from tests.conftest import CANARY_KEY, data, recorded
+from tests.conftest import CANARY_KEY, CREDIT, data, recorded
 from tools.tomtom.backends import Backend
 
 pytestmark = pytest.mark.asyncio
@@ -66,13 +66,14 @@ async def test_compact_keeps_the_answer_and_drops_the_rest(stub, dispatcher, con
         "returned": 2,
         "truncated": True,
         "show_ui": False,
+        **CREDIT[Backend.ORBIS],
     }
 
 
 async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     stub.route("GET", BACKEND_PATHS[Backend.ORBIS], json_body=data("geocode.json"))
     outcome = await dispatcher.call("tomtom-geocode", {"query": "dam", "response_detail": "full"}, context)
-    assert outcome.data == {**data("geocode.json"), "show_ui": False}
+    assert outcome.data == {**data("geocode.json"), "show_ui": False, **CREDIT[Backend.ORBIS]}
 
 
 async def test_genesis_recorded_answer_compacts(stub, dispatcher, context):

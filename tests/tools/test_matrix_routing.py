@@ -8,7 +8,7 @@ recorded answer exists yet (tests/data/PROVENANCE.md).
 
 import pytest
 
-from tests.conftest import data
+from tests.conftest import CREDIT, data
 from tools.tomtom.backends import Backend
 
 pytestmark = pytest.mark.asyncio
@@ -81,7 +81,7 @@ async def test_full_is_tomtoms_answer(stub, dispatcher, genesis):
         {"origins": [AMSTERDAM, UTRECHT], "destinations": [ROTTERDAM, UTRECHT], "response_detail": "full"},
         genesis,
     )
-    assert outcome.data == data("matrix.json")
+    assert outcome.data == {**data("matrix.json"), **CREDIT[Backend.GENESIS]}
 
 
 async def test_cell_outside_the_matrix_is_malformed(stub, dispatcher, genesis):

@@ -1,6 +1,6 @@
 import pytest
 
-from tests.conftest import CANARY_KEY, data
+from tests.conftest import CANARY_KEY, CREDIT, data
 from tools.tomtom.backends import Backend
 
 pytestmark = pytest.mark.asyncio
@@ -40,6 +40,7 @@ async def test_filters_find_names_and_synonyms_best_first_then_by_id(stub, dispa
         "total": 4,
         "returned": 4,
         "truncated": False,
+        **CREDIT[Backend.ORBIS],
     }
 
 
@@ -64,6 +65,7 @@ async def test_without_filters_lists_top_level_categories(stub, dispatcher, cont
         "total": 4,
         "returned": 4,
         "truncated": False,
+        **CREDIT[Backend.ORBIS],
     }
 
 
@@ -80,7 +82,7 @@ async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     outcome = await dispatcher.call(
         "tomtom-poi-categories", {"filters": ["pharmacy"], "response_detail": "full"}, context
     )
-    assert outcome.data == data("poi_categories.json")
+    assert outcome.data == {**data("poi_categories.json"), **CREDIT[Backend.ORBIS]}
 
 
 async def test_empty_filter_word_is_refused(stub, dispatcher, context):

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from tests.conftest import CANARY_KEY, data, recorded
+from tests.conftest import CANARY_KEY, CREDIT, data, recorded
 from tests.tools.test_geometry_mode import assert_geojson_contract
 from tools.geometry.simplify import VERTEX_CAP
 from tools.tomtom.backends import Backend
@@ -75,6 +75,7 @@ async def test_compact_is_center_budget_and_area_without_the_polygon(stub, dispa
         "boundingBox": [4.57413, 52.19614, 5.12064, 52.53908],
         "boundaryPoints": 12,
         "show_ui": False,
+        **CREDIT[backend],
     }
 
 
@@ -138,7 +139,7 @@ async def test_a_long_boundary_is_capped_and_says_so(stub, dispatcher, context):
 async def test_full_is_tomtoms_answer(stub, dispatcher, context):
     answer_on(stub, Backend.ORBIS)
     outcome = await call(dispatcher, context, timeBudgetInSec=600, response_detail="full")
-    assert outcome.data == {**data("reachable_range.json"), "show_ui": False}
+    assert outcome.data == {**data("reachable_range.json"), "show_ui": False, **CREDIT[Backend.ORBIS]}
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 import pytest
 
-from tests.conftest import CANARY_KEY, data, recorded
+from tests.conftest import CANARY_KEY, CREDIT, data, recorded
 from tools.tomtom.backends import Backend
 
 pytestmark = pytest.mark.asyncio
@@ -66,6 +66,7 @@ async def test_compact_answer(stub, dispatcher, context):
         "returned": 1,
         "truncated": False,
         "show_ui": False,
+        **CREDIT[Backend.ORBIS],
     }
 
 
@@ -84,7 +85,7 @@ async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     outcome = await dispatcher.call(
         "tomtom-reverse-geocode", {"position": [4.89273, 52.37314], "response_detail": "full"}, context
     )
-    assert outcome.data == {**data("reverse_geocode.json"), "show_ui": False}
+    assert outcome.data == {**data("reverse_geocode.json"), "show_ui": False, **CREDIT[Backend.ORBIS]}
 
 
 async def test_recorded_genesis_answer(stub, dispatcher, context):

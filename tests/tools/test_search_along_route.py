@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tests.conftest import CANARY_KEY, data
+from tests.conftest import CANARY_KEY, CREDIT, data
 from tests.tools.test_geometry_mode import assert_geojson_contract
 from tools.geometry.simplify import VERTEX_CAP
 from tools.tomtom.backends import Backend
@@ -120,7 +120,12 @@ async def test_full_is_both_answers(stub, dispatcher, context):
     answer_on(stub, Backend.GENESIS)
     context.backend = Backend.GENESIS
     outcome = await call(dispatcher, context, response_detail="full")
-    assert outcome.data == {"route": data("along_route.json"), "search": data("along_route.json"), "show_ui": False}
+    assert outcome.data == {
+        "route": data("along_route.json"),
+        "search": data("along_route.json"),
+        "show_ui": False,
+        **CREDIT[Backend.GENESIS],
+    }
 
 
 async def test_an_empty_query_searches_by_category(stub, dispatcher, context):

@@ -1,6 +1,6 @@
 import pytest
 
-from tests.conftest import data, recorded
+from tests.conftest import CREDIT, data, recorded
 from tools.shaping.traffic import FIELDS, FULL_FIELDS
 from tools.tomtom.backends import Backend
 
@@ -76,7 +76,7 @@ async def test_full_is_uncapped(stub, dispatcher, context):
     outcome = await dispatcher.call(
         "tomtom-traffic", {"bbox": BOX, "maxResults": 1, "response_detail": "full"}, context
     )
-    assert outcome.data == {**data("traffic.json"), "show_ui": False}
+    assert outcome.data == {**data("traffic.json"), "show_ui": False, **CREDIT[Backend.ORBIS]}
 
 
 async def test_recorded_answers_compact_the_same_on_both_backends(stub, dispatcher, context):

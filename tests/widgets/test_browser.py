@@ -165,7 +165,8 @@ def run_widget(
         widget = frames[0].evaluate(
             "({...window.tomtomWidget, reported: document.documentElement.dataset.reported,"
             " panel: document.getElementById('panel').hidden ? '' : document.getElementById('panel').innerText,"
-            " canvas: !!document.querySelector('canvas.maplibregl-canvas')})"
+            " canvas: !!document.querySelector('canvas.maplibregl-canvas'),"
+            " attribution: (document.querySelector('.maplibregl-ctrl-attrib-inner') || {}).textContent || ''})"
         )
         if probe is not None:
             widget.update(interact(page, frames[0], tool, probe))
@@ -224,6 +225,7 @@ def test_the_dynamic_map_draws_and_reports(browser, files, tomtom):
     tile = next(t for t in widget["tiles"] if t["method"] == "GET")
     assert "/maps/orbis/map-display/tile/" in tile["url"] and f"key={CANARY_KEY}" in tile["url"]
     assert tile["headers"]["tomtom-user-agent"] == "TomTomMCPAPPHttp/0.1.0 Browser%20Host"
+    assert widget["attribution"] == "© TomTom, © OpenStreetMap"  # the Orbis tiles' credit, as results say it
 
 
 def test_a_dropped_meta_shows_an_error_and_reports_it(browser, files, tomtom):
@@ -313,7 +315,7 @@ PLACE_TOOLS = [
         ["Place"],
     ),
     (
-        "tomtom-nearby",
+        "tomtom-poi-search",  # no query: the nearest around `position`
         {"position": AMSTERDAM, "poiCategories": [7309]},
         [4.904333, 52.366486],
         "Nieuwe Herengracht Charging",

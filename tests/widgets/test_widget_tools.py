@@ -105,8 +105,9 @@ async def test_the_map_app_is_served_as_an_mcp_app(config):
     dispatcher = build_dispatcher()
     server = build_server(dispatcher, lambda ctx: CallContext(config=config, transport="stdio"))
     async with Client(server, extensions=[apps_extension()]) as client:
-        (resource,) = (await client.list_resources()).resources
+        resource, *references = (await client.list_resources()).resources  # the widget, then reference data
         assert str(resource.uri) == MAP_APP_URI and resource.mime_type == APP_MIME_TYPE
+        assert all(str(r.uri).startswith("tomtom://") and r.mime_type == "application/json" for r in references)
         read = await client.read_resource(MAP_APP_URI)
         (content,) = read.contents
         with pytest.raises(MCPError, match="Unknown resource"):
@@ -118,6 +119,9 @@ async def test_the_map_app_is_served_as_an_mcp_app(config):
     assert "https://api.tomtom.com" in csp["connectDomains"] and "https://api.tomtom.com" in csp["resourceDomains"]
     assert "https://cdn.jsdelivr.net" in csp["resourceDomains"] and "https://cdn.jsdelivr.net" in csp["connectDomains"]
     assert MAPLIBRE_CDN in content.text
+    # the map credits its tiles as each backend's results credit their data (tools.attribution)
+    credits = '{"tomtom-orbis-maps": "\\u00a9 TomTom, \\u00a9 OpenStreetMap", "tomtom-maps": "\\u00a9 TomTom"}'
+    assert f'"credits": {credits}' in content.text
     assert tools["tomtom-routing"].meta["ui"]["resourceUri"] == MAP_APP_URI
     assert tools["tomtom-get-map-key"].meta == {"ui": {"visibility": ["app"]}}
 

@@ -1,7 +1,11 @@
 """The MCP server: the SDK's low-level `Server`, answering from the dispatcher.
 
 `build_server(dispatcher, make_context, widgets)` wires `tools/list` and `tools/call` to the
-dispatcher, and the widgets' `ui://` resources to `resources/list` and `resources/read`.
+dispatcher; the widgets' `ui://` resources and the reference data (tools.reference) to
+`resources/list`, `resources/templates/list` and `resources/read`; the workflow prompts
+(tools.prompts) to `prompts/list` and `prompts/get`. Prompts and resources that need a tool are
+offered only to callers offered that tool. Completion is not served (so not advertised): the
+one worth having, category names, would cost a TomTom request per keystroke.
 `make_context(request_context)` is the transport's own way to say who is calling; the handlers
 never look at HTTP or stdio details. The `CallToolResult` envelope is built here only.
 
@@ -18,6 +22,7 @@ pure function of the request.
 
 from __future__ import annotations
 
+import base64
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -27,14 +32,23 @@ from mcp.server import Server
 from mcp.server.apps import client_supports_apps
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
+from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import ValidationError
+from starlette.requests import Request
 
+from core.events import SHORT_TEXT_LENGTH, TOOL_NAME_LENGTH, clip
 from core.version import SERVER_NAME, version
+from tools import tracing
 from tools.client_surface import ClientSurfaces, default_client_surfaces
 from tools.context import CallContext
 from tools.definition import Tool
 from tools.dispatch import Dispatcher
 from tools.mcp import apps
+from tools.prompts import PromptArgumentError, offered_prompts
+from tools.reference import RESOURCES, TEMPLATES, ReadError, Reference
+from tools.reference import read as read_reference
 from tools.tomtom.backends import Backend
 from tools.widgets import Widget, default_widgets
 
@@ -46,6 +60,83 @@ INSTRUCTIONS = (
 )
 
 ContextFactory = Callable[[ServerRequestContext[Any]], CallContext]
+TRACE_SPAN = "tomtom_mcp.span"
+"""Where the `/mcp` edge leaves the request's MCP server span in the ASGI scope's `state`."""
+
+
+def request_span(
+    method: str, params: Mapping[str, Any] | None, request_id: Any, known: Callable[[str], bool]
+) -> tuple[str, dict[str, Any]]:
+    """The MCP server span's name and attributes for one request or notification, as
+    OpenTelemetry's MCP conventions name them (docs/adr/0035-traces.md). A tool name is in the
+    span's name only when the registry knows it (span names stay few); as `gen_ai.tool.name`
+    it is kept as called, cut to the log's length."""
+    method = clip(method, SHORT_TEXT_LENGTH)
+    attributes: dict[str, Any] = {"mcp.method.name": method}
+    if request_id is not None:
+        attributes["jsonrpc.request.id"] = clip(str(request_id), SHORT_TEXT_LENGTH)
+    name = method
+    tool = params.get("name") if method == "tools/call" and isinstance(params, Mapping) else None
+    if method == "tools/call":
+        attributes["gen_ai.operation.name"] = "execute_tool"
+    if isinstance(tool, str):
+        attributes["gen_ai.tool.name"] = clip(tool, TOOL_NAME_LENGTH)
+        if known(tool):
+            name = f"{method} {tool}"
+    return name, attributes
+
+
+def remote_parent(*carriers: Any) -> otel_context.Context | None:
+    """The caller's trace context, from the first carrier holding a valid one: the request's
+    `params._meta` (as the MCP conventions propagate it), then the HTTP headers; else None."""
+    for carrier in carriers:
+        if not isinstance(carrier, Mapping):
+            continue
+        try:
+            context = propagate.extract(carrier)
+        except (TypeError, ValueError):
+            continue
+        if trace.get_current_span(context).get_span_context().is_valid:
+            return context
+    return None
+
+
+def _record_outcome(span: trace.Span, error: BaseException | None, method: str, result: Any = None) -> None:
+    """How a request ended, on its MCP server span: a JSON-RPC error's code, or `tool_error` for a
+    tool result with `isError` (the conventions' `error.type` values)."""
+    if isinstance(error, MCPError):
+        code = str(error.error.code)
+        span.set_attributes({"error.type": code, "rpc.response.status_code": code})
+        span.set_status(StatusCode.ERROR, clip(error.error.message, SHORT_TEXT_LENGTH))
+    elif error is not None:
+        span.set_attribute("error.type", type(error).__qualname__)
+        span.set_status(StatusCode.ERROR)
+    elif method == "tools/call" and _is_error_result(result):
+        span.set_attribute("error.type", "tool_error")
+        span.set_status(StatusCode.ERROR)
+
+
+def _is_error_result(result: Any) -> bool:
+    match result:
+        case types.CallToolResult(is_error=True) | {"isError": True}:
+            return True
+        case _:
+            return False
+
+JSON = "application/json"
+READ_ERROR_CODES = {"invalid_arguments": types.INVALID_PARAMS}
+"""The JSON-RPC code of a resource read that failed, by the closed-set code of its error (the
+error itself travels in `data.error`); any other failure is -32603."""
+
+
+def reference_resource(reference: Reference) -> types.Resource:
+    return types.Resource(uri=reference.uri, name=reference.name, title=reference.title,
+                          description=reference.description, mime_type=reference.mime_type)  # fmt: skip
+
+
+def reference_template(reference: Reference) -> types.ResourceTemplate:
+    return types.ResourceTemplate(uri_template=reference.uri, name=reference.name, title=reference.title,
+                                  description=reference.description, mime_type=reference.mime_type)  # fmt: skip
 
 
 def mcp_tool(tool: Tool, *, backend: Backend, widgets: bool = True) -> types.Tool:
@@ -201,26 +292,103 @@ def build_server(
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         context = await shaped_context(ctx)
         outcome = await dispatcher.call(params.name, params.arguments, context)
+        content: list[types.ContentBlock] = [types.TextContent(type="text", text=outcome.text)]
+        if outcome.image is not None:
+            encoded = base64.b64encode(outcome.image.data).decode("ascii")
+            content.append(types.ImageContent(type="image", data=encoded, mime_type=outcome.image.mime_type))
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=outcome.text)],
+            content=content,
             is_error=outcome.is_error,
             _meta=outcome.meta,
         )
 
+    async def offered_tools(ctx: ServerRequestContext[Any]) -> tuple[CallContext, set[str]]:
+        context = await shaped_context(ctx)
+        return context, {tool.name for tool in await dispatcher.listing(context)}
+
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[apps.resource(w) for w in served.values()])
+        _, offered = await offered_tools(ctx)
+        references = [reference_resource(r) for r in RESOURCES if r.offered_to(offered)]
+        return types.ListResourcesResult(resources=[*(apps.resource(w) for w in served.values()), *references])
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        _, offered = await offered_tools(ctx)
+        templates = [reference_template(t) for t in TEMPLATES if t.offered_to(offered)]
+        return types.ListResourceTemplatesResult(resource_templates=templates)
 
     async def read_resource(
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        widget = served.get(str(params.uri))
-        if widget is None:
-            known = ", ".join(served) or "none"
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource {params.uri}; known: {known}",
-                           data={"uri": str(params.uri)})  # fmt: skip
-        return types.ReadResourceResult(contents=[apps.contents(widget)])
+        uri = str(params.uri)
+        widget = served.get(uri)
+        if widget is not None:
+            return types.ReadResourceResult(contents=[apps.contents(widget)])
+        context, offered = await offered_tools(ctx)
+        try:
+            text = await read_reference(uri, dispatcher, context, offered)
+        except ReadError as error:
+            raise MCPError(code=READ_ERROR_CODES.get(error.code, types.INTERNAL_ERROR), message=str(error),
+                           data={"uri": uri, "error": error.error}) from None  # fmt: skip
+        if text is None:
+            known = [*served, *(r.uri for r in RESOURCES if r.offered_to(offered)),
+                     *(t.uri for t in TEMPLATES if t.offered_to(offered))]  # fmt: skip
+            message = f"Unknown resource {uri[:256]}; known: {', '.join(known)}"
+            raise MCPError(code=types.INVALID_PARAMS, message=message, data={"uri": uri[:256]})
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=JSON, text=text)])
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        _, offered = await offered_tools(ctx)
+        return types.ListPromptsResult(prompts=[
+            types.Prompt(name=p.name, title=p.title, description=p.description,
+                         arguments=[types.PromptArgument(name=a.name, description=a.description, required=a.required)
+                                    for a in p.arguments])
+            for p in offered_prompts(offered)
+        ])  # fmt: skip
+
+    async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        _, offered = await offered_tools(ctx)
+        prompts = {prompt.name: prompt for prompt in offered_prompts(offered)}
+        prompt = prompts.get(params.name)
+        if prompt is None:
+            raise MCPError(code=types.INVALID_PARAMS,
+                           message=f"Unknown prompt {params.name[:128]!r}; known: {', '.join(prompts) or 'none'}",
+                           data={"prompts": list(prompts)})  # fmt: skip
+        try:
+            text = prompt.text(params.arguments, offered)
+        except PromptArgumentError as error:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid arguments for {prompt.name}: {error}",
+                           data={"prompt": prompt.name}) from None  # fmt: skip
+        message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+        return types.GetPromptResult(description=prompt.description, messages=[message])
+
+    def known(name: str) -> bool:
+        return dispatcher.get(name) is not None
+
+    async def traced(ctx: ServerRequestContext[Any], call_next: CallNext) -> Any:
+        """Middleware: with traces on, the request's outcome on its MCP server span. Over HTTP the
+        `/mcp` edge made the span, and it is current here on every path (the SDK's tasks inherit
+        the request's context); on stdio or in process it starts here."""
+        tracer = tracing.tracer()
+        if tracer is None:
+            return await call_next(ctx)
+        state = ctx.request.scope.get("state", {}) if isinstance(ctx.request, Request) else {}
+        span = state.get(TRACE_SPAN)
+        if span is not None:
+            return await _observed(span, ctx, call_next)
+        name, attributes = request_span(ctx.method, ctx.params, ctx.request_id, known)
+        attributes["mcp.protocol.version"] = ctx.protocol_version
+        parent = remote_parent(ctx.params.get("_meta") if ctx.params else None)
+        with tracer.start_as_current_span(
+            name, context=parent, kind=SpanKind.SERVER, attributes=attributes,
+            record_exception=False, set_status_on_exception=False,
+        ) as span:  # fmt: skip
+            return await _observed(span, ctx, call_next)
 
     server: Server[Any] = Server(
         SERVER_NAME,
@@ -229,10 +397,23 @@ def build_server(
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        on_list_resources=list_resources if served else None,
-        on_read_resource=read_resource if served else None,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
     )
-    # The SDK's OpenTelemetry middleware is a no-op without an exporter, but not free on every
-    # request; this server exports no spans, so the list holds only our own middleware.
-    server.middleware[:] = [name_invalid_params, listing_once]
+    # The SDK's OpenTelemetry middleware is not free on every request even without an exporter,
+    # and knows nothing of the caller: `traced` makes this server's spans (tools/tracing.py).
+    server.middleware[:] = [traced, name_invalid_params, listing_once]
     return server
+
+
+async def _observed(span: trace.Span, ctx: ServerRequestContext[Any], call_next: CallNext) -> Any:
+    try:
+        result = await call_next(ctx)
+    except Exception as error:
+        _record_outcome(span, error, ctx.method)
+        raise
+    _record_outcome(span, None, ctx.method, result)
+    return result

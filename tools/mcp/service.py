@@ -1,18 +1,20 @@
 """The process's dispatcher, as every transport serves it (the composition root).
 
-    log_calls -> alias resolution -> tenant terms (quota, allow-list) -> result size cap
+    trace_calls -> log_calls -> alias resolution -> tenant terms (quota, allow-list) -> result size cap
               -> governance (retired names, outdated inputs, deprecations) -> app-data delivery
-              -> the deprecation notice -> the tool
+              -> the deprecation notice -> TomTom's attribution -> the tool
 
 An alias becomes a call to its target before the tenant's terms judge it, so an alias never
 reaches a tool the tenant may not call. The notice is added to the answer before the app data
-is fitted around it. Transports (HTTP, stdio, exec) build one with `build_dispatcher()` and hand
+is fitted around it, and so is the attribution that ends every result showing TomTom data
+(tools.attribution). Transports (HTTP, stdio, exec) build one with `build_dispatcher()` and hand
 it the call context they made; nothing here depends on which transport asks.
 """
 
 from __future__ import annotations
 
-from tools.dispatch import Dispatcher, log_calls
+from tools.attribution import attribute
+from tools.dispatch import Dispatcher, log_calls, trace_calls
 from tools.governance.runtime import build_governance
 from tools.mcp.appdata import deliver_app_data
 from tools.mcp.limits import cap_result_size
@@ -26,6 +28,7 @@ def build_dispatcher() -> Dispatcher:
     return Dispatcher(
         registry,
         interceptors=(
+            trace_calls,
             log_calls,
             governance.resolve_alias,
             enforce_terms,
@@ -33,6 +36,7 @@ def build_dispatcher() -> Dispatcher:
             governance.intercept,
             deliver_app_data,
             governance.annotate,
+            attribute,
         ),
         listing_filters=(governance.filter_listing, filter_listing),
         refreshers=(governance.refresh_if_due,),

@@ -65,3 +65,18 @@ def compact_categories(body: dict[str, Any], filters: list[str] | None) -> dict[
     children = {child for c in categories for child in c.get("childCategoryIds") or []}
     top = [{"id": c["id"], "name": c.get("name")} for c in categories if c["id"] not in children]
     return {"categories": top, **listing(top, len(top))}
+
+
+MAX_INDEX = 2_000
+"""The most categories the index of every category (a resource) lists."""
+MAX_NAME_LENGTH = 100
+
+
+def category_index(body: dict[str, Any]) -> dict[str, Any]:
+    """Every category of a POI Categories answer as `{"<id>": name}`, in TomTom's order, at
+    most `MAX_INDEX` (with `total`, `returned`, `truncated`), names cut to `MAX_NAME_LENGTH`."""
+    expect(body, CATEGORIES_ANSWER)
+    categories = [c for c in body.get("poiCategories") or [] if isinstance(c, dict) and "id" in c]
+    index = {str(c["id"]): str(c.get("name") or "")[:MAX_NAME_LENGTH] for c in categories[:MAX_INDEX]}
+    return {"categories": index, "total": len(categories), "returned": len(index),
+            "truncated": len(categories) > len(index)}  # fmt: skip

@@ -9,6 +9,7 @@ return are the same on both. A caller picks one per request with the `BACKEND_HE
 from __future__ import annotations
 
 from enum import StrEnum
+from types import MappingProxyType
 
 BACKEND_HEADER = "tomtom-maps-backend"
 """The HTTP request header that picks the backend of one request."""
@@ -30,6 +31,18 @@ class Backend(StrEnum):
 
     def others(self) -> list[Backend]:
         return [backend for backend in Backend if backend is not self]
+
+
+CREDITS = MappingProxyType(
+    {
+        Backend.ORBIS: "© TomTom, © OpenStreetMap",
+        Backend.GENESIS: "© TomTom",
+    }
+)
+"""How each backend's data is credited: TomTom, and on Orbis, whose map is built with
+OpenStreetMap data, OpenStreetMap too (as TomTom's own maps credit them). Results that show
+TomTom data carry it (tools.attribution), and the widget's map shows it under its tiles
+(docs/adr/0036-prompts-resources-attribution.md)."""
 
 
 def switch_to(backends: list[Backend]) -> str:

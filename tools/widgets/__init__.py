@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from tools.tomtom.backends import CREDITS
+
 MAP_APP_URI = "ui://tomtom-map/app.html"
 MAPLIBRE_VERSION = "6.17.0"
 MAPLIBRE_CDN = f"https://cdn.jsdelivr.net/npm/maplibre-gl@{MAPLIBRE_VERSION}/dist/"
@@ -60,7 +62,7 @@ def map_app(maplibre_url: str = MAPLIBRE_CDN, *, version: str = "") -> Widget:
     if parts.scheme not in ("https", "http") or not parts.netloc:
         raise ValueError(f"WIDGET_MAPLIBRE_URL: {maplibre_url!r} is not an http(s) folder URL")
     origin = f"{parts.scheme}://{parts.netloc}"
-    config = {"maplibre": base, "version": version}
+    config = {"maplibre": base, "version": version, "credits": {b.value: text for b, text in CREDITS.items()}}
     html = _template().replace("/*CONFIG*/{}", _script_json(config))
     return Widget(
         uri=MAP_APP_URI,
