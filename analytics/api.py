@@ -28,6 +28,7 @@ from ninja.security import HttpBearer, SessionAuthIsStaff
 from pydantic import create_model
 
 from analytics.forms import BACKENDS
+from analytics.funnel import FUNNEL_DIMENSIONS, funnel
 from analytics.models import FAILING_KINDS, OLD_CALLER_KINDS
 from analytics.overview import DEFAULT_PRESET, PRESETS, Window, overview
 from analytics.selectors import (
@@ -263,6 +264,62 @@ def failures_by_host(request: HttpRequest, filters: Query[Filters]) -> dict[str,
 def failure_totals(request: HttpRequest, filters: Query[Filters]) -> dict[str, object]:
     """Widget outcomes per host and tool over the whole range: the dashboard's table."""
     return _report(filters.query(), ("client", "tool"))
+
+
+class FunnelRowOut(Schema):
+    day: datetime | None = Field(None, description="The UTC day (`by=day`): a delivery's, or an unjoined report's.")
+    client: str | None = Field(None, description="The host: its client name, or its host family with `group=family`.")
+    tool: str | None = None
+    size: str | None = Field(None, description="Answer-size bucket of the app data (`lt_10kb`, `10kb_100kb`, "
+                             "`100kb_1mb`, `ge_1mb`, `unknown`), `unjoined` for reports joined to no delivery.")
+    simplified: str | None = Field(None, description="`yes` when the delivery's geometry was simplified to fit, "
+                                   "`no`, or `unjoined`.")  # fmt: skip
+    delivered: int = Field(description="`App data` lines: results that carried app data for a widget.")
+    drawn: int = Field(description="`App drawn` reports, joined or not.")
+    failed: int = Field(description="`App failed` reports, joined or not, every stage.")
+    failed_init: int = Field(description="`App failed` at stage `init`.")
+    failed_result: int = Field(description="`App failed` at stage `result`.")
+    failed_decode: int = Field(description="`App failed` at stage `decode`.")
+    failed_fetch: int = Field(description="`App failed` at stage `fetch`.")
+    failed_render: int = Field(description="`App failed` at stage `render`.")
+    failed_other: int = Field(description="`App failed` at a stage this version does not know.")
+    cancelled: int = Field(description="`App cancelled` reports, joined or not.")
+    reported: int = Field(description="Deliveries a report joined (each once, however many reports).")
+    unjoined_reports: int = Field(description="Reports joined to no delivery: without `delivery_request_id` "
+                                  "(a widget that predates it), late, or naming a delivery not stored.")  # fmt: skip
+    pending: int = Field(description="Deliveries within the grace window of the newest stored event, not reported yet.")
+    never_reported: int = Field(description="`delivered - reported - pending`: past the grace window, no report.")
+    unreported_rate: float | None = Field(description="`never_reported / (delivered - pending)`.")
+    failure_rate: float | None = Field(description="`failed / (drawn + failed)`, over every report.")
+
+
+class FunnelReport(Schema):
+    start: date
+    end: date
+    group: Group
+    by: list[str]
+    grace_seconds: int = Field(description="`ANALYTICS_WIDGET_GRACE_SECONDS`.")
+    rows: list[FunnelRowOut]
+
+
+@api.get("/funnel", response=FunnelReport, url_name="funnel")
+def funnel_report(
+    request: HttpRequest,
+    filters: Query[Filters],
+    by: Annotated[
+        str, Field(max_length=64, description="Comma-separated: any of day, client, tool, size, simplified.")
+    ] = "client,tool",
+) -> dict[str, object]:
+    """The widget funnel: deliveries, what their widgets reported, never reported, per group of `by`."""
+    query = filters.query()
+    dimensions = tuple(name.strip() for name in by.split(",") if name.strip())[:len(FUNNEL_DIMENSIONS)]
+    try:
+        rows = _widgets(funnel, query, by=dimensions)
+    except ValueError as error:
+        raise HttpError(422, str(error)) from None
+    return {"start": query.start, "end": query.end, "group": query.group, "by": list(dimensions),
+            "grace_seconds": settings.ANALYTICS_WIDGET_GRACE_SECONDS,
+            "rows": [row.as_dict(FUNNEL_DIMENSIONS) for row in rows]}  # fmt: skip
 
 
 @api.get("/failing-events", response=EventPage, url_name="failing_events")

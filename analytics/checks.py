@@ -9,7 +9,8 @@ the hint names the migration to make:
   holds another kind of value.
 - `analytics.E002`: a raw event table has a column no declaration names.
 - `analytics.E003`: a rollup's table lacks a column the rollup adds to (a new outcome's, say).
-- `analytics.E004`: a rollup groups by a field its family does not declare as a dimension.
+- `analytics.E004`: a rollup groups by a field its family does not declare as a dimension (or,
+  for a dimension it derives, `Rollup.derived`, from fields its family does not declare).
 - `analytics.E005`: the declarations contradict each other (core/events.py, `declaration_problems`).
 """
 
@@ -119,8 +120,18 @@ def _rollup_issues(family: Family, rollup: Rollup, fields: Mapping[str, Any]) ->
     model = rollup.model.__name__
     issues: list[CheckMessage] = []
     dimensions = {*family.names(Role.DIMENSION), *(("kind",) if family.kinds is not None else ())}
+    declared = set(family.column_names)
     for name in rollup.dimensions:
-        if name not in dimensions:
+        if name in rollup.derived:
+            missing = [source for source in rollup.derived[name] if source not in declared]
+            if missing:
+                issues.append(Error(
+                    f"{model} derives `{name}` from {', '.join(f'`{m}`' for m in missing)}, which no event of the "
+                    f"{family.name} family declares.",
+                    hint="Declare the field in core/, or derive the dimension from declared fields.",
+                    obj=model, id="analytics.E004",
+                ))  # fmt: skip
+        elif name not in dimensions:
             issues.append(Error(
                 f"{model} groups by `{name}`, which no event of the {family.name} family declares as a dimension.",
                 hint="Declare the field with DIMENSION in core/, or leave it out of the rollup.",

@@ -1,12 +1,12 @@
 """Prometheus metrics from the server's own log events, at /analytics/metrics.
 
 `MetricsHandler` is a logging handler (wired in settings LOGGING on the `tools.calls` and
-`tools.app_status` loggers when `ANALYTICS_METRICS_TOKEN` is set): every `Tool call` line and
-every `App drawn` / `App failed` event updates prometheus-client counters and histograms, so
-nothing in tools/ knows about Prometheus. Under gunicorn set `PROMETHEUS_MULTIPROC_DIR` (an
-empty directory, the same for every worker): each worker writes its values there and a scrape
-of any worker adds them all up (prometheus-client's multiprocess mode; gunicorn.conf.py marks a
-worker dead when it exits).
+`tools.app_status` loggers when `ANALYTICS_METRICS_TOKEN` is set): every `Tool call` line, every
+`App data` delivery and every `App drawn` / `App failed` / `App cancelled` report updates
+prometheus-client counters and histograms, so nothing in tools/ knows about Prometheus. Under
+gunicorn set `PROMETHEUS_MULTIPROC_DIR` (an empty directory, the same for every worker): each
+worker writes its values there and a scrape of any worker adds them all up (prometheus-client's
+multiprocess mode; gunicorn.conf.py marks a worker dead when it exits).
 
 Metrics are recorded per exact client name and reported per host family: the scrape maps each
 `client` label to its family (analytics/families.py) and sums, so the family table applies
@@ -31,7 +31,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from core.app_status import Drawn, Failed
+from core.app_status import AppData, Cancelled, Drawn, Failed
 from core.calls import ToolCall
 
 MAX_LABEL_LENGTH = 100
@@ -63,9 +63,15 @@ UPSTREAM_RATE_LIMITED = Counter(
     ["tool", "client"], registry=REGISTRY,
 )  # fmt: skip
 WIDGETS = Counter(
-    "tomtom_mcp_widgets", "Widget outcomes reported by widgets: drawn or failed, by host.",
+    "tomtom_mcp_widgets", "Widget outcomes reported by widgets: drawn, failed or cancelled, by host.",
     ["outcome", "client"], registry=REGISTRY,
 )  # fmt: skip
+WIDGET_DELIVERIES = Counter(
+    "tomtom_mcp_widget_deliveries", "Results delivered with app data for a widget (`App data`), by host.",
+    ["client"], registry=REGISTRY,
+)  # fmt: skip
+"""The funnel's first step: `1 - widgets / deliveries` is the share that never reported back
+(the WidgetUnreportedRateHigh alert)."""
 
 
 class _Bounded:
@@ -90,16 +96,19 @@ _client_label, _tool_label = _Bounded(), _Bounded()
 
 
 class MetricsHandler(logging.Handler):
-    """Update the metrics from `Tool call` events and the widgets' `App drawn` and `App failed`
-    events (core/calls.py, core/app_status.py: the record carries the event itself)."""
+    """Update the metrics from `Tool call` events, `App data` deliveries and the widgets' `App
+    drawn`, `App failed` and `App cancelled` reports (core/calls.py, core/app_status.py: the
+    record carries the event itself)."""
 
     def emit(self, record: logging.LogRecord) -> None:
         event = getattr(record, "event", None)
         try:
             if isinstance(event, ToolCall):
                 self._tool_call(event)
-            elif isinstance(event, Drawn | Failed):
+            elif isinstance(event, Drawn | Failed | Cancelled):
                 WIDGETS.labels(event.KIND, _client_label(event.client)).inc()
+            elif isinstance(event, AppData):
+                WIDGET_DELIVERIES.labels(_client_label(event.client)).inc()
         except Exception:
             self.handleError(record)
 

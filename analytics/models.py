@@ -12,14 +12,14 @@ ingestion store (analytics/ingest/store.py), in the same transaction that insert
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 from django.core.exceptions import ValidationError
 from django.db import models
 
 from analytics.ingest.decode import APP_STATUS, TOOL_CALLS, Family
 from core import app_status
-from core.app_status import APP_STATUS_EVENTS, UNKNOWN_KIND
+from core.app_status import APP_STATUS_EVENTS, UNKNOWN_KIND, StageName
 from core.calls import OUTCOMES
 
 KIND_CHOICES = [(event.KIND, event.MESSAGE) for event in APP_STATUS_EVENTS] + [
@@ -150,6 +150,60 @@ class OldCallerDaily(models.Model):
 
     def __str__(self) -> str:
         return f"{self.day:%Y-%m-%d} {self.client} {self.tool} {self.kind}: {self.calls}"
+
+
+FUNNEL_STAGES: tuple[str, ...] = get_args(StageName)
+"""The stages a widget reports it failed at, each a column of `WidgetFunnelDaily`."""
+FUNNEL_OUTCOMES: tuple[str, ...] = (
+    "drawn",
+    *(f"failed_{stage}" for stage in FUNNEL_STAGES),
+    "failed_other",
+    "cancelled",
+)
+"""The `WidgetFunnelDaily` columns that count reports by outcome (`failed_other`: a stage this
+version does not know, a newer widget's)."""
+FUNNEL_FIGURES: tuple[str, ...] = ("delivered", "reported", *FUNNEL_OUTCOMES)
+SIZE_BUCKETS: tuple[tuple[str, int | None], ...] = (
+    ("lt_10kb", 10_000), ("10kb_100kb", 100_000), ("100kb_1mb", 1_000_000), ("ge_1mb", None),
+)  # fmt: skip
+"""Answer-size buckets of a delivery's app data (`raw_bytes`): each name with its upper bound
+(exclusive); `unknown` when the line has no size."""
+UNJOINED = ""
+"""The `size` (and `simplified`) of a `WidgetFunnelDaily` row of reports joined to no delivery."""
+
+
+class WidgetFunnelDaily(models.Model):
+    """The widget funnel of one UTC day, host (client name), tool, answer-size bucket and whether
+    the delivery's geometry was simplified: the deliveries (`App data` lines) made that day, how
+    many of them a widget reported on (`reported`), and those reports by outcome. A report joins
+    the delivery whose request id it carries (`delivery_request_id`) when logged within
+    `ANALYTICS_WIDGET_GRACE_SECONDS` of it, and counts on the delivery's row; a report that joins
+    none (an old widget's, without the key; a late one; one whose delivery is not stored) counts
+    on a row of its own day, client and tool with `size` and `simplified` empty (`UNJOINED`).
+    Added to by the ingestion store in the transaction that stores the events
+    (analytics/ingest/rollups.py, `funnel_deltas`); a delivery stored after a report that names it
+    moves the report from the unjoined row to the delivery's. `never reported` is `delivered -
+    reported`, less the deliveries still within the grace window (analytics/funnel.py)."""
+
+    day = models.DateTimeField()
+    client = models.TextField()
+    tool = models.TextField()
+    size = models.TextField()
+    simplified = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["day", "client", "tool", "size", "simplified"], name="analytics_funnel_daily_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day:%Y-%m-%d} {self.client} {self.tool} {self.size or 'unjoined'}"
+
+
+for _column in FUNNEL_FIGURES:
+    WidgetFunnelDaily.add_to_class(_column, models.IntegerField(default=0))
 
 
 def declared_columns(model: type[models.Model], family: Family) -> None:

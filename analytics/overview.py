@@ -8,15 +8,15 @@ daily rollups, the hours at its edges from the hourly ones (`spans`), so a 30-da
 daily rows per combination and at most 46 hourly ones, and the figures are exact to the hour.
 
 Every figure says what it counts and its sample; a rate from no sample is None, never zero. The
-widget *unreported* rate (deliveries whose widget never reported back) needs the delivery to
-render funnel, which the events do not record yet: its figure is declared here, unavailable, and
-the page keeps its place hidden (`Figure.available`).
+widget *unreported* rate (deliveries whose widget never reported back) comes from the widget
+funnel (analytics/funnel.py), which is rolled up per UTC day: it covers the whole UTC days the
+window touches, and says so in its note.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db.models import Q, Sum
 
 from analytics.families import Families
+from analytics.funnel import FunnelRow, funnel
 from analytics.models import (
     LATENCY_COLUMNS,
     OUTCOME_COLUMNS,
@@ -276,15 +277,30 @@ class Overview:
     """The window's last hour has not ended yet (a preset): its counts are still growing."""
 
 
-UNREPORTED_RATE = Figure(
-    "widget_unreported_rate",
-    "Widget unreported rate",
-    "rate",
-    "Widgets delivered whose widget never reported back (neither drawn nor failed).",
-    available=False,
-    note="Not measured yet: needs the delivery → render funnel (request ids joining deliveries and reports).",
-)
-"""Declared, not yet measurable: see the module docstring."""
+UNREPORTED_RATE = "widget_unreported_rate"
+
+
+def unreported_rate(query: ReportQuery, window: Window) -> Figure:
+    """Deliveries past the grace window that no widget report joined, of the whole UTC days the
+    window touches and of the days before them (analytics/funnel.py)."""
+    description = ("Results delivered with app data whose widget never reported back (neither drawn, failed nor "
+                   "cancelled), of those past the grace window.")  # fmt: skip
+    if query.call_filters:
+        return Figure(UNREPORTED_RATE, "Widget unreported rate", "rate", description,
+                      note="Widget events record no tenant or backend.")  # fmt: skip
+    first, last = window.start.date(), (window.end - timedelta(microseconds=1)).date()
+    days = (last - first).days + 1
+    now = _total(funnel(replace(query, start=first, end=last, since=None, until=None), by=()))
+    before = _total(funnel(replace(query, start=first - timedelta(days=days), end=first - timedelta(days=1),
+                                   since=None, until=None), by=()))  # fmt: skip
+    settled = now.sums["delivered"] - now.pending
+    return Figure(UNREPORTED_RATE, "Widget unreported rate", "rate", description, now.unreported_rate,
+                  before.unreported_rate, sample=f"{now.never_reported:,} of {settled:,} deliveries",
+                  note=f"Whole UTC days {first:%Y-%m-%d} to {last:%Y-%m-%d}.")  # fmt: skip
+
+
+def _total(rows: list[FunnelRow]) -> FunnelRow:
+    return rows[0] if rows else FunnelRow(None, None, None, None, None)
 
 
 def overview(query: ReportQuery, window: Window, *, now: datetime | None = None) -> Overview:
@@ -307,7 +323,7 @@ def overview(query: ReportQuery, window: Window, *, now: datetime | None = None)
                then_t.failure_rate if current.widgets_counted else None,
                sample=f"{now_t.failed:,} of {now_t.reported:,} widgets" if current.widgets_counted else "",
                drill="widgets" if current.widgets_counted else "", available=True, note=widgets_note),
-        UNREPORTED_RATE,
+        unreported_rate(query, window),
         Figure("p95_ms", "p95 latency", "ms", "95th percentile of a call's total time (from the histograms).",
                now_t.p95_ms, then_t.p95_ms, sample=f"{now_t.timed:,} timed calls"),
         Figure("upstream_calls", "TomTom requests", "count",

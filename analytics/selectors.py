@@ -444,7 +444,9 @@ class RequestEvent:
 
 def request_events(request_id: str, start: datetime, end: datetime, *, limit: int = 200) -> list[RequestEvent]:
     """Every stored event with `request_id` from `start` to `end`: its tool call and the app-status
-    events logged for it (app data, widget reports), oldest first."""
+    events logged for it (app data, widget reports), and the widget reports that name it as the
+    call that delivered their data (`delivery_request_id`: each report is its own call, whose
+    request id its fields give as `report_request_id`), oldest first."""
     from core.app_status import BY_KIND
 
     found: list[RequestEvent] = []
@@ -453,11 +455,14 @@ def request_events(request_id: str, start: datetime, end: datetime, *, limit: in
         fields = {name: getattr(call, name, None) for name in CALL_DETAIL_FIELDS}
         found.append(RequestEvent(call.time, "Tool call", call.outcome, call.tool, call.client,
                                   {k: v for k, v in fields.items() if v not in (None, "")}))  # fmt: skip
-    events = AppStatusEvent.objects.filter(request_id=request_id, time__gte=start, time__lt=end).order_by("time")
+    own_or_named = Q(request_id=request_id) | Q(delivery_request_id=request_id)
+    events = AppStatusEvent.objects.filter(own_or_named, time__gte=start, time__lt=end).order_by("time")
     for event in events[:limit]:
         kind = BY_KIND.get(event.kind)
         names = [n for n in (kind.__struct_fields__ if kind else ()) if n not in ("tool", "client", "request_id")]
         fields = {name: getattr(event, name, None) for name in names if hasattr(event, name)}
+        if event.request_id != request_id:  # a widget's report of the data this call delivered
+            fields["report_request_id"] = event.request_id
         fields["replica"] = getattr(event, "replica", "")
         message = kind.MESSAGE if kind else "Unknown app-status message"
         found.append(RequestEvent(event.time, message, event.kind, event.tool, event.client,

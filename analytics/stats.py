@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from analytics.models import UNKNOWN_KIND
-from core.app_status import DecodeFailed, Drawn, Failed, FetchFailed, HostDropped, TooLarge
+from core.app_status import Cancelled, DecodeFailed, Drawn, Failed, FetchFailed, HostDropped, TooLarge
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +43,12 @@ class RateStat:
 COUNT_STATS: tuple[CountStat, ...] = (
     CountStat("widgets_drawn", Drawn.KIND, "Drawn", "Widgets that reported `App drawn`."),
     CountStat("widgets_failed", Failed.KIND, "Failed", "Widgets that reported `App failed`."),
+    CountStat(
+        "widgets_cancelled",
+        Cancelled.KIND,
+        "Cancelled",
+        "Widgets that reported `App cancelled`: the host cancelled the call before it drew.",
+    ),
     CountStat(
         "too_large",
         TooLarge.KIND,

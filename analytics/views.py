@@ -27,6 +27,7 @@ from analytics.charts import error_rate_chart, failure_rate_chart
 from analytics.exports import csv_response
 from analytics.families import FAMILY_PREFIX, Families
 from analytics.forms import ReportForm
+from analytics.funnel import FAILED_COLUMNS, FIGURE_NAMES, SIZE_LABELS, FunnelRow, funnel
 from analytics.models import FAILING_KINDS, ToolCallDaily
 from analytics.overview import DEFAULT_PRESET, Figure, Ranked, Window, freshness, overview
 from analytics.selectors import (
@@ -270,7 +271,12 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     if query.call_filters:
         return _page(request, "analytics/dashboard.html", "Widget failures by host", form, query, active="widgets",
                      unfiltered=query.call_filters)  # fmt: skip
-    tables = {"failure-table": lambda: _failure_table(query), "old-callers": lambda: _callers_table(query)}
+    tables = {
+        "failure-table": lambda: _failure_table(query),
+        "funnel-table": lambda: _funnel_table(query),
+        "funnel-by-size": lambda: _funnel_by_size_table(query),
+        "old-callers": lambda: _callers_table(query),
+    }
     if (response := _csv(request, query, tables)) is not None:
         return response
     chart = failure_rate_chart(query.buckets(), failure_counts(query, by=("bucket", "client")), query.bucket,
@@ -278,6 +284,10 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     return _page(request, "analytics/dashboard.html", "Widget failures by host", form, query, active="widgets",
                  chart=chart, failures=tables["failure-table"]().sorted_by(request).context(request),
                  callers=tables["old-callers"]().sorted_by(request).context(request),
+                 funnel=tables["funnel-table"]().sorted_by(request).context(request),
+                 funnel_by_size=tables["funnel-by-size"]().sorted_by(request).context(request),
+                 grace_minutes=round(settings.ANALYTICS_WIDGET_GRACE_SECONDS / 60, 1),
+                 funnel_api_link=f"{reverse('analytics_api:funnel')}?{filters(query)}",
                  api_link=f"{reverse('analytics_api:failure_totals')}?{filters(query)}",
                  events_link=link("analytics:failing_events", query))  # fmt: skip
 
@@ -309,6 +319,54 @@ def _failure_table(query: ReportQuery) -> Table:
     ]  # fmt: skip
     return Table("failure-table", "By host and tool", columns, rows, default_sort="-failure_rate",
                  empty="No app-status events in this range.", csv_columns=["host", "tool", *STAT_NAMES])  # fmt: skip
+
+
+def _funnel_columns() -> list[Col]:
+    """The figures of a funnel table (docs/analytics.md, "Widget funnel")."""
+    return [
+        Col("delivered", "Delivered", "Results that carried app data for a widget (`App data`).", numeric=True,
+            show=as_count),
+        Col("drawn", "Drawn", "Reports `App drawn`, joined to a delivery or not.", numeric=True, show=as_count),
+        Col("failed", "Failed", "Reports `App failed`, every stage, joined or not.", numeric=True, show=as_count,
+            title_of=lambda r: ", ".join(f"{name[7:]} {r[name]}" for name in FAILED_COLUMNS if r[name])),
+        *(Col(name, name[7:].capitalize(), f"Failed at stage {name[7:]}.", numeric=True, show=as_count)
+          for name in FAILED_COLUMNS if name != "failed_other"),
+        Col("cancelled", "Cancelled", "Reports `App cancelled`: the host cancelled the call.", numeric=True,
+            show=as_count),
+        Col("never_reported", "Never reported", "Deliveries past the grace window that no report joined.",
+            numeric=True, show=as_count),
+        Col("unreported_rate", "Unreported rate", "never reported / (delivered - pending).", numeric=True,
+            show=as_rate),
+        Col("failure_rate", "Failure rate", "failed / (drawn + failed), every report.", numeric=True, show=as_rate),
+        Col("pending", "Pending", "Deliveries still within the grace window, not reported yet.", numeric=True,
+            show=as_count),
+        Col("unjoined_reports", "Unjoined", "Reports joined to no delivery (an older widget, a late report).",
+            numeric=True, show=as_count),
+    ]  # fmt: skip
+
+
+def _funnel_rows(rows: list[FunnelRow], *dimensions: str) -> list[dict[str, Any]]:
+    return [{**{name: getattr(row, name) for name in dimensions}, **row.figures()} for row in rows]
+
+
+def _funnel_table(query: ReportQuery) -> Table:
+    rows = [{"host": row.client, **row.as_dict(("tool",))} for row in funnel(query, by=("client", "tool"))]
+    columns = [Col("host", "Host", "The client name (or host family).", header=True, wrap=True), Col("tool", "Tool"),
+               *_funnel_columns()]  # fmt: skip
+    return Table("funnel-table", "Widget funnel by host and tool", columns, rows, default_sort="-unreported_rate",
+                 empty="No app data delivered and no widget report in this range.",
+                 csv_columns=["host", "tool", *FIGURE_NAMES])  # fmt: skip
+
+
+def _funnel_by_size_table(query: ReportQuery) -> Table:
+    rows = _funnel_rows(funnel(query, by=("size", "simplified")), "size", "simplified")
+    columns = [Col("size", "Answer size", "The app data's size (`raw_bytes`), or reports joined to no delivery.",
+                   header=True, show=lambda value: SIZE_LABELS.get(value, value)),
+               Col("simplified", "Simplified", "Whether the geometry was simplified to fit the result."),
+               *_funnel_columns()]  # fmt: skip
+    return Table("funnel-by-size", "Widget funnel by answer size", columns, rows, default_sort="size",
+                 empty="No app data delivered and no widget report in this range.",
+                 csv_columns=["size", "simplified", *FIGURE_NAMES])  # fmt: skip
 
 
 def _callers_table(query: ReportQuery) -> Table:

@@ -4,7 +4,10 @@ Each tool call with a widget writes the lines a real server would (docs/app-stat
 `App data`, then what its widget reported. Hosts differ the way ADR 9 describes: one drops the
 result `_meta` (the widget cannot draw), one sometimes fails to decode, long routes are too
 large to inline; data-viz fetches its data again, and a few clients still call a retired tool
-or send an outdated input. Lines are in time order over `days` days ending at `end`.
+or send an outdated input. Lines are in time order over `days` days ending at `end`. With
+`join_keys` (the default) a widget's report names the call that delivered its data
+(`delivery_request_id`, the widget funnel's join key); without, the lines are those of a server
+and widgets that predate it, otherwise the same.
 """
 
 from __future__ import annotations
@@ -53,7 +56,9 @@ TOOLS = {
 RETIRED = ("tomtom-fuzzy-search", ["tomtom-geocode", "tomtom-poi-search"])
 
 
-def app_status_lines(count: int, *, end: datetime, days: int = 30, seed: int = 7) -> Iterator[str]:
+def app_status_lines(
+    count: int, *, end: datetime, days: int = 30, seed: int = 7, join_keys: bool = True
+) -> Iterator[str]:
     """`count` lines (without newlines) spread evenly over `days` days before `end`."""
     rng = random.Random(seed)
     hosts, host_weights = list(HOSTS), [share for share, _, _ in HOSTS.values()]
@@ -64,11 +69,18 @@ def app_status_lines(count: int, *, end: datetime, days: int = 30, seed: int = 7
     while written < count:
         when = start + step * written
         client = rng.choices(hosts, host_weights)[0]
+        delivered = None  # the request id of this call's `App data` line
         for fields in _call(rng, client, rng.choices(tools, tool_weights)[0]):
             if written == count:
                 return
             when += timedelta(milliseconds=rng.randint(5, 900))
-            yield _line(when, rng, client, fields)
+            status = fields["status"]
+            if join_keys and delivered is not None and status in (Drawn, Failed):
+                fields["delivery_request_id"] = delivered
+            text, request_id = _line(when, rng, client, fields)
+            if status is AppData:
+                delivered = request_id
+            yield text
             written += 1
 
 
@@ -140,13 +152,14 @@ def _failed(rng: random.Random, tool: str, source: str, stage: str, error: str) 
     }
 
 
-def _line(when: datetime, rng: random.Random, client: str, fields: dict[str, object]) -> str:
-    """One line as the server writes it: the event formatted by core.logging.JsonLinesFormatter."""
+def _line(when: datetime, rng: random.Random, client: str, fields: dict[str, object]) -> tuple[str, str]:
+    """One line as the server writes it (the event formatted by core.logging.JsonLinesFormatter),
+    and its request id."""
     event_type = fields.pop("status")
     assert isinstance(event_type, type) and issubclass(event_type, AppStatusEvent)
     user_agent, request_id = f"{client}/1.{rng.randint(0, 9)} (bench)", f"{rng.getrandbits(64):016x}"
     event = event_type(client=client, user_agent=user_agent, request_id=request_id, **fields)  # type: ignore[arg-type]
-    return formatted(event, when, pid=rng.randint(7, 10))
+    return formatted(event, when, pid=rng.randint(7, 10)), request_id
 
 
 def formatted(event: Event, when: datetime, *, pid: int) -> str:

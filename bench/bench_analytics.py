@@ -55,6 +55,8 @@ def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help="Skip the tenth-size run and the idempotent re-run (for large --events)."
     )
+    parser.add_argument("--no-join-keys", action="store_true",
+                        help="Widget reports without `delivery_request_id`, as widgets before the funnel sent them.")
     parser.add_argument(
         "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
     )
@@ -80,9 +82,9 @@ def main() -> None:
         full, tenth = Path(tmp) / "app-status.jsonl.gz", Path(tmp) / "app-status-tenth.jsonl.gz"
         calls, call_count = Path(tmp) / "tool-calls.jsonl.gz", args.tool_calls or args.events
         print(f"writing {args.events:,} app-status and {call_count:,} tool-call lines ...", file=sys.stderr)
-        write_log(full, args.events)
+        write_log(full, args.events, join_keys=not args.no_join_keys)
         if not args.quick:
-            write_log(tenth, args.events // 10)
+            write_log(tenth, args.events // 10, join_keys=not args.no_join_keys)
         write_log(calls, call_count, tool_calls=True)
         if not args.quick:
             write_log(Path(tmp) / "tool-calls-tenants.jsonl.gz", call_count, tool_calls=True, tenants=True)
@@ -121,14 +123,16 @@ def reports_only(admin_url: str, name: str) -> None:
     print_table(rows)
 
 
-def write_log(path: Path, count: int, *, tool_calls: bool = False, tenants: bool = False) -> None:
+def write_log(
+    path: Path, count: int, *, tool_calls: bool = False, tenants: bool = False, join_keys: bool = True
+) -> None:
     from app_status_lines import app_status_lines  # beside this file
     from tool_call_lines import tool_call_lines
 
     if tool_calls:
         lines = tool_call_lines(count, end=END, days=DAYS, tenants=tenants)
     else:
-        lines = app_status_lines(count, end=END, days=DAYS)
+        lines = app_status_lines(count, end=END, days=DAYS, join_keys=join_keys)
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as out:
         for line in lines:
             out.write(line + "\n")

@@ -17,6 +17,7 @@ from typing import Annotated, ClassVar, Literal, TypedDict, get_args
 import msgspec
 
 from core.events import (
+    DETAIL,
     DIMENSION,
     MEASURE,
     ClientName,
@@ -57,6 +58,9 @@ Stage = Annotated[ShortText, DIMENSION, OneOf(get_args(StageName))]
 Bytes = Annotated[Count, MEASURE]
 Chars = Annotated[Count, MEASURE]
 Duration = Annotated[Milliseconds, MEASURE]
+DeliveryRequestId = Annotated[RequestId, DETAIL]
+"""The request id of the call whose result the widget handled, as the widget read it from the
+result's `_meta` (the join key from a widget's report to the `App data` line of that call)."""
 
 
 class Caller(TypedDict):
@@ -164,6 +168,7 @@ class Drawn(AppStatusEvent, kw_only=True, frozen=True):
     source: Source
     duration_ms: Duration | None = None
     features: Annotated[Count, MEASURE] | None = None
+    delivery_request_id: DeliveryRequestId | None = None
 
 
 class Failed(AppStatusEvent, kw_only=True, frozen=True):
@@ -176,6 +181,20 @@ class Failed(AppStatusEvent, kw_only=True, frozen=True):
     stage: Stage
     duration_ms: Duration | None = None
     error: ErrorText | None = None
+    delivery_request_id: DeliveryRequestId | None = None
+
+
+class Cancelled(AppStatusEvent, kw_only=True, frozen=True):
+    """A widget reported that its host cancelled the call before a result came
+    (`tomtom-report-app-status`): neither drawn nor failed."""
+
+    KIND = "cancelled"
+    MESSAGE = "App cancelled"
+    source: Source
+    duration_ms: Duration | None = None
+    reason: Annotated[ShortText, DETAIL] | None = None
+    """The host's reason, as it said it (its first `SHORT_TEXT_LENGTH` characters)."""
+    delivery_request_id: DeliveryRequestId | None = None
 
 
 class GovernedCall(AppStatusEvent, kw_only=True, frozen=True):
@@ -231,6 +250,7 @@ APP_STATUS_EVENTS: tuple[type[AppStatusEvent], ...] = (
     FetchFailed,
     Drawn,
     Failed,
+    Cancelled,
     RetiredToolCalled,
     OutdatedCall,
     DeprecatedToolCalled,
@@ -242,6 +262,8 @@ BY_KIND: dict[str, type[AppStatusEvent]] = {event.KIND: event for event in APP_S
 
 FAILING: tuple[type[AppStatusEvent], ...] = (Failed, TooLarge, HostDropped, DecodeFailed, FetchFailed)
 """The kinds that mean a widget did not draw as it should."""
+REPORTS: tuple[type[AppStatusEvent], ...] = (Drawn, Failed, Cancelled)
+"""What a widget reports of a result it handled (`tomtom-report-app-status`): one per result."""
 OLD_CALLERS: tuple[type[AppStatusEvent], ...] = (RetiredToolCalled, OutdatedCall, DeprecatedToolCalled, AliasCalled)
 """Governance answers, the callers who must migrate: calls to a retired tool name, with inputs
 that changed, to a deprecated tool, or through an alias."""

@@ -180,6 +180,10 @@ ANALYTICS_MIN_EVENTS = env_int("ANALYTICS_MIN_EVENTS", 20)
 ANALYTICS_INGEST_LAG_SECONDS = env_int("ANALYTICS_INGEST_LAG_SECONDS", 7200)
 """The overview warns when the newest stored event is older than this (the hourly ingestion timer
 ships the last 65 minutes: two hours is late); the ingestion-lag alert uses the same figure."""
+ANALYTICS_WIDGET_GRACE_SECONDS = env_int("ANALYTICS_WIDGET_GRACE_SECONDS", 600)
+"""The widget funnel's window: a widget report joins the delivery it names when logged within this
+many seconds of it, and a delivery with no such report is `never reported` once the newest stored
+event is this much later (docs/analytics.md, "Widget funnel")."""
 ANALYTICS_RETENTION_DAYS = env_int("ANALYTICS_RETENTION_DAYS", 0)
 """`manage.py analytics_retention` drops raw events older than this many days (rollups stay); 0 keeps them."""
 

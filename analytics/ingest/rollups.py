@@ -18,22 +18,30 @@ analytics/checks.py holds every rollup against the declarations and the migrated
 Tool-call figures are those of `ToolCallRollup` (analytics/models.py): calls, sums, and
 cumulative latency histograms (`total_le_<ms>` counts the calls whose total time was at most
 `<ms>`, exactly as `count(*) FILTER (WHERE total_ms <= <ms>)` would), then the calls by outcome.
+
+The widget funnel (`WIDGET_FUNNEL`, `funnel_deltas`) joins two events: a delivery (`App data`)
+and the widget reports that name its request id. Its deltas are a function of the new rows and
+of the *stored* events they join (`stored`: the store looks them up, in the grace window around
+the batch, before it inserts the batch); with none stored, of the rows alone.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import namedtuple
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import accumulate
 from typing import Any, Literal, Protocol
 
+from django.conf import settings
 from django.db import models
 
 from analytics.ingest.decode import APP_STATUS, TOOL_CALLS, Family
 from analytics.models import (
+    FUNNEL_FIGURES,
+    FUNNEL_STAGES,
     KNOWN_OUTCOMES,
     LATENCY_BOUNDS_MS,
     LATENCY_COLUMNS,
@@ -41,11 +49,14 @@ from analytics.models import (
     OLD_CALLER_KINDS,
     OTHER_OUTCOMES_COLUMN,
     OUTCOME_COLUMNS,
+    SIZE_BUCKETS,
+    UNJOINED,
     AppStatusDailyCount,
     AppStatusHourlyCount,
     OldCallerDaily,
     ToolCallDaily,
     ToolCallHourly,
+    WidgetFunnelDaily,
 )
 
 
@@ -64,6 +75,9 @@ class Rollup:
     """Kept as the latest value added."""
     daily_of: Rollup | None = None
     """The hourly rollup this one sums per day."""
+    derived: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Dimensions computed from declared fields rather than declared as dimensions themselves:
+    each with the fields it is computed from (the funnel's answer-size bucket, from `raw_bytes`)."""
 
     @property
     def table(self) -> str:
@@ -96,9 +110,16 @@ APP_STATUS_DAILY = Rollup(AppStatusDailyCount, "day", APP_DIMENSIONS, ("count",)
 OLD_CALLERS = Rollup(OldCallerDaily, "day", OLD_CALLER_DIMENSIONS, ("calls",), ("first_seen",), ("last_seen",))
 TOOL_CALLS_HOURLY = Rollup(ToolCallHourly, "hour", CALL_DIMENSIONS, CALL_FIGURES)
 TOOL_CALLS_DAILY = Rollup(ToolCallDaily, "day", CALL_DIMENSIONS, CALL_FIGURES, daily_of=TOOL_CALLS_HOURLY)
+WIDGET_FUNNEL = Rollup(
+    WidgetFunnelDaily,
+    "day",
+    ("client", "tool", "size", "simplified"),
+    FUNNEL_FIGURES,
+    derived={"size": ("raw_bytes",), "simplified": ("original_points",)},
+)
 
 ROLLUPS: dict[Family, tuple[Rollup, ...]] = {
-    APP_STATUS: (APP_STATUS_HOURLY, APP_STATUS_DAILY, OLD_CALLERS),
+    APP_STATUS: (APP_STATUS_HOURLY, APP_STATUS_DAILY, OLD_CALLERS, WIDGET_FUNNEL),
     TOOL_CALLS: (TOOL_CALLS_HOURLY, TOOL_CALLS_DAILY),
 }
 DAILY: dict[Rollup, tuple[Rollup, ...]] = {
@@ -109,9 +130,9 @@ DAILY: dict[Rollup, tuple[Rollup, ...]] = {
 }
 """The daily rollups summed from each hourly one."""
 COUNTED: dict[Family, Any] = {
-    APP_STATUS: namedtuple(
-        "CountedAppStatus", ("time", "client", "tool", "kind", "tenant", "replaced_by", "input", "change")
-    ),
+    APP_STATUS: namedtuple("CountedAppStatus", ("time", "client", "tool", "kind", "tenant", "replaced_by", "input",
+                                                 "change", "request_id", "delivery_request_id", "stage", "raw_bytes",
+                                                 "original_points")),
     TOOL_CALLS: namedtuple("CountedToolCall", ("time", "client", "tool", "backend", "tenant", "outcome",
                                                "upstream_calls", "bytes", "upstream_ms", "total_ms")),
 }  # fmt: skip
@@ -129,10 +150,149 @@ class Counted(Protocol):
     def time(self) -> datetime: ...
 
 
-def deltas(family: Family, rows: Sequence[Any]) -> Deltas:
+def deltas(family: Family, rows: Sequence[Any], stored: Sequence[Any] = ()) -> Deltas:
     """What `rows` (events of `family`, all new) add to the family's rollups that are not daily
-    sums of another (the store derives those: `by_day`)."""
-    return _DELTAS[family](rows)
+    sums of another (the store derives those: `by_day`); `stored`: the stored events the new ones
+    join (the widget funnel's, `stored_links`)."""
+    result = _DELTAS[family](rows)
+    if family is APP_STATUS:
+        result[WIDGET_FUNNEL] = funnel_deltas(rows, stored, grace())
+    return result
+
+
+def grace() -> timedelta:
+    """The widget funnel's window (`ANALYTICS_WIDGET_GRACE_SECONDS`)."""
+    return timedelta(seconds=settings.ANALYTICS_WIDGET_GRACE_SECONDS)
+
+
+FUNNEL_REPORTS = frozenset(("drawn", "failed", "cancelled"))
+"""The kinds of a widget's report (core.app_status.REPORTS)."""
+_FUNNEL_COLUMN = {name: index for index, name in enumerate(FUNNEL_FIGURES)}
+_DELIVERED, _REPORTED = _FUNNEL_COLUMN["delivered"], _FUNNEL_COLUMN["reported"]
+_STAGE_COLUMN = {stage: _FUNNEL_COLUMN[f"failed_{stage}"] for stage in FUNNEL_STAGES}
+_FAILED_OTHER = _FUNNEL_COLUMN["failed_other"]
+
+
+def size_bucket(raw_bytes: int | None) -> str:
+    """The answer-size bucket of app data of `raw_bytes` bytes (`SIZE_BUCKETS`)."""
+    return "unknown" if raw_bytes is None else _SIZE_NAMES[bisect_right(_SIZE_BOUNDS, raw_bytes)]
+
+
+_SIZE_BOUNDS = [bound for _name, bound in SIZE_BUCKETS if bound is not None]
+_SIZE_NAMES = [name for name, _bound in SIZE_BUCKETS]
+_DAY = timedelta(days=1)
+
+
+def _outcome(row: Any) -> int:
+    """The funnel column a report counts in."""
+    kind = row.kind
+    if kind == "failed":
+        return _STAGE_COLUMN.get(row.stage, _FAILED_OTHER)
+    return _FUNNEL_COLUMN[kind]
+
+
+def funnel_deltas(rows: Iterable[Any], stored: Iterable[Any], grace: timedelta) -> list[tuple]:
+    """The widget funnel's deltas: each new delivery on its row (its day, client, tool, size
+    bucket, simplified or not); each new report on the row of the delivery it joins (the
+    delivery whose `request_id` is its `delivery_request_id`, logged within `grace` of it), else
+    on its own unjoined row; `reported` once per delivery, with its first joined report. A
+    stored report that joins a new delivery moves from its unjoined row to the delivery's.
+
+    `stored` holds the stored deliveries the new reports name and the stored reports naming the
+    new deliveries or the new reports' deliveries (`Store.stored_links`)."""
+    figures: dict[tuple, list[int]] = {}
+    width = len(FUNNEL_FIGURES)
+
+    def add(key: tuple, column: int, amount: int = 1) -> list[int]:
+        if (counts := figures.get(key)) is None:
+            counts = figures[key] = [0] * width
+        counts[column] += amount
+        return counts
+
+    deliveries: dict[str, tuple[datetime, tuple]] = {}  # request id -> (time, funnel row key)
+    stored_reports = []
+    for row in stored:
+        if row.kind == "app_data":
+            if row.request_id:
+                deliveries[row.request_id] = (row.time, _delivery_key(row, _day(row.time)))
+        elif row.delivery_request_id:
+            stored_reports.append(row)
+    reported: set[str] = set()  # the deliveries a report joins, stored reports of stored deliveries first
+    for report in stored_reports:
+        delivery = deliveries.get(report.delivery_request_id)
+        if delivery is not None and abs(report.time - delivery[0]) <= grace:
+            reported.add(report.delivery_request_id)
+    fresh: set[str] = set()
+    later = []  # reports naming a delivery not seen yet (later in the batch, or nowhere)
+    day = end = _NEVER  # the UTC day of the row before, and the next one: logs are in time order
+    for row in rows:
+        kind = row.kind
+        if kind == "app_data":
+            moment = row.time
+            if not day <= moment < end:
+                day = _day(moment)
+                end = day + _DAY
+            raw_bytes = row.raw_bytes
+            size = "unknown" if raw_bytes is None else _SIZE_NAMES[bisect_right(_SIZE_BOUNDS, raw_bytes)]
+            key = (day, row.client, row.tool, size, "no" if row.original_points is None else "yes")
+            if (counts := figures.get(key)) is None:
+                counts = figures[key] = [0] * width
+            counts[_DELIVERED] += 1
+            if request_id := row.request_id:
+                deliveries[request_id] = (moment, key)
+                fresh.add(request_id)
+        elif kind in FUNNEL_REPORTS:
+            moment = row.time
+            if not day <= moment < end:
+                day = _day(moment)
+                end = day + _DAY
+            column = _STAGE_COLUMN.get(row.stage, _FAILED_OTHER) if kind == "failed" else _FUNNEL_COLUMN[kind]
+            request_id = row.delivery_request_id
+            if not request_id:
+                add((day, row.client, row.tool, UNJOINED, UNJOINED), column)
+            elif (delivery := deliveries.get(request_id)) is None:
+                later.append(row)
+            elif abs(moment - delivery[0]) > grace:
+                add((day, row.client, row.tool, UNJOINED, UNJOINED), column)
+            elif request_id in reported:
+                add(delivery[1], column)
+            else:
+                add(delivery[1], column)[_REPORTED] += 1
+                reported.add(request_id)
+    for report in later:
+        request_id = report.delivery_request_id
+        delivery = deliveries.get(request_id)
+        if delivery is None or abs(report.time - delivery[0]) > grace:
+            add(_unjoined_key(report), _outcome(report))
+            continue
+        add(delivery[1], _outcome(report))
+        if request_id not in reported:
+            reported.add(request_id)
+            add(delivery[1], _REPORTED)
+    for report in stored_reports:
+        request_id = report.delivery_request_id
+        delivery = deliveries.get(request_id)
+        if request_id in fresh and delivery is not None and abs(report.time - delivery[0]) <= grace:
+            add(delivery[1], _outcome(report))  # counted unjoined when it was stored: it joins now
+            add(_unjoined_key(report), _outcome(report), -1)
+            if request_id not in reported:
+                reported.add(request_id)
+                add(delivery[1], _REPORTED)
+    return [(*key, *counts) for key, counts in figures.items()]
+
+
+def _day(moment: datetime) -> datetime:
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _delivery_key(row: Any, day: datetime) -> tuple:
+    raw_bytes = row.raw_bytes
+    size = "unknown" if raw_bytes is None else _SIZE_NAMES[bisect_right(_SIZE_BOUNDS, raw_bytes)]
+    return (day, row.client, row.tool, size, "no" if row.original_points is None else "yes")
+
+
+def _unjoined_key(row: Any) -> tuple:
+    return (_day(row.time), row.client, row.tool, UNJOINED, UNJOINED)
 
 
 def app_status_deltas(rows: Iterable[Any]) -> Deltas:

@@ -15,6 +15,14 @@ but for a few words (`Dialect`):
      added with `INSERT ... SELECT ... ON CONFLICT DO UPDATE`, in key order, so two writers lock
      rows in the same order; a daily rollup of an hourly one is summed from the staged hourly
      deltas in SQL.
+   - the widget funnel joins a delivery and the reports that name it, which may be stored in
+     different batches, in either order: before inserting a batch, the store looks up the stored
+     events its deliveries and reports join, in the grace window around the batch
+     (`stored_links`), and the funnel's deltas count them (analytics/ingest/rollups.py). With
+     logs ingested in time order the look-up finds only the reports of the last deliveries of
+     the batch before; two writers storing a delivery and its report at the same moment (worker
+     processes on neighbouring chunks) may each miss the other: the report then counts as
+     unjoined and its delivery as never reported.
 
 On PostgreSQL the raw event tables are partitioned by month: the partitions a batch needs are
 created before its transaction, which then holds no lock a concurrent writer's DDL would wait for
@@ -25,17 +33,29 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import orjson
 from django.db import IntegrityError, connection, models, transaction
 
-from analytics.ingest.decode import Family
-from analytics.ingest.rollups import COUNTED, DAILY, Deltas, Rollup, deltas
+from analytics.ingest.decode import APP_STATUS, Family
+from analytics.ingest.rollups import (
+    COUNTED,
+    DAILY,
+    FUNNEL_REPORTS,
+    WIDGET_FUNNEL,
+    Deltas,
+    Rollup,
+    deltas,
+    funnel_deltas,
+    grace,
+)
 from analytics.models import AppStatusEvent, IngestionMark, ToolCallEvent
 from analytics.partitions import ensure_partitions, is_partitioned
 
+FUNNEL_KINDS = frozenset(("app_data", *FUNNEL_REPORTS))
 EVENT_MODELS: dict[str, type[models.Model]] = {"AppStatus": AppStatusEvent, "ToolCall": ToolCallEvent}
 """The table of each family's events (analytics/checks.py holds their columns against the family's)."""
 
@@ -52,6 +72,9 @@ class Part:
     last: datetime | None
     deltas: Deltas
     payload: Any
+    linked: list[Any] = field(default_factory=list)
+    """The batch's deliveries and widget reports (app-status events only): what the widget funnel
+    joins, kept until the store knows which stored events they join."""
 
 
 class Dialect:
@@ -77,6 +100,14 @@ class Dialect:
     def prepare(self, model: type[models.Model], columns: Sequence[str], rows: Iterable[tuple]) -> Any:
         adapt, width = self.adapt, len(columns)
         return [[adapt(v) if isinstance(v, datetime) else v for v in row[:width]] for row in rows]
+
+    def among(self, column: str) -> str:
+        """`column` is one of a list of texts given as one parameter (`listed`; request ids, which
+        hold no comma)."""
+        return f"{column} IN (SELECT value FROM json_each(%s))"
+
+    def listed(self, values: Iterable[str]) -> Any:
+        return orjson.dumps(list(values)).decode()
 
     def load(self, cursor: Any, table: str, columns: Sequence[str], payload: Any) -> None:
         """Load prepared rows into `table`."""
@@ -106,6 +137,12 @@ class PostgreSQL(Dialect):
 
     def empty(self, name: str) -> str:
         return f"TRUNCATE {name}"
+
+    def among(self, column: str) -> str:
+        return f"{column} = ANY(string_to_array(%s, ','))"
+
+    def listed(self, values: Iterable[str]) -> Any:
+        return ",".join(values)  # one text parameter: adapting a list costs per item
 
     def prepare(self, model: type[models.Model], columns: Sequence[str], rows: Iterable[tuple]) -> bytes:
         """Binary COPY data, formatted with the connection's adapters (the connection is not used)."""
@@ -152,7 +189,8 @@ class Store:
         model = EVENT_MODELS[family.name]
         payload = self.dialect.prepare(model, family.column_names, rows) if rows else None
         first, last = min(times, default=None), max(times, default=None)
-        return Part(family, len(rows), first, last, deltas(family, rows), payload)
+        linked = [row for row in rows if row.kind in FUNNEL_KINDS] if family is APP_STATUS else []  # type: ignore[attr-defined]
+        return Part(family, len(rows), first, last, deltas(family, rows), payload, linked)
 
     def write(self, parts: Sequence[Part]) -> list[int]:
         """Store one batch in one transaction; return how many events of each part were new."""
@@ -161,9 +199,12 @@ class Store:
         new = []
         with transaction.atomic():
             for part in parts:
+                links = self.stored_links(part)
                 stored, returned = self._insert(part)
-                if stored:
-                    self._add(part.deltas if returned is None else deltas(part.family, returned))
+                if stored and returned is None and links:  # all new, joining stored events
+                    self._add({**part.deltas, WIDGET_FUNNEL: funnel_deltas(part.linked, links, grace())})
+                elif stored:
+                    self._add(part.deltas if returned is None else deltas(part.family, returned, links))
                 new.append(stored)
             self._mark(parts)
         return new
@@ -172,6 +213,31 @@ class Store:
         """Whether any event of `model` is stored from `first` to `last` (then a batch is loaded
         through the staging table); another writer may store some right after this says no."""
         return model._default_manager.filter(time__gte=first, time__lte=last).exists()
+
+    def stored_links(self, part: Part) -> list[Any]:
+        """The stored events the part's deliveries and reports join (`funnel_deltas`): within
+        the grace window of the batch, the deliveries its reports name, and the reports naming
+        its deliveries or its reports' deliveries. Read before the part is inserted."""
+        if not part.linked:
+            return []
+        assert part.first is not None and part.last is not None
+        delivered = {row.request_id for row in part.linked if row.kind == "app_data" and row.request_id}
+        named = {row.delivery_request_id for row in part.linked if row.kind != "app_data" and row.delivery_request_id}
+        if not delivered and not named:
+            return []
+        Counted, table = COUNTED[part.family], EVENT_MODELS[part.family.name]._meta.db_table
+        window, dialect = grace(), self.dialect
+        kinds = ", ".join(f"'{kind}'" for kind in sorted(FUNNEL_REPORTS))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {', '.join(Counted._fields)} FROM {table} WHERE time >= %s AND time <= %s AND ("
+                f"(kind = 'app_data' AND {dialect.among('request_id')}) "
+                f"OR (kind IN ({kinds}) AND {dialect.among('delivery_request_id')}))",
+                [dialect.adapt(part.first - window), dialect.adapt(part.last + window),
+                 dialect.listed(named), dialect.listed(delivered | named)],
+            )  # fmt: skip
+            found = cursor.fetchall()
+        return [Counted._make((dialect.returned(row[0]), *row[1:])) for row in found]
 
     def _insert(self, part: Part) -> tuple[int, list | None]:
         """Insert the part's events not stored yet; return how many, and the counted columns of
@@ -280,5 +346,3 @@ def _months_between(first: datetime, last: datetime) -> list[datetime]:
         months.append(moment)
         moment = (moment + timedelta(days=32)).replace(day=1)
     return months
-
-

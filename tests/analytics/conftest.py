@@ -77,6 +77,7 @@ def line(
     tool: str = "tomtom-routing",
     client: str = "claude-ai",
     user_agent: str | None = "claude-ai/1.0",
+    request_id: str = "req-1",
     **fields: Any,
 ) -> str:
     """One app-status line of `event`'s kind, logged at `at` (ISO 8601, UTC). Fields its kind does
@@ -85,7 +86,7 @@ def line(
     if isinstance(simplification := declared.get("simplification"), dict):
         declared["simplification"] = Simplification(**simplification)
     extra = {name: value for name, value in fields.items() if name not in declared}
-    status = event(tool=tool, client=client, user_agent=user_agent, request_id="req-1", **declared)
+    status = event(tool=tool, client=client, user_agent=user_agent, request_id=request_id, **declared)
     return written(status, at, **extra)
 
 

@@ -7,6 +7,7 @@ from datetime import date, datetime
 
 import pytest
 
+from analytics.funnel import FIGURE_NAMES
 from analytics.selectors import ReportQuery, failure_counts
 from analytics.stats import STAT_NAMES
 from analytics.tool_stats import CALL_STAT_NAMES
@@ -54,6 +55,7 @@ def test_the_totals_are_the_dashboard_tables_numbers(staff_client, known_data):
                     "family": "", "group": "client", "tenant": "", "backend": "", "rows": expected}  # fmt: skip
     assert body["rows"][3] == {
         "client": "cursor-vscode", "tool": "tomtom-routing", "widgets_drawn": 0, "widgets_failed": 3,
+        "widgets_cancelled": 0,
         "too_large": 0, "host_dropped": 2, "decode_failed": 0, "fetch_failed": 0, "unknown_events": 0,
         "failure_rate": 1.0,
     }  # fmt: skip
@@ -117,6 +119,7 @@ def test_the_openapi_schema_describes_every_endpoint_and_stat(staff_client):
         "/api/analytics/failures",
         "/api/analytics/failures/by-host",
         "/api/analytics/failures/totals",
+        "/api/analytics/funnel",
         "/api/analytics/old-callers",
         "/api/analytics/overview",
         "/api/analytics/requests/{request_id}",
@@ -127,6 +130,8 @@ def test_the_openapi_schema_describes_every_endpoint_and_stat(staff_client):
     ]
     row = schema["components"]["schemas"]["FailureRow"]["properties"]
     assert [name for name in STAT_NAMES if not row[name].get("description")] == []
+    funnel_row = schema["components"]["schemas"]["FunnelRowOut"]["properties"]
+    assert [name for name in FIGURE_NAMES if not funnel_row[name].get("description")] == []
     call_row = schema["components"]["schemas"]["ToolCallRow"]["properties"]
     assert [name for name in CALL_STAT_NAMES if not call_row[name].get("description")] == []
 
@@ -199,8 +204,9 @@ def test_the_overview_the_failing_calls_and_the_filters_widgets_cannot_honour(st
     overview = staff_client.get("/api/analytics/overview?start=2026-11-02&end=2026-11-03").json()
     figures = {figure["name"]: figure for figure in overview["figures"]}
     assert (figures["calls"]["value"], figures["error_rate"]["value"]) == (8, 3 / 8)
-    assert figures["widget_unreported_rate"] == {
-        **figures["widget_unreported_rate"], "value": None, "available": False}  # fmt: skip
+    # One delivery (claude-ai, routing) and only reports without the join key: never reported.
+    unreported = figures["widget_unreported_rate"]
+    assert (unreported["value"], unreported["available"], unreported["sample"]) == (1.0, True, "1 of 1 deliveries")
     assert overview["freshness"]["data_up_to"] == "2026-11-03T09:45:00Z"
 
     calls = staff_client.get("/api/analytics/failing-calls?start=2026-11-02&end=2026-11-03&tenant=-").json()

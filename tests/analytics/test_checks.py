@@ -11,7 +11,7 @@ from django.core.management import call_command
 from analytics.checks import declaration_issues, migrated_fields
 from analytics.ingest.decode import APP_STATUS, FAMILIES, TOOL_CALLS, Family
 from analytics.ingest.rollups import ROLLUPS, TOOL_CALLS_DAILY, Rollup
-from analytics.models import ToolCallHourly
+from analytics.models import ToolCallHourly, WidgetFunnelDaily
 from core.app_status import APP_STATUS_EVENTS, AppStatusEvent
 from core.calls import ToolCall
 from core.events import DIMENSION, Count, ShortText
@@ -94,6 +94,18 @@ def test_a_column_of_another_kind_and_a_rollup_by_a_detail_are_refused():
         ("analytics.E004", "ToolCallHourly groups by `transport`, which no event of the ToolCall family declares "
                            "as a dimension."),
         ("analytics.E003", "ToolCallHourly has no column `transport`, which the rollup adds to."),
+    ]  # fmt: skip
+
+
+def test_a_derived_dimension_needs_the_fields_it_is_derived_from():
+    funnel = Rollup(WidgetFunnelDaily, "day", ("client", "tool", "size", "simplified"), ("delivered",),
+                    derived={"size": ("raw_bytes",), "simplified": ("frames",)})  # fmt: skip
+
+    issues = declaration_issues([APP_STATUS], {APP_STATUS: [funnel]}, migrated_fields())
+
+    assert [(issue.id, issue.msg) for issue in issues] == [
+        ("analytics.E004", "WidgetFunnelDaily derives `simplified` from `frames`, which no event of the AppStatus "
+                           "family declares."),
     ]  # fmt: skip
 
 

@@ -46,12 +46,12 @@ def test_the_table_shows_counts_and_rates_highest_failure_rate_first(staff_clien
     html = staff_client.get(DASHBOARD).content.decode()
 
     assert table_rows(html, "failure-table") == [
-        # host, tool, drawn, failed, too large, dropped, decode, fetch, unknown, rate, n (the rate's sample)
-        ["cursor-vscode", "tomtom-routing", "0", "3", "0", "2", "0", "0", "0", "100.0%", "3"],
-        ["ChatGPT", "tomtom-data-viz", "1", "2", "0", "0", "1", "1", "0", "66.7%", "3"],
-        ["claude-ai", "tomtom-routing", "3", "1", "0", "0", "0", "0", "1", "25.0%", "4"],
-        ["claude-ai", "tomtom-geocode", "1", "0", "0", "0", "0", "0", "0", "0.0%", "1"],
-        ["goose", "tomtom-routing", "0", "0", "1", "0", "0", "0", "0", "—", "0"],
+        # host, tool, drawn, failed, cancelled, too large, dropped, decode, fetch, unknown, rate, n (the rate's sample)
+        ["cursor-vscode", "tomtom-routing", "0", "3", "0", "0", "2", "0", "0", "0", "100.0%", "3"],
+        ["ChatGPT", "tomtom-data-viz", "1", "2", "0", "0", "0", "1", "1", "0", "66.7%", "3"],
+        ["claude-ai", "tomtom-routing", "3", "1", "0", "0", "0", "0", "0", "1", "25.0%", "4"],
+        ["claude-ai", "tomtom-geocode", "1", "0", "0", "0", "0", "0", "0", "0", "0.0%", "1"],
+        ["goose", "tomtom-routing", "0", "0", "0", "1", "0", "0", "0", "0", "—", "0"],
     ]
     assert 'class="number small-sample" title="2 of 3 widgets failed">66.7%</td>' in html  # below 20 reports
 
@@ -152,14 +152,14 @@ def test_every_table_downloads_as_csv(staff_client, known_data, known_calls):
     assert failures["Content-Type"] == "text/csv; charset=utf-8"
     assert failures["Content-Disposition"] == 'attachment; filename="failure-table_2026-11-02_2026-11-03.csv"'
     lines = failures.content.decode().splitlines()
-    assert lines[0] == ("host,tool,widgets_drawn,widgets_failed,too_large,host_dropped,decode_failed,fetch_failed,"
-                        "unknown_events,failure_rate")  # fmt: skip
+    assert lines[0] == ("host,tool,widgets_drawn,widgets_failed,widgets_cancelled,too_large,host_dropped,"
+                        "decode_failed,fetch_failed,unknown_events,failure_rate")  # fmt: skip
     assert lines[1:] == [
-        "cursor-vscode,tomtom-routing,0,3,0,2,0,0,0,1.0",
-        "ChatGPT,tomtom-data-viz,1,2,0,0,1,1,0,0.6666666666666666",
-        "claude-ai,tomtom-routing,3,1,0,0,0,0,1,0.25",
-        "claude-ai,tomtom-geocode,1,0,0,0,0,0,0,0.0",
-        "goose,tomtom-routing,0,0,1,0,0,0,0,",
+        "cursor-vscode,tomtom-routing,0,3,0,0,2,0,0,0,1.0",
+        "ChatGPT,tomtom-data-viz,1,2,0,0,0,1,1,0,0.6666666666666666",
+        "claude-ai,tomtom-routing,3,1,0,0,0,0,0,1,0.25",
+        "claude-ai,tomtom-geocode,1,0,0,0,0,0,0,0,0.0",
+        "goose,tomtom-routing,0,0,0,1,0,0,0,0,",
     ]
     assert staff_client.get(f"{DASHBOARD}&csv=old-callers").content.decode().splitlines()[1] == (
         "ChatGPT,,outdated_call,tomtom-traffic,,language,string_now_list,1,2026-11-03T09:45:00+00:00,"

@@ -12,7 +12,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from analytics.metrics import MetricsHandler, by_family, collected
-from core.app_status import Drawn, Failed
+from core.app_status import AppData, Cancelled, Drawn, Failed
 from core.calls import ToolCall
 from core.events import log
 from tests.conftest import REPO
@@ -57,6 +57,9 @@ def test_tool_calls_and_widgets_are_counted_by_host_family(client, settings, han
     log(Drawn(tool="tomtom-metrics-test", client="metrics-test-host", source="inline"))
     for _ in range(2):
         log(Failed(tool="tomtom-metrics-test", client="metrics-test-host", source="inline", stage="render"))
+    log(Cancelled(tool="tomtom-metrics-test", client="metrics-test-host", source="none", reason="user"))
+    for _ in range(5):
+        log(AppData(tool="tomtom-metrics-test", client="metrics-test-host", delivery="inline"))
 
     response = client.get("/analytics/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
 
@@ -72,6 +75,8 @@ def test_tool_calls_and_widgets_are_counted_by_host_family(client, settings, han
     host = ("host_family", "metrics-test-host")
     assert found[("tomtom_mcp_widgets_total", (host, ("outcome", "drawn")))] == 1
     assert found[("tomtom_mcp_widgets_total", (host, ("outcome", "failed")))] == 2
+    assert found[("tomtom_mcp_widgets_total", (host, ("outcome", "cancelled")))] == 1
+    assert found[("tomtom_mcp_widget_deliveries_total", (host,))] == 5, "the unreported-rate alert's series"
 
 
 def test_the_endpoint_needs_the_token_and_is_off_without_one(client, settings):

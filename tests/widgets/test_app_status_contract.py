@@ -39,7 +39,17 @@ COMMON = {
     "user_agent",
     "request_id",
 }
-WIDGET_KINDS = {"app_data", "too_large", "fetched", "host_dropped", "decode_failed", "fetch_failed", "drawn", "failed"}
+WIDGET_KINDS = {
+    "app_data",
+    "too_large",
+    "fetched",
+    "host_dropped",
+    "decode_failed",
+    "fetch_failed",
+    "drawn",
+    "failed",
+    "cancelled",
+}
 GEOJSON = '{"type":"Feature","geometry":{"type":"Point","coordinates":[4.9,52.37]},"properties":{}}'
 
 
@@ -82,11 +92,12 @@ async def every_widget_line(config, caplog) -> list[dict]:
     await dispatcher.call(
         "tomtom-get-app-data", {"tool": "tomtom-traffic", "arguments": viz, "reason": "too_large"}, context
     )
-    report = {"tool": "tomtom-routing", "source": "inline", "duration_ms": 12.5}
+    report = {"tool": "tomtom-routing", "source": "inline", "duration_ms": 12.5, "delivery_request_id": "0" * 16}
     await dispatcher.call("tomtom-report-app-status", {**report, "outcome": "drawn", "features": 3}, context)
     await dispatcher.call(
         "tomtom-report-app-status", {**report, "outcome": "failed", "stage": "render", "error": "x"}, context
     )
+    await dispatcher.call("tomtom-report-app-status", {**report, "outcome": "cancelled", "reason": "user"}, context)
     return logs.app_status(caplog.records)
 
 

@@ -57,7 +57,7 @@ def test_encode_is_gzip_then_base64_and_round_trips():
 def test_long_routes_fit_under_the_limit(points):
     answer = route_answer(points)
     assert len(line_of(answer)) == points
-    delivery = deliver("tomtom-routing", Answer({"routes": []}, answer, show_ui=True))
+    delivery = deliver("tomtom-routing", Answer({"routes": []}, answer, show_ui=True), "0" * 16)
     assert delivery.inline
     assert delivery.result_chars < RESULT_LIMIT
     assert result_chars(delivery.text, delivery.meta) == delivery.result_chars
@@ -167,12 +167,16 @@ async def test_too_large_logs_and_still_answers_the_text(config, caplog):
     answer["routes"][0]["progress"] = [{"pointIndex": i} for i in range(0, 39_414, 2)]  # half the vertices must stay
     caplog.set_level(logging.INFO)
     dispatcher = dispatcher_of(*[too_large_tool(answer)])
-    outcome = await dispatcher.call(
-        "big-route", {}, CallContext(config=config, transport="http", client_name="Host A", user_agent="HostA/1.0")
-    )
+    context = CallContext(config=config, transport="http", client_name="Host A", user_agent="HostA/1.0")
+    outcome = await dispatcher.call("big-route", {}, context)
     assert not outcome.is_error
     assert orjson.loads(outcome.text) == {"routes": [{"summary": {"lengthInMeters": 1}}], "show_ui": True}
-    assert outcome.meta == {"show_ui": True, "tool": "big-route", "delivery": "too_large"}
+    assert outcome.meta == {
+        "show_ui": True,
+        "tool": "big-route",
+        "request_id": context.request_id,
+        "delivery": "too_large",
+    }
     lines = {line.pop("message"): line for line in logs.app_status(caplog.records)}
     assert lines["App data"]["delivery"] == "too_large"
     too_large = lines["App data too large for the result: the app can't draw"]

@@ -104,7 +104,7 @@ async def test_without_show_ui_there_is_no_app_data(dispatcher, context):
     outcome = await dispatcher.call(
         "tomtom-data-viz", {"geojson": GEOJSON, "layers": LAYERS, "show_ui": False}, context
     )
-    assert outcome.meta == {"show_ui": False, "tool": "tomtom-data-viz"}
+    assert outcome.meta == {"show_ui": False, "tool": "tomtom-data-viz", "request_id": context.request_id}
 
 
 @pytest.mark.parametrize(

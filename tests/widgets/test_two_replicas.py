@@ -10,6 +10,7 @@ system resolver, pinned address, certificate checked.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -85,6 +86,7 @@ async def test_a_fetch_answered_by_another_replica(data_host):
         first_log = server_process.last_log
     assert not inline.is_error and not too_large.is_error and not fetched.is_error and not dropped.is_error
     assert decode(inline.meta[APP_DATA_KEY])["data_viz"]["geojson"] == geojson(50)
+    assert re.fullmatch(r"[0-9a-f]{16}", too_large.meta.pop("request_id"))
     assert too_large.meta == {"show_ui": True, "tool": "tomtom-data-viz", "delivery": "too_large"}
     assert json.loads(too_large.content[0].text)["features"] == 20_000
     assert decode(json.loads(fetched.content[0].text)["app_data"])["data_viz"]["geojson"] == geojson(20_000)

@@ -47,8 +47,8 @@ async def test_show_ui_adds_no_coordinates_to_the_text(stub, dispatcher, context
     assert shown_text.pop("tool") == "tomtom-routing"
     assert shown_text == plain_text
     assert "_meta" not in shown.text and "points" not in shown.text
-    assert plain.meta == {"show_ui": False, "tool": "tomtom-routing"}
-    assert set(shown.meta) == {"show_ui", "tool", "delivery", APP_DATA_KEY}
+    assert plain.meta == {"show_ui": False, "tool": "tomtom-routing", "request_id": context.request_id}
+    assert set(shown.meta) == {"show_ui", "tool", "request_id", "delivery", APP_DATA_KEY}
     assert shown.meta["delivery"] == "inline"
     assert decode(shown.meta[APP_DATA_KEY]) == data("route.json"), "a TomTom tool's app data is its untrimmed answer"
 
@@ -65,6 +65,7 @@ async def test_app_data_is_logged_with_the_caller(stub, dispatcher, config, capl
     assert line["delivery"] == "inline" and line["encoded_chars"] == len(outcome.meta[APP_DATA_KEY])
     assert line["raw_bytes"] == len(orjson.dumps(data("geocode.json")))
     assert line["result_chars"] > line["encoded_chars"] and "simplification" not in line
+    assert line["request_id"] == outcome.meta["request_id"] == context.request_id, "the join key of widget reports"
 
 
 async def test_the_traffic_widget_gets_the_incidents_it_lists(stub, dispatcher, context, caplog):
@@ -82,13 +83,14 @@ async def test_the_traffic_widget_gets_the_incidents_it_lists(stub, dispatcher, 
     assert {f["geometry"]["type"] for f in features} <= {"Point", "LineString"}
     ((line,),) = [[e for e in app_status(caplog) if e["message"] == "App data"]]
     assert line["tool"] == "tomtom-traffic" and line["delivery"] == "inline"
+    assert line["request_id"] == outcome.meta["request_id"] == context.request_id
 
 
 async def test_traffic_without_show_ui_has_no_app_data(stub, dispatcher, context, caplog):
     caplog.set_level(logging.INFO)
     stub.route("GET", r"/maps/orbis/traffic/incidentDetails", json_body=data("traffic.json"))
     outcome = await dispatcher.call("tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4]}, context)
-    assert outcome.meta == {"show_ui": False, "tool": "tomtom-traffic"}
+    assert outcome.meta == {"show_ui": False, "tool": "tomtom-traffic", "request_id": context.request_id}
     assert app_status(caplog) == []
 
 
@@ -239,9 +241,78 @@ async def test_reports_become_app_status_lines(dispatcher, config, caplog):
     assert CANARY_KEY not in caplog.text
 
 
+async def test_a_report_names_the_delivering_call_and_a_cancellation_its_reason(dispatcher, config, caplog):
+    caplog.set_level(logging.INFO)
+    delivering = CallContext(config=config, transport="http", client_name="Host", user_agent="Host/2")
+    delivered = await dispatcher.call("tomtom-dynamic-map", {"markers": [{"position": [4.9, 52.37]}]}, delivering)
+    key = delivered.meta["request_id"]
+    reporting = CallContext(config=config, transport="http", client_name="Host", user_agent="Host/2")
+    base = {"tool": "tomtom-dynamic-map", "source": "inline", "duration_ms": 40, "delivery_request_id": key}
+    reports = [
+        {**base, "outcome": "drawn", "features": 1},
+        {**base, "outcome": "failed", "stage": "render", "error": "WebGL lost"},
+        {**base, "outcome": "cancelled", "source": "none", "reason": f"User stopped it key={CANARY_KEY} " + "x" * 80},
+        {"tool": "tomtom-dynamic-map", "outcome": "cancelled", "source": "none", "duration_ms": 2},
+    ]
+    answers = [orjson.loads((await dispatcher.call("tomtom-report-app-status", r, reporting)).text) for r in reports]
+    assert [a["logged"] for a in answers] == ["App drawn", "App failed", "App cancelled", "App cancelled"]
+    app_data, drawn, failed, cancelled, unjoined = app_status(caplog)
+    assert app_data["request_id"] == key != reporting.request_id
+    assert [line["delivery_request_id"] for line in (drawn, failed, cancelled)] == [key] * 3
+    assert {line["request_id"] for line in (drawn, failed, cancelled, unjoined)} == {reporting.request_id}
+    assert cancelled["kind"] == "cancelled" and cancelled["source"] == "none" and cancelled["duration_ms"] == 40
+    assert cancelled["reason"] == "User stopped it key=***" + " " + "x" * 40 and CANARY_KEY not in caplog.text
+    assert "delivery_request_id" not in unjoined and "reason" not in unjoined, "an old-style report still logs"
+
+
 @pytest.mark.parametrize(
     "report",
     [
+        {"tool": "tomtom-routing", "outcome": "cancelled", "source": "none", "duration_ms": 5, "features": 0},
+        {"tool": "tomtom-routing", "outcome": "cancelled", "source": "none", "duration_ms": 5, "stage": "init"},
+        {"tool": "tomtom-routing", "outcome": "cancelled", "source": "none", "duration_ms": 5, "error": "x"},
+        {"tool": "tomtom-routing", "outcome": "cancelled", "source": "none", "duration_ms": 5, "reason": "x" * 501},
+        {
+            "tool": "tomtom-routing",
+            "outcome": "drawn",
+            "source": "inline",
+            "duration_ms": 5,
+            "features": 1,
+            "reason": "x",
+        },
+        {
+            "tool": "tomtom-routing",
+            "outcome": "failed",
+            "source": "inline",
+            "duration_ms": 5,
+            "stage": "init",
+            "error": "x",
+            "reason": "x",
+        },
+        {
+            "tool": "tomtom-routing",
+            "outcome": "drawn",
+            "source": "inline",
+            "duration_ms": 5,
+            "features": 1,
+            "delivery_request_id": "a" * 65,
+        },
+        {
+            "tool": "tomtom-routing",
+            "outcome": "drawn",
+            "source": "inline",
+            "duration_ms": 5,
+            "features": 1,
+            "delivery_request_id": "a b",
+        },
+        {
+            "tool": "tomtom-routing",
+            "outcome": "drawn",
+            "source": "inline",
+            "duration_ms": 5,
+            "features": 1,
+            "delivery_request_id": "",
+        },
         {"tool": "tomtom-routing", "outcome": "drawn", "source": "inline", "duration_ms": 5},
         {"tool": "tomtom-routing", "outcome": "failed", "source": "inline", "duration_ms": 5, "error": "x"},
         {"tool": "tomtom-routing", "outcome": "maybe", "source": "inline", "duration_ms": 5, "features": 1},

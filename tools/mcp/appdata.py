@@ -57,15 +57,17 @@ def result_chars(text: str, meta: dict[str, Any]) -> int:
     return len(dumps({"content": [{"type": "text", "text": text}], "isError": False, "_meta": meta}))
 
 
-def deliver(tool: str, answer: Answer) -> Delivery:
+def deliver(tool: str, answer: Answer, request_id: str) -> Delivery:
     """The text and `_meta` of `answer`, with its app data inline when the result can carry it.
 
     The text is the tool's data plus `show_ui`, and `tool` when the app data is inline (so a
-    widget whose host dropped `_meta` can tell). `_meta` carries `show_ui`, `tool`, and, when
-    there is app data, `delivery` (`inline` or `too_large`) and `com.tomtom/app-data`.
+    widget whose host dropped `_meta` can tell). `_meta` carries `show_ui`, `tool`,
+    `request_id` (the delivering call's: the widget echoes it in its status report, the join key
+    to this call's `App data` line), and, when there is app data, `delivery` (`inline` or
+    `too_large`) and `com.tomtom/app-data`.
     """
     plain = {**answer.data, "show_ui": answer.show_ui}
-    meta: dict[str, Any] = {"show_ui": answer.show_ui, "tool": tool}
+    meta: dict[str, Any] = {"show_ui": answer.show_ui, "tool": tool, "request_id": request_id}
     if not answer.show_ui or answer.app_data is None:
         text = dumps(plain)
         return Delivery(plain, text, meta, None, result_chars(text, meta))
@@ -93,7 +95,12 @@ async def deliver_app_data(call: ToolCall, next_: Next) -> ToolOutcome:
     if not call.context.widgets:  # a client without widgets: the answer alone, whatever show_ui said
         return ToolOutcome(answer.data)
     fitting = answer.show_ui and answer.app_data is not None
-    delivery = await asyncio.to_thread(deliver, call.name, answer) if fitting else deliver(call.name, answer)
+    request_id = call.context.request_id
+    delivery = (
+        await asyncio.to_thread(deliver, call.name, answer, request_id)
+        if fitting
+        else deliver(call.name, answer, request_id)
+    )
     fitted = delivery.fitted
     if fitted is not None:
         who = call.context.caller(call.name)
