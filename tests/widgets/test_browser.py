@@ -32,6 +32,7 @@ from tests.widgets.chromium import (
 pytestmark = [pytest.mark.browser, pytest.mark.live_server_process]
 
 require_browser()
+DELIVERED_DRAWN = ("App data", "App drawn")
 
 
 def run_widget(
@@ -69,6 +70,10 @@ def run_widget(
         )
         if probe is not None:
             widget.update(interact(page, frames[0], tool, probe))
+        widget["ping"] = page.evaluate("window.hostRequest('ping', {})")
+        page.evaluate("window.hostNotify('ui/notifications/host-context-changed', {theme: 'dark', displayMode: 'pip'})")
+        frames[0].wait_for_function("document.documentElement.dataset.displayMode === 'pip'", timeout=5000)
+        widget["dark"] = frames[0].evaluate("document.documentElement.dataset.theme") == "dark"
         return {**widget, "host": host, "hostLog": page.evaluate("window.hostLog"), "tiles": tiles, "console": console}
     finally:
         context.close()
@@ -104,8 +109,13 @@ def test_the_dynamic_map_draws_and_reports(browser, files, tomtom):
     assert (widget["features"], widget["source"], widget["reported"]) == (10, "inline", "drawn")
     assert widget["canvas"] and widget["panel"] == ""
     assert "tools/call tomtom-get-app-data" not in widget["hostLog"]
-    (drawn,) = [line for line in app_status_lines(server_process.last_log) if line["message"] == "App drawn"]
+    assert widget["ping"] == {"result": {}} and widget["dark"], "ping answered, the host's context applied"
+    log = server_process.last_log
+    ((delivered,), (drawn,)) = [
+        [line for line in app_status_lines(log) if line["message"] == m] for m in DELIVERED_DRAWN
+    ]
     assert (drawn["tool"], drawn["features"], drawn["source"]) == ("tomtom-dynamic-map", 10, "inline")
+    assert drawn["delivery_request_id"] == delivered["request_id"]
     assert drawn["client"] == "Browser Host" and "Chrome" in drawn["user_agent"]
     tile = next(t for t in widget["tiles"] if t["method"] == "GET")
     assert "/maps/orbis/map-display/tile/" in tile["url"] and f"key={CANARY_KEY}" in tile["url"]
@@ -189,8 +199,13 @@ def test_every_tool_with_a_place_draws_its_map(browser, files, tomtom, tool, arg
         assert text in widget["card"], widget["card"]
     for entry in legend:
         assert any(shown.startswith(entry) for shown in widget["legend"]), widget["legend"]
-    (drawn,) = [line for line in app_status_lines(server_process.last_log) if line["message"] == "App drawn"]
+    assert widget["ping"] == {"result": {}} and widget["dark"], "ping answered, the host's context applied"
+    log = server_process.last_log
+    ((delivered,), (drawn,)) = [
+        [line for line in app_status_lines(log) if line["message"] == m] for m in DELIVERED_DRAWN
+    ]
     assert (drawn["tool"], drawn["features"]) == (tool, widget["features"])
+    assert drawn["delivery_request_id"] == delivered["request_id"], "the report names the call that delivered the data"
 
 
 @pytest.mark.parametrize(

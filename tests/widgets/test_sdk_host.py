@@ -158,6 +158,10 @@ def host(browser, page_url: str, server: str, call: dict) -> dict:
         context.close()
 
 
+def log_lines(log: str) -> list[dict]:
+    return [json.loads(raw) for raw in log.splitlines() if raw.startswith("{")]
+
+
 def reports(log: str, message: str) -> list[dict]:
     return [line for line in app_status_lines(log) if line["message"] == message]
 
@@ -188,8 +192,31 @@ def test_every_widget_tool_in_the_sdk_host(browser, files, tomtom, maps_backend,
     assert "tools/call tomtom-get-map-key" in seen["hostLog"]
     assert "tools/call tomtom-report-app-status" in seen["hostLog"]
     assert any(t["method"] == "GET" for t in seen["tiles"]), "the map key reached the tiles"
-    (drawn,) = reports(server_process.last_log, "App drawn")
+    # The report names the call that delivered the data (its request id, the funnel's join key).
+    log = server_process.last_log
+    (delivered,), (drawn,) = reports(log, "App data"), reports(log, "App drawn")
+    (call,) = [line for line in log_lines(log) if line.get("message") == "Tool call" and line["tool"] == tool]
     assert (drawn["tool"], drawn["client"], drawn["features"]) == (tool, "SDK Host", before["features"])
+    assert drawn["delivery_request_id"] == delivered["request_id"] == call["request_id"]
+
+
+def test_a_cancelled_call_is_reported_with_its_reason(browser, files, tomtom, maps_backend, sdk_host):
+    call = {
+        "tool": "tomtom-routing",
+        "args": {"locations": [AMSTERDAM, BERLIN], "show_ui": True},
+        "cancel": "user action",
+    }
+    with serve(tomtom, files) as server:
+        seen = host(browser, sdk_host, server, call)
+    before = seen["before"]
+    assert (before["outcome"], before["tool"], before["reported"]) == ("cancelled", "tomtom-routing", "cancelled")
+    assert before["panel"] == "The request was cancelled.\n\nReason: user action"
+    (cancelled,) = reports(server_process.last_log, "App cancelled")
+    assert (cancelled["tool"], cancelled["reason"], cancelled["client"]) == (
+        "tomtom-routing",
+        "user action",
+        "SDK Host",
+    )
 
 
 def test_the_dynamic_map_shows_the_users_names(browser, files, tomtom, maps_backend, sdk_host):
