@@ -168,6 +168,11 @@ def test_traffic_draws_its_incidents_over_live_traffic_for_the_bbox(browser, fil
     # The 6 incidents of the answer and the box asked about.
     assert (widget["outcome"], widget["features"], widget["source"]) == ("drawn", 7, "inline"), widget
     assert widget["incidents"] == 6
+    log = server_process.last_log
+    ((delivered,), (drawn,)) = [
+        [line for line in app_status_lines(log) if line["message"] == m] for m in DELIVERED_DRAWN
+    ]
+    assert drawn["delivery_request_id"] == delivered["request_id"]
     urls = [t["url"] for t in widget["tiles"] if t["method"] == "GET"]
     assert any("/maps/orbis/traffic/tile/flow/" in url for url in urls)
     assert any("/maps/orbis/traffic/tile/incidents/" in url for url in urls)
@@ -182,6 +187,11 @@ def test_without_a_key_the_map_draws_with_no_tiles(browser, files, tomtom):
     assert (widget["outcome"], widget["features"], widget["source"]) == ("drawn", 1, "inline"), widget
     assert "tools/call tomtom-get-map-key" in widget["hostLog"]
     assert widget["tiles"] == []
+    log = server_process.last_log
+    ((delivered,), (drawn,)) = [
+        [line for line in app_status_lines(log) if line["message"] == m] for m in DELIVERED_DRAWN
+    ]
+    assert drawn["delivery_request_id"] == delivered["request_id"]
 
 
 @pytest.mark.parametrize(
