@@ -90,7 +90,8 @@ bench: $(VENV)/.installed
 browser-deps:
 	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
-# MapLibre GL JS for the widget browser tests (tests/widgets/test_browser.py), from the npm registry.
+# MapLibre GL JS, the MCP Apps SDK (AppBridge, v2 MCP client) and esbuild for the widget browser tests
+# (tests/widgets/test_browser.py, test_sdk_host.py), pinned in tests/widgets/js/package-lock.json.
 widget-deps: browser-deps
 	cd tests/widgets/js && npm ci --no-audit --no-fund --ignore-scripts
 

@@ -68,12 +68,29 @@ async def test_app_data_is_logged_with_the_caller(stub, dispatcher, config, capl
     assert line["request_id"] == outcome.meta["request_id"] == context.request_id, "the join key of widget reports"
 
 
-async def test_traffic_widget_gets_no_app_data(stub, dispatcher, context, caplog):
+async def test_the_traffic_widget_gets_the_incidents_it_lists(stub, dispatcher, context, caplog):
     caplog.set_level(logging.INFO)
     stub.route("GET", r"/maps/orbis/traffic/incidentDetails", json_body=data("traffic.json"))
-    outcome = await dispatcher.call("tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4], "show_ui": True}, context)
-    assert outcome.meta == {"show_ui": True, "tool": "tomtom-traffic", "request_id": context.request_id}
-    assert orjson.loads(outcome.text)["show_ui"] is True and "tool" not in orjson.loads(outcome.text)
+    args = {"bbox": [4.8, 52.33, 4.95, 52.4], "show_ui": True, "maxResults": 4}
+    outcome = await dispatcher.call("tomtom-traffic", args, context)
+    text = orjson.loads(outcome.text)
+    assert (outcome.meta["delivery"], text["tool"]) == ("inline", "tomtom-traffic")
+    assert (text["returned"], text["total"]) == (4, 6)
+    drawn = decode(outcome.meta[APP_DATA_KEY])
+    assert drawn["bbox"] == args["bbox"] and drawn["incidents"] == text["incidents"]
+    features = drawn["geometry"]["features"]
+    assert [f["properties"] for f in features] == [{"incident": i} for i in range(4)]
+    assert {f["geometry"]["type"] for f in features} <= {"Point", "LineString"}
+    ((line,),) = [[e for e in app_status(caplog) if e["message"] == "App data"]]
+    assert line["tool"] == "tomtom-traffic" and line["delivery"] == "inline"
+    assert line["request_id"] == outcome.meta["request_id"] == context.request_id
+
+
+async def test_traffic_without_show_ui_has_no_app_data(stub, dispatcher, context, caplog):
+    caplog.set_level(logging.INFO)
+    stub.route("GET", r"/maps/orbis/traffic/incidentDetails", json_body=data("traffic.json"))
+    outcome = await dispatcher.call("tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4]}, context)
+    assert outcome.meta == {"show_ui": False, "tool": "tomtom-traffic", "request_id": context.request_id}
     assert app_status(caplog) == []
 
 

@@ -75,21 +75,28 @@ def build_request(input: TrafficInput, backend: Backend) -> tuple[str, dict[str,
 
 
 async def run(input: TrafficInput, context: CallContext) -> Answer:
-    """The widget draws live traffic for `bbox` from the tool input: no app data."""
-    return answer(input, await incidents(input, context))
-
-
-async def incidents(input: TrafficInput, context: CallContext) -> dict[str, Any]:
-    """The incidents in `input.bbox`, shaped as `response_detail` asks."""
+    """The incidents as `response_detail` asks; with `show_ui`, the widget's app data too: the
+    compact list with its geometry (the incidents listed, after the cap) and `bbox`."""
     session = context.tomtom
     body = await session.get(*build_request(input, session.backend))
+    map_data = {"bbox": input.bbox, **geometry_answer(input, body)} if input.show_ui else None
+    return answer(input, shaped(input, body), map_data)
+
+
+def shaped(input: TrafficInput, body: dict[str, Any]) -> dict[str, Any]:
+    """TomTom's answer shaped as `response_detail` asks."""
     if input.response_detail == FULL:
         return body
+    if input.response_detail == GEOMETRY:
+        return geometry_answer(input, body)
+    return compact_traffic(body, input.maxResults, with_validity="future" in input.timeValidityFilter)
+
+
+def geometry_answer(input: TrafficInput, body: dict[str, Any]) -> dict[str, Any]:
+    """The compact answer plus one feature per incident it lists."""
     cap = input.maxResults
     compact = compact_traffic(body, cap, with_validity="future" in input.timeValidityFilter)
-    if input.response_detail == GEOMETRY:
-        return with_geometry(compact, incident_features(capped_incidents(body, cap)[0]))
-    return compact
+    return with_geometry(compact, incident_features(capped_incidents(body, cap)[0]))
 
 
 TOOL = define_tool(

@@ -1,0 +1,53 @@
+"""Fixtures of the browser tests: the file server, the TomTom stub and headless Chromium."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from functools import partial
+from http.server import ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from tests.conftest import data
+from tests.support.tomtom_stub import TomTomStub
+from tests.widgets.chromium import ARGS, CHROMIUM, HERE, _Files, many_places
+
+
+@pytest.fixture(scope="module")
+def files() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Files, directory=str(HERE)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def tomtom() -> Iterator[TomTomStub]:
+    with TomTomStub() as stub:
+        stub.route("GET", r"/maps/orbis/routing/calculateRoute/.*", json_body=data("route.json"))
+        stub.route("GET", r"/maps/orbis/traffic/incidentDetails", json_body=data("traffic.json"))
+        stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+        stub.route("GET", r"/maps/orbis/places/reverseGeocode/.*", json_body=data("reverse_geocode.json"))
+        stub.route("GET", r"/maps/orbis/places/search/.*", json_body=data("poi_search.json"))
+        stub.route("GET", r"/maps/orbis/places/search/many.*", json_body=many_places(60))
+        stub.route("GET", r"/maps/orbis/places/poiSearch/.*", json_body=data("poi_search.json"))
+        stub.route("GET", r"/maps/orbis/places/nearbySearch/.*", json_body=data("ev_search.json"))
+        stub.route("POST", r"/maps/orbis/places/geometrySearch/.*", json_body=data("poi_search.json"))
+        stub.route("POST", r"/maps/orbis/places/searchAlongRoute/.*", json_body=data("along_route.json"))
+        stub.route("GET", r"/maps/orbis/routing/calculateReachableRange/.*", json_body=data("reachable_range.json"))
+        stub.route("POST", r"/maps/orbis/routing/calculateLongDistanceEVRoute/.*", json_body=data("ev_route.json"))
+        yield stub
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield chromium
+        chromium.close()
