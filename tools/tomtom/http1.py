@@ -77,6 +77,8 @@ class _Connection(asyncio.Protocol):
         self.status = 0
         self.headers_done = False
         self.complete = False
+        self.keep_alive = False
+        """Whether both sides keep the connection after this answer (the parser forgets it once done)."""
         self.error: UpstreamError | None = None
 
     # -- asyncio.Protocol --------------------------------------------------------------------
@@ -125,6 +127,7 @@ class _Connection(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         self.complete = True
+        self.keep_alive = self.parser.should_keep_alive() and not self.closed
         self._wake()
 
     # -- used by Response --------------------------------------------------------------------
@@ -156,7 +159,7 @@ class _Connection(asyncio.Protocol):
         self._raw_headers = []
         self.headers = {}
         self.status = 0
-        self.headers_done = self.complete = False
+        self.headers_done = self.complete = self.keep_alive = False
         self.error = None
         assert self.transport is not None
         self.transport.write(request)
@@ -174,7 +177,7 @@ class _Connection(asyncio.Protocol):
             await self._wait()
 
     def reusable(self) -> bool:
-        return self.complete and not self.closed and self.error is None and self.parser.should_keep_alive()
+        return self.complete and self.keep_alive and not self.closed and self.error is None
 
     def finish(self) -> None:
         self._busy = False
