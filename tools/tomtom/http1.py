@@ -285,8 +285,9 @@ class Pool:
     ) -> Response:
         """Send `method target` to `origin` and read the answer's status and headers."""
         scheme, host, port = origin
+        name = f"[{host}]" if ":" in host else host  # an IPv6 address is bracketed, as in the URL
         default_port = 443 if scheme == "https" else 80
-        lines = [f"{method} {target} HTTP/1.1", f"Host: {host}" if port == default_port else f"Host: {host}:{port}"]
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {name}" if port == default_port else f"Host: {name}:{port}"]
         lines += [f"{name}: {value}" for name, value in headers.items()]
         if body is not None:
             lines.append(f"Content-Length: {len(body)}")
