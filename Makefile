@@ -5,12 +5,17 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE := tomtom_mcp.settings
 
-.PHONY: run serve-prod test test-python test-db test-deploy lint conformance bench browser-deps widget-deps deploy-deps alert-deps alert-test lock clean
+.PHONY: run serve-prod test test-python test-db test-deploy lint conformance bench browser-deps widget-deps mcpb-deps deploy-deps alert-deps alert-test lock wheel mcpb clean
 
 # Installed with constraints.txt: the whole dependency tree at the versions locked there.
-$(VENV)/.installed: pyproject.toml constraints.txt
+# .runtime: what running needs (make run, serve-prod); .installed: that and the test tools.
+$(VENV)/.runtime: pyproject.toml constraints.txt
 	@test -x $(PY) || "$$(scripts/find-python.sh)" -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e .
+	@touch $@
+
+$(VENV)/.installed: $(VENV)/.runtime
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
 	@touch $@
 
@@ -19,13 +24,13 @@ lock:
 	@test -x $(PY) || "$$(scripts/find-python.sh)" -m venv $(VENV)
 	$(PY) scripts/lock.py
 
-run: $(VENV)/.installed
+# The console script's `serve`: migrates the embedded database, collects the static files, runs uvicorn.
+run: $(VENV)/.runtime
 	$(PY) manage.py migrate --no-input
-	$(PY) manage.py collectstatic --no-input --verbosity 0
 	@scripts/connect-help.sh http://$(HOST):$(PORT)/mcp
-	$(PY) -m uvicorn tomtom_mcp.asgi:application --host $(HOST) --port $(PORT) --log-config tomtom_mcp/server-logging.json
+	$(VENV)/bin/tomtom-maps-mcp serve --host $(HOST) --port $(PORT)
 
-serve-prod: $(VENV)/.installed
+serve-prod: $(VENV)/.runtime
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py collectstatic --no-input --verbosity 0
 	$(VENV)/bin/gunicorn -c gunicorn.conf.py tomtom_mcp.asgi:application
@@ -49,8 +54,13 @@ conformance: $(VENV)/.installed
 test: lint test-python conformance
 
 # The database tests again on PostgreSQL (CI: DATABASE_URL=postgres://postgres@127.0.0.1:5432/test).
+# Refuses anything else: the suite would pass on SQLite and prove nothing about PostgreSQL.
 test-db: $(VENV)/.installed
-	$(PY) -m pytest -q -m "not browser" tests
+	@case "$$DATABASE_URL" in postgres://*|postgresql://*) ;; *) \
+		scheme="$${DATABASE_URL%%:*}"; \
+		echo "make test-db: DATABASE_URL must be a PostgreSQL URL (postgres://user@host:5432/name), not $${scheme:-unset}" >&2; \
+		exit 2;; esac
+	$(PY) -m pytest -q -m "not browser and not packaging" tests
 
 # deploy/ for real: 3 replicas on PostgreSQL behind nginx on loopback (DATABASE_ADMIN_URL creates
 # and drops a deploytest_<random> database; default postgres://postgres@127.0.0.1:5432/postgres).
@@ -73,6 +83,7 @@ bench: $(VENV)/.installed
 	$(PY) bench/bench_simplify.py --cold
 	$(PY) bench/bench_memory.py
 	$(PY) bench/bench_http.py
+	$(PY) bench/bench_traces.py
 	$(PY) bench/bench_fitting.py
 	$(PY) bench/bench_soak.py
 
@@ -83,5 +94,17 @@ browser-deps:
 widget-deps: browser-deps
 	cd tests/widgets/js && npm ci --no-audit --no-fund --ignore-scripts
 
+# @anthropic-ai/mcpb (pinned in deploy/mcpb/package-lock.json): validates and packs the Claude Desktop bundle.
+mcpb-deps:
+	cd deploy/mcpb && npm ci --no-audit --no-fund --ignore-scripts
+
+# The wheel (dist/tomtom_maps_mcp-VERSION-py3-none-any.whl): everything the server needs at run time.
+wheel: $(VENV)/.runtime
+	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist .
+
+# The Claude Desktop bundle (dist/tomtom-maps-mcp.mcpb); the host installs the package from PyPI with uv.
+mcpb: mcpb-deps
+	cd deploy/mcpb && npx --no-install mcpb validate manifest.json && npx --no-install mcpb pack . ../../dist/tomtom-maps-mcp.mcpb
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache dist build *.egg-info

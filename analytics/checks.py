@@ -3,7 +3,8 @@ documented in docs/analytics.md ("System checks").
 
 The tables are judged as the migrations leave them (read from the migration files, no database
 needed), so a declaration that changed without its migration fails `manage.py check` at once, and
-the hint names the migration to make:
+the hint names the migration to make (with `--skip-checks`: makemigrations runs the system checks
+first, and the very error that asks for the migration would stop it):
 
 - `analytics.E001`: a family's raw event table lacks a column for a declared field, or its column
   holds another kind of value.
@@ -78,7 +79,7 @@ def _migration(model: str, what: str) -> str:
 
 
 def _makemigrations(model: str, what: str) -> str:
-    return f"python manage.py makemigrations analytics --name {model.lower()}_{what}"
+    return f"python manage.py makemigrations analytics --skip-checks --name {model.lower()}_{what}"
 
 
 def _event_table_issues(family: Family, model: str, fields: Mapping[str, Any]) -> list[CheckMessage]:

@@ -58,7 +58,7 @@ PATHS: list[tuple[str, str, dict, dict]] = [
     ("tomtom-reverse-geocode", "tomtom-reverse-geocode", {"position": AMSTERDAM}, {}),
     ("tomtom-fuzzy-search", "tomtom-fuzzy-search", {"query": "coffee"}, {}),
     ("tomtom-poi-search", "tomtom-poi-search", {"query": "pharmacy"}, {}),
-    ("tomtom-nearby", "tomtom-nearby", {"position": AMSTERDAM, "brandSet": ["BENU"]}, {}),
+    ("tomtom-poi-search nearest", "tomtom-poi-search", {"position": AMSTERDAM, "brandSet": ["BENU"]}, {}),
     ("tomtom-poi-categories", "tomtom-poi-categories", {"filters": ["coffee"]}, {}),
     ("tomtom-area-search", "tomtom-area-search", {"query": "pharmacy", "center": AMSTERDAM, "radius": 1500}, {}),
     ("tomtom-ev-search", "tomtom-ev-search", {"position": AMSTERDAM}, {}),

@@ -26,6 +26,8 @@ EVENTS: tuple[type[Event], ...] = (
     operations.SigningKeysFetched,
     operations.SigningKeysRefused,
     operations.SigningKeysSkipped,
+    operations.EmbeddedDatabaseMigrated,
+    operations.EmbeddedDatabaseNotMigrated,
 )
 
 

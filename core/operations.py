@@ -10,9 +10,12 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from core.events import Count, ErrorText, Event, ShortText, TenantName, ToolName
+from core.events import Count, ErrorText, Event, Milliseconds, ShortText, TenantName, ToolName, ToolNames
 
 Seconds = Annotated[float, Meta(ge=0, le=1e9)]
+PATH_LENGTH = 4_096
+FilePath = Annotated[str, Meta(max_length=PATH_LENGTH)]
+"""A file's path on the server's machine (the longest Linux allows)."""
 KEY_ID_LENGTH = 255
 KeyId = Annotated[str, Meta(max_length=KEY_ID_LENGTH)]
 """A signing key's `kid`, as sign-in accepts one."""
@@ -58,7 +61,7 @@ class ScheduledRetirementFired(Event, kw_only=True, frozen=True):
     LEVEL = logging.WARNING
     tool: ToolName
     retire_on: ShortText
-    replaced_by: list[ToolName]
+    replaced_by: ToolNames
 
 
 class ClientSurfaceRulesUnreadable(Event, kw_only=True, frozen=True):
@@ -154,3 +157,26 @@ class SigningKeysSkipped(Event, kw_only=True, frozen=True):
     LEVEL = logging.WARNING
     keys: Count
     skipped: Annotated[list[SkippedKey], Meta(max_length=100)]
+
+
+class EmbeddedDatabaseMigrated(Event, kw_only=True, frozen=True):
+    """The console script applied the migrations the embedded database (no `DATABASE_URL`) lacked:
+    on the first start, and on the first start after an upgrade."""
+
+    LOGGER = "tomtom_mcp.embedded"
+    MESSAGE = "Embedded database migrated"
+    path: FilePath
+    migrations: Count
+    total_ms: Milliseconds
+
+
+class EmbeddedDatabaseNotMigrated(Event, kw_only=True, frozen=True):
+    """The embedded database could not be created or migrated (an unwritable data directory?):
+    the server runs on, governed by the committed tool-surface fixture (stdio) or not ready
+    (`/readyz`). Logged with the exception."""
+
+    LOGGER = "tomtom_mcp.embedded"
+    MESSAGE = "Embedded database not migrated"
+    LEVEL = logging.ERROR
+    path: FilePath
+    error: ErrorText

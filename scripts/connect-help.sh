@@ -8,8 +8,8 @@ TomTom Maps MCP server: $url   (health: ${url%/mcp}/healthz)
 Send your TomTom key as the tomtom-api-key header, or set TOMTOM_API_KEY in .env.
 
   Claude Code:     claude mcp add --transport http tomtom-maps $url --header "tomtom-api-key: YOUR_KEY"
-  Claude Desktop:  claude_desktop_config.json -> "mcpServers": {"tomtom-maps": {"command": "$here/.venv/bin/tomtom-mcp",
-                     "args": ["--apikey", "YOUR_KEY"]}}      (stdio)
+  Claude Desktop:  claude_desktop_config.json -> "mcpServers": {"tomtom-maps": {"command": "$here/.venv/bin/tomtom-maps-mcp",
+                     "env": {"TOMTOM_API_KEY": "YOUR_KEY"}}}      (stdio)
   VS Code:         .vscode/mcp.json -> {"servers": {"tomtom-maps": {"type": "http", "url": "$url",
                      "headers": {"tomtom-api-key": "YOUR_KEY"}}}}
   Cursor:          ~/.cursor/mcp.json -> {"mcpServers": {"tomtom-maps": {"url": "$url",

@@ -162,7 +162,7 @@ def server_process(env: dict[str, str] | None = None, *, workers: int = 0, port:
     process = subprocess.Popen(command, cwd=REPO, env=full_env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # a loaded machine can take a while to import everything
         while True:
             try:
                 if httpx.get(base + "/healthz", timeout=1).status_code == 200:

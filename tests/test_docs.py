@@ -50,9 +50,9 @@ def _make_targets() -> set[str]:
 
 
 def test_every_file_the_deployment_guide_names_under_deploy_exists():
-    named = set(re.findall(r"\bdeploy/([\w.@-]+[\w@])", DEPLOY))
+    named = set(re.findall(r"\bdeploy/([\w.@/-]+[\w@])", DEPLOY))
 
-    assert {"nginx.conf", "tomtom-mcp.env", "tomtom-mcp@.service"} <= named
+    assert {"nginx.conf", "tomtom-mcp.env", "tomtom-mcp@.service", "mcpb/manifest.json"} <= named
     assert [name for name in sorted(named) if not (REPO / "deploy" / name).is_file()] == []
 
 

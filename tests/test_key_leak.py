@@ -146,3 +146,34 @@ def test_a_tenants_key_is_never_shown_again_nor_stored_in_the_clear(admin_client
     admission = admit_now("acme", 0)
     assert admission is not None and admission.api_key == CANARY_KEY  # it opens again, for TomTom only
     assert CANARY_KEY not in repr(admission)
+
+
+@pytest.fixture
+def spans():
+    from tests.support.traces import recording
+
+    yield from recording()
+
+
+@pytest.mark.parametrize("source", ["header", "bearer", "cli", "server", "tenant"])
+async def test_no_leak_into_traces(stub, spans, source):
+    """With traces on, every span of a call, answered, echoed or refused, and its retries: the key
+    is `REDACTED` in `url.full` and nowhere else, in no attribute, event or status."""
+    from tests.support.traces import everything_recorded
+
+    dispatcher = build_dispatcher()
+    keys = {"header": KeySources(header=CANARY_KEY), "bearer": KeySources(bearer=CANARY_KEY),
+            "cli": KeySources(cli=CANARY_KEY), "server": KeySources(),
+            "tenant": KeySources(tenant=CANARY_KEY, signed_in=True)}[source]  # fmt: skip
+    config = make_config(stub, server_key=CANARY_KEY if source == "server" else "other")
+    for status in (200, 400, 401, 503):
+        for name, (arguments, path, answer) in CALLS.items():
+            error = {"errorText": f"bad key {CANARY_KEY} in /x?key={CANARY_KEY}"}
+            stub.route("GET", path, status=status, json_body=echoing(answer) if status == 200 else error)
+            context = CallContext(config=config, transport="http", keys=keys)
+            outcome = await dispatcher.call(name, arguments, context)
+            assert outcome.is_error is (status != 200)
+    recorded = spans()
+    assert {span.name for span in recorded} == {"GET", *(f"execute_tool {name}" for name in CALLS)}
+    assert all("key=REDACTED" in span.attributes["url.full"] for span in recorded if span.name == "GET")
+    assert CANARY_KEY not in everything_recorded(recorded)

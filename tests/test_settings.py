@@ -45,3 +45,21 @@ def test_dotenv_is_read_and_the_environment_wins(tmp_path):
 def test_postgres_from_database_url():
     values = settings_with({"DOTENV_PATH": "/nonexistent", "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/test"})
     assert values[3] == "django.db.backends.postgresql"
+
+
+def test_nothing_is_written_beside_the_code_by_default(tmp_path):
+    """The embedded database and the static files live in the user's data directory (made when
+    the embedded database is in use), never in the checkout or the installed package."""
+    show = ("import django, json; django.setup(); from django.conf import settings as s; "
+            "print(json.dumps([str(s.DATABASES['default']['NAME']), str(s.STATIC_ROOT)]))")  # fmt: skip
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("TOMTOM_", "DATABASE_URL", "DJANGO_", "XDG_"))}
+    env = {**clean, "HOME": str(tmp_path), "DOTENV_PATH": "/nonexistent"}
+    env["DJANGO_SETTINGS_MODULE"] = "tomtom_mcp.settings"
+    done = subprocess.run([sys.executable, "-c", show], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    database, static = json.loads(done.stdout)
+    data = tmp_path / ".local" / "share" / "tomtom-maps-mcp"
+    assert (database, static) == (str(data / "db.sqlite3"), str(data / "static"))
+    assert data.is_dir()
+    moved = subprocess.run([sys.executable, "-c", show], cwd=REPO, capture_output=True, text=True, check=True,
+                           env={**env, "TOMTOM_MCP_DATA_DIR": str(tmp_path / "moved")}).stdout  # fmt: skip
+    assert json.loads(moved) == [str(tmp_path / "moved" / "db.sqlite3"), str(tmp_path / "moved" / "static")]

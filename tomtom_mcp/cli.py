@@ -1,11 +1,15 @@
-"""The `tomtom-mcp` console script.
+"""The `tomtom-maps-mcp` console script: the whole server from one installed command.
 
-    tomtom-mcp [--apikey KEY] [--backend NAME]         serve MCP over stdio
-    tomtom-mcp exec <tool> '<json>' [--apikey KEY]     run one tool, print its result
-    tomtom-mcp --version                               print the server's version
+    tomtom-maps-mcp [stdio] [--apikey KEY] [--backend NAME]   MCP over stdio, for a desktop client
+    tomtom-maps-mcp serve [--host HOST] [--port PORT]         MCP over HTTP at /mcp (uvicorn)
+    tomtom-maps-mcp exec <tool> '<json>' [--apikey KEY]       run one tool, print its result
+    tomtom-maps-mcp manage <command> [...]                    a Django management command
+    tomtom-maps-mcp --version | --help
 
-The management commands `mcp_stdio` and `mcp_exec` do the work; their help and `--version` speak
-as `tomtom-mcp` and report this package's version, not Django's.
+With no `DATABASE_URL`, stdio and serve first bring the embedded SQLite database in the user's
+data directory up to date (tomtom_mcp/embedded.py); serve also collects the static files there.
+The management commands `mcp_stdio` and `mcp_exec` do the work of stdio and exec; their help and
+`--version` speak as `tomtom-maps-mcp` and report this package's version, not Django's.
 """
 
 from __future__ import annotations
@@ -13,17 +17,33 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
+
+PROG = "tomtom-maps-mcp"
+COMMANDS = f"""commands:
+  {PROG} [stdio]     MCP over stdio for a desktop client (the default; options above)
+  {PROG} serve       MCP over HTTP at http://HOST:PORT/mcp (see `{PROG} serve --help`)
+  {PROG} exec        run one tool and print its result (see `{PROG} exec --help`)
+  {PROG} manage      a Django management command, e.g. `{PROG} manage migrate`
+
+Without DATABASE_URL the server keeps an SQLite database in TOMTOM_MCP_DATA_DIR (default: the
+user's data directory), created and migrated at start."""
+SERVER_LOGGING = Path(__file__).with_name("server-logging.json")
+"""uvicorn's own loggers as JSON lines on stderr, like every other log line."""
 
 
-def _run(command_name: str, prog: str, argv: list[str]) -> None:
+def _run(command_name: str, prog: str, argv: list[str], epilog: str | None = None) -> None:
     from django.core.management import load_command_class
     from django.core.management.base import handle_default_options
 
     from core.version import SERVER_NAME, version
 
     command = load_command_class("tools", command_name)
-    parser = command.create_parser("tomtom-mcp", command_name)
+    parser = command.create_parser(PROG, command_name)
     parser.prog = prog
+    if epilog:
+        parser.epilog = epilog
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
     for action in parser._actions:
         if isinstance(action, argparse._VersionAction):
             action.version = f"{SERVER_NAME} {version()}"
@@ -34,16 +54,60 @@ def _run(command_name: str, prog: str, argv: list[str]) -> None:
     command.execute(*args, **values)
 
 
+def _serve(argv: list[str]) -> None:
+    """Migrate the embedded database, collect the static files, then run uvicorn on the ASGI app."""
+    parser = argparse.ArgumentParser(
+        prog=f"{PROG} serve",
+        description="Serve MCP over Streamable HTTP at /mcp, with /healthz, /readyz, the admin and the dashboard.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    options = parser.parse_args(argv)
+
+    import uvicorn
+    from django.core.management import call_command
+
+    from tomtom_mcp.embedded import migrate_embedded_database
+
+    migrate_embedded_database()
+    call_command("collectstatic", interactive=False, verbosity=0)
+    uvicorn.run(
+        "tomtom_mcp.asgi:application",
+        host=options.host,
+        port=options.port,
+        log_config=str(SERVER_LOGGING),
+    )
+
+
+def _manage(argv: list[str]) -> None:
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line([f"{PROG} manage", *argv])
+
+
+def _stdio(argv: list[str]) -> None:
+    if not {"-h", "--help", "--version"} & set(argv):
+        from tomtom_mcp.embedded import migrate_embedded_database
+
+        migrate_embedded_database()
+    _run("mcp_stdio", PROG, argv, epilog=COMMANDS)
+
+
 def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tomtom_mcp.settings")
     import django
 
     django.setup()
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] == "exec":
-        _run("mcp_exec", "tomtom-mcp exec", args[1:])
+    command = args[0] if args else "stdio"
+    if command == "exec":
+        _run("mcp_exec", f"{PROG} exec", args[1:])
+    elif command == "serve":
+        _serve(args[1:])
+    elif command == "manage":
+        _manage(args[1:])
     else:
-        _run("mcp_stdio", "tomtom-mcp", args)
+        _stdio(args[1:] if command == "stdio" else args)
 
 
 if __name__ == "__main__":

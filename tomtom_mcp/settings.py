@@ -1,20 +1,29 @@
 """Django settings, read from the environment (and `.env` when present).
 
-Defaults run on one laptop: SQLite beside manage.py, loopback only. Every variable is listed
+Defaults run on one laptop: an embedded SQLite database in the user's data directory, loopback
+only. Nothing is written inside the installed package or a checkout. Every variable is listed
 with its meaning in README.md ("Configuration"); tests/test_docs.py keeps the two in step.
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import dj_database_url
+import platformdirs
 
 from core import app_status, calls
 from tomtom_mcp.env import env_bool, env_float, env_int, env_list, env_str, load_dotenv_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 load_dotenv_file(BASE_DIR)
+
+DATA_DIR = Path(env_str("TOMTOM_MCP_DATA_DIR") or platformdirs.user_data_dir("tomtom-maps-mcp", appauthor=False))
+"""Where the server writes when nothing else is configured: the embedded SQLite database and the
+collected static files (the user's data directory; never the installed package or a checkout)."""
+EMBEDDED_DATABASE = DATA_DIR / "db.sqlite3"
+"""The database used while `DATABASE_URL` is unset; the console script migrates it at start."""
 
 # --- Django core -------------------------------------------------------------------------------
 DEBUG = env_bool("DJANGO_DEBUG", False)
@@ -82,9 +91,14 @@ TEMPLATES = [
     },
 ]
 
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL is None:  # SQLite opens a file but never makes its directory
+    # Unwritable: the first query fails and says so (stdio answers from the committed fixture).
+    with contextlib.suppress(OSError):
+        DATA_DIR.mkdir(parents=True, exist_ok=True)
 DATABASES = {
     "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}") or "",
+        DATABASE_URL or f"sqlite:///{EMBEDDED_DATABASE}",
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
     )
 }
@@ -97,7 +111,7 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 STATIC_URL = "static/"
-STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT") or BASE_DIR / "staticfiles")
+STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT") or DATA_DIR / "static")
 """Where `collectstatic` writes the admin's, the dashboard's and the API docs' files; WhiteNoise serves them."""
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -199,6 +213,20 @@ TOMTOM_MAX_DECODED_BYTES = env_int("TOMTOM_MAX_DECODED_BYTES", 64 * 1024 * 1024)
 """Largest TomTom answer once decompressed; checked while inflating, so a bomb never fills memory."""
 MCP_MAX_FULL_CHARS = env_int("MCP_MAX_FULL_CHARS", 5_000_000)
 """Largest `response_detail: full` result (characters of JSON); a larger one asks for compact or geometry."""
+
+# --- OpenTelemetry traces (docs/adr/0035-traces.md) ------------------------------------------------
+TRACES_ENABLED = env_bool("TRACES_ENABLED", False)
+"""Make spans for MCP requests, tool calls and TomTom requests, exported over OTLP/HTTP (the
+`traces` extra); off: none is made and no exporter starts."""
+OTEL_SERVICE_NAME = env_str("OTEL_SERVICE_NAME", "tomtom-maps-mcp") or "tomtom-maps-mcp"
+OTEL_EXPORTER_OTLP_ENDPOINT = env_str("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318") or ""
+"""The collector's OTLP/HTTP base URL; spans go to `<it>/v1/traces`."""
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = env_str("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+"""The full URL spans are sent to, when it is not `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`."""
+OTEL_BSP_MAX_QUEUE_SIZE = env_int("OTEL_BSP_MAX_QUEUE_SIZE", 2048)
+"""Ended spans a worker keeps for export at most; more are dropped, never waited for."""
+OTEL_BSP_MAX_EXPORT_BATCH_SIZE = env_int("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512)
+"""Spans sent in one export request at most."""
 
 # --- Logging -------------------------------------------------------------------------------------
 LOG_LEVEL = (env_str("LOG_LEVEL", "INFO") or "INFO").upper()

@@ -9,6 +9,7 @@ from tools.context import ServerConfig
 from tools.download import DownloadPolicy, parse_networks
 from tools.tomtom.backends import BACKEND_SETTING, Backend
 from tools.tomtom.client import ClientSettings
+from tools.tracing import TraceSettings
 
 
 def server_config() -> ServerConfig:
@@ -30,4 +31,16 @@ def server_config() -> ServerConfig:
         downloads=DownloadPolicy(
             allowed_networks=parse_networks(settings.DATA_VIZ_ALLOWED_NETWORKS, source="DATA_VIZ_ALLOWED_NETWORKS")
         ),
+    )
+
+
+def trace_settings() -> TraceSettings:
+    return TraceSettings(
+        enabled=settings.TRACES_ENABLED,
+        service_name=settings.OTEL_SERVICE_NAME,
+        service_version=version(),
+        endpoint=settings.OTEL_EXPORTER_OTLP_ENDPOINT,
+        traces_endpoint=settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+        max_queue_size=settings.OTEL_BSP_MAX_QUEUE_SIZE,
+        max_export_batch_size=settings.OTEL_BSP_MAX_EXPORT_BATCH_SIZE,
     )

@@ -39,6 +39,15 @@ call that still sends them is accepted; the answer then carries no app data)."""
 
 
 @dataclass(frozen=True, slots=True)
+class Image:
+    """A picture a tool answers beside its text (a map image): the bytes as TomTom sent them
+    and their MIME type. The protocol layer sends it as MCP image content."""
+
+    data: bytes
+    mime_type: str
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     """What a tool drawn by a widget answers (docs/widgets.md).
 
@@ -54,6 +63,8 @@ class Answer:
     app_data: Any = None
     show_ui: bool = False
     refetchable: bool = False
+    image: Image | None = None
+    """A picture for every client, widgets or not (tomtom-map-image); the text describes it."""
 
 
 type Run = Callable[[Any, "CallContext"], Awaitable[dict[str, Any] | Answer]]

@@ -25,13 +25,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from opentelemetry.trace import SpanKind, StatusCode
 
 from core.calls import ToolCall as ToolCallEvent
 from core.calls import ToolCallFailed
 from core.errors import ErrorCode, ToolError
 from core.events import ERROR_TEXT_LENGTH, TOOL_NAME_LENGTH, TRACEBACK_LENGTH, clip, log
+from tools import tracing
 from tools.context import CallContext
-from tools.definition import Answer, Tool
+from tools.definition import Answer, Image, Tool
 from tools.registry import Registry
 
 
@@ -66,6 +68,8 @@ class ToolOutcome:
     is_error: bool = False
     meta: dict[str, Any] | None = None
     answer: Answer | None = None
+    image: Image | None = None
+    """A picture sent beside the text (`Answer.image`), kept by every interceptor."""
     _text: str | None = field(default=None, repr=False)
 
     @property
@@ -181,7 +185,7 @@ class Dispatcher:
         except Exception:
             return _internal_error(call)
         if isinstance(result, Answer):
-            return ToolOutcome(result.data, answer=result)
+            return ToolOutcome(result.data, answer=result, image=result.image)
         return ToolOutcome(result)
 
 
@@ -231,18 +235,57 @@ def _internal_error(call: ToolCall) -> ToolOutcome:
     )
 
 
+def error_text(outcome: ToolOutcome, context: CallContext) -> str | None:
+    """A failed call's error message as the call log and traces keep it: scrubbed of the call's
+    keys and cut to `ERROR_TEXT_LENGTH`; None for a call that succeeded."""
+    if not outcome.is_error:
+        return None
+    error = str(outcome.data["error"].get("message", ""))
+    for secret in context.secrets():
+        error = error.replace(secret, "***")
+    return clip(error, ERROR_TEXT_LENGTH)
+
+
+async def trace_calls(call: ToolCall, next_: Next) -> ToolOutcome:
+    """Interceptor (the outermost): with traces on, one `execute_tool <tool>` span per call, the
+    child of the MCP request's span and the parent of its TomTom requests' (tools/tracing.py).
+    Off, it only passes the call on."""
+    tracer = tracing.tracer()
+    if tracer is None:
+        return await next_(call)
+    context = call.context
+    name = clip(call.name, TOOL_NAME_LENGTH)
+    with tracer.start_as_current_span(
+        f"execute_tool {name}" if call.tool is not None else "execute_tool",
+        kind=SpanKind.INTERNAL,
+        attributes=tracing.attributes(
+            gen_ai__operation__name="execute_tool",
+            gen_ai__tool__name=name,
+            tomtom_mcp__client__name=context.client_name,
+            tomtom_mcp__tenant=context.tenant,
+            tomtom_mcp__transport=context.transport,
+            tomtom_mcp__backend=context.effective_backend.value,
+            tomtom_mcp__request_id=context.request_id,
+        ),
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        outcome = await next_(call)
+        span.set_attribute("tomtom_mcp.outcome", outcome.code)
+        span.set_attribute("tomtom_mcp.upstream_calls", context.stats.calls)
+        if outcome.is_error:
+            span.set_attribute("error.type", outcome.code)
+            span.set_status(StatusCode.ERROR, error_text(outcome, context))
+        return outcome
+
+
 async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
     """Interceptor: one `Tool call` line per tool call (core/calls.py) with its identity,
     outcome, times and size."""
     started = time.perf_counter()
     outcome = await next_(call)
     context = call.context
-    error = None
-    if outcome.is_error:
-        error = str(outcome.data["error"].get("message", ""))
-        for secret in context.secrets():
-            error = error.replace(secret, "***")
-        error = clip(error, ERROR_TEXT_LENGTH)
+    error = error_text(outcome, context)
     log(
         ToolCallEvent(
             tool=clip(call.name, TOOL_NAME_LENGTH),

@@ -49,9 +49,10 @@ def default_tools() -> list[Tool]:
         geocode,
         get_app_data,
         get_map_key,
+        map_image,
         matrix_routing,
-        nearby,
         optimize_waypoints,
+        place_details,
         poi_categories,
         poi_search,
         reachable_range,
@@ -60,6 +61,7 @@ def default_tools() -> list[Tool]:
         routing,
         search_along_route,
         traffic,
+        traffic_flow,
     )
 
     return [
@@ -67,7 +69,7 @@ def default_tools() -> list[Tool]:
         reverse_geocode.TOOL,
         fuzzy_search.TOOL,
         poi_search.TOOL,
-        nearby.TOOL,
+        place_details.TOOL,
         poi_categories.TOOL,
         ev_search.TOOL,
         area_search.TOOL,
@@ -78,6 +80,8 @@ def default_tools() -> list[Tool]:
         ev_routing.TOOL,
         reachable_range.TOOL,
         traffic.TOOL,
+        traffic_flow.TOOL,
+        map_image.TOOL,
         dynamic_map.TOOL,
         data_viz.TOOL,
         get_app_data.TOOL,

@@ -9,7 +9,10 @@ Semantics, for both:
   thread (`asyncio.to_thread`); `fresh()` waits for it at most `wait_seconds`, and a slower read
   is answered from the current value. One read runs at a time per event loop; a request that
   comes while it runs waits for the same read.
-- `read` returns the new value, or None to keep the current one (it logs why itself).
+- `read` returns the new value; None to keep the current one (it logs why itself); or
+  `Rederived(value)`: a value derived again from the last one read, without reading (the
+  governance view judged on a new day while the tables cannot be read), which replaces the
+  current value but leaves `read_at`, the time of the last read, as it was.
 - `refresh_seconds` None: the value given, for ever (tests, in-process servers).
 
 So every process answers from a value at most `refresh_seconds` (plus one read) old: the bound
@@ -23,6 +26,14 @@ import contextlib
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Rederived[T]:
+    """A value `read` derived from the current one without reading: not a fresh read."""
+
+    value: T
 
 
 class LazySnapshot[T]:
@@ -30,7 +41,7 @@ class LazySnapshot[T]:
         self,
         value: T,
         *,
-        read: Callable[[], T | None],
+        read: Callable[[], T | Rederived[T] | None],
         refresh_seconds: float | None,
         wait_seconds: float,
         thread_name: str,
@@ -89,7 +100,9 @@ class LazySnapshot[T]:
     async def _run_refresh(self) -> None:
         self._apply(await asyncio.to_thread(self._read))
 
-    def _apply(self, value: T | None) -> None:
-        if value is not None:
+    def _apply(self, value: T | Rederived[T] | None) -> None:
+        if isinstance(value, Rederived):
+            self._value = value.value
+        elif value is not None:
             self._value = value
             self.read_at = self._clock()

@@ -39,8 +39,8 @@ def test_a_new_outcome_asks_for_its_migration_by_name():
         Error(
             "ToolCallDaily has no column `outcome_retry_later`, which the rollup adds to (the calls that ended "
             "`retry_later`, an outcome core/calls.py declares).",
-            hint="Run `python manage.py makemigrations analytics --name toolcalldaily_outcome_retry_later`, review "
-            "and commit the migration.",
+            hint="Run `python manage.py makemigrations analytics --skip-checks --name "
+            "toolcalldaily_outcome_retry_later`, review and commit the migration.",
             obj="ToolCallDaily",
             id="analytics.E003",
         )
@@ -64,8 +64,8 @@ def test_a_new_field_asks_for_its_column_and_a_dropped_one_for_its_removal():
     assert declaration_issues([newer], {}, migrated_fields()) == [
         Error(
             "AppStatusEvent has no column for `frames`, which Redrawn declares.",
-            hint="Run `python manage.py makemigrations analytics --name appstatusevent_frames`, review and commit "
-            "the migration.",
+            hint="Run `python manage.py makemigrations analytics --skip-checks --name appstatusevent_frames`, "
+            "review and commit the migration.",
             obj="AppStatusEvent",
             id="analytics.E001",
         )
@@ -74,7 +74,7 @@ def test_a_new_field_asks_for_its_column_and_a_dropped_one_for_its_removal():
         Error(
             "AppStatusEvent.error_code is a column no event of the AppStatus family declares.",
             hint="Declare the field in core/, or drop the column: "
-            "`python manage.py makemigrations analytics --name appstatusevent_drop_error_code`.",
+            "`python manage.py makemigrations analytics --skip-checks --name appstatusevent_drop_error_code`.",
             obj="AppStatusEvent",
             id="analytics.E002",
         )

@@ -40,7 +40,7 @@ FAMILIES: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
     "reverse geocode": ("tomtom-reverse-geocode", {"position": AMSTERDAM}, {}),
     "fuzzy search": ("tomtom-fuzzy-search", {"query": "coffee"}, {}),
     "POI search": ("tomtom-poi-search", {"query": "pharmacy"}, {}),
-    "nearby": ("tomtom-nearby", {"position": AMSTERDAM, "brandSet": ["BENU"]}, {}),
+    "nearby": ("tomtom-poi-search", {"position": AMSTERDAM, "brandSet": ["BENU"]}, {}),
     "POI categories": ("tomtom-poi-categories", {"filters": ["coffee"]}, {}),
     "area search": ("tomtom-area-search", {"query": "pharmacy", "center": AMSTERDAM, "radius": 1500}, {}),
     "EV search": ("tomtom-ev-search", {"position": AMSTERDAM}, {}),

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import data, make_config
+from tests.conftest import DATA, data, make_config
 from tests.support.schema_strategies import broken, valid
 from tests.support.tomtom_stub import TomTomStub
 from tools.context import CallContext
@@ -56,8 +56,13 @@ FAMILIES = {
     r".*/incidentDetails.*": "traffic.json",
     r".*/routing/matrix/.*": "matrix.json",
     r".*/waypointoptimization/.*": "waypoint_optimization.json",
+    r".*/place\.json": "place_details.json",
+    r".*/flowSegmentData/.*": "flow_segment.json",
+    r".*/batch/sync\.json": "batch_geocode.json",
 }
 """Path pattern -> the generic valid answer of that family; any other path is the stub's 404."""
+IMAGES = {r".*/staticimage": "map_image.png"}
+"""Path pattern -> the image TomTom answers there (tests/data)."""
 
 
 class Upstream(NamedTuple):
@@ -72,6 +77,8 @@ def family_stub() -> Iterator[Upstream]:
         for pattern, answer in FAMILIES.items():
             for method in ("GET", "POST"):
                 stub.route(method, pattern, json_body=data(answer))
+        for pattern, image in IMAGES.items():
+            stub.route("GET", pattern, body=(DATA / image).read_bytes())
         yield Upstream(stub.base_url)
 
 

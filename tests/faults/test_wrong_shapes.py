@@ -41,7 +41,7 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "along-route": ("tomtom-search-along-route", {"origin": AMSTERDAM, "destination": UTRECHT, "query": "petrol"}),
     "dynamic-map": ("tomtom-dynamic-map", {"routePlans": [{"locations": [AMSTERDAM, UTRECHT]}]}),
     "poi-search": ("tomtom-poi-search", {"query": "pharmacy"}),
-    "nearby": ("tomtom-nearby", {"position": AMSTERDAM, "brandSet": ["BENU"]}),
+    "nearby": ("tomtom-poi-search", {"position": AMSTERDAM, "brandSet": ["BENU"]}),
     "area-search": ("tomtom-area-search", {"query": "pharmacy", "center": AMSTERDAM, "radius": 1500}),
     "area-search-polygon": (
         "tomtom-area-search",

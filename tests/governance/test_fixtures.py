@@ -65,6 +65,7 @@ def test_apply_is_idempotent_and_brings_a_pull_request_to_an_existing_database(t
         ledger=committed.ledger,
         retired=tuple(replace(r, message="Use the dynamic map.") if r is static_map else r for r in committed.retired),
         changes=committed.changes,
+        aliases=committed.aliases,
     )
     path = tmp_path / "pull-request.json"
     fixtures.write_fixture(edited, path)
@@ -91,6 +92,7 @@ def test_apply_refuses_to_delete_or_rename_a_ledger_row(tmp_path):
         ),
         retired=committed.retired,
         changes=(),
+        aliases=committed.aliases,
     )
     path = tmp_path / "renamed.json"
     fixtures.write_fixture(renamed, path)
@@ -105,7 +107,8 @@ def test_apply_refuses_to_delete_or_rename_a_ledger_row(tmp_path):
 @pytest.mark.django_db
 def test_apply_keeps_an_unexported_admin_edit_unless_pruned(use_registry):
     committed = fixtures.read_fixture()
-    use_registry(*(fake_tool(n) for n in committed.ledger_names - set(committed.retired_by_name)))
+    live = committed.ledger_names - set(committed.retired_by_name) - set(committed.aliases_by_name)
+    use_registry(*(fake_tool(n) for n in live))
     services.retired_tool_create(name="tomtom-traffic", replaced_by=["tomtom-geocode"])  # the kill switch
     kept = fixtures.apply_surface(committed)
     assert kept.kept["retired"] == ["tomtom-traffic"] and not kept.changed
@@ -127,7 +130,7 @@ def test_export_writes_the_fixture_the_check_compares(tmp_path, monkeypatch, cap
     surface = fixtures.read_fixture(path)
     assert surface == selectors.tool_surface()
     written = capsys.readouterr().out
-    assert f"ledger names, 0 deprecated tools, 0 aliases, {len(surface.retired)} retired tools" in written
+    assert f"ledger names, 0 deprecated tools, 1 aliases, {len(surface.retired)} retired tools" in written
 
 
 @pytest.mark.django_db(transaction=True)
@@ -159,9 +162,10 @@ def every_state(committed: Surface) -> Surface:
                 date(2099, 1, 15),
                 "Incidents move into routing.",
             ),
-            Deprecation("tomtom-nearby", (), date(2026, 12, 1)),
+            Deprecation("tomtom-ev-search", (), date(2026, 12, 1)),
         ),
         aliases=(
+            *committed.aliases,
             Alias(
                 "tomtom-search",
                 "tomtom-fuzzy-search",
@@ -212,19 +216,21 @@ def test_a_new_database_is_seeded_with_every_lifecycle_state(tmp_path):
 @pytest.mark.django_db
 def test_apply_gives_a_name_the_fixtures_state_and_keeps_an_unexported_one(tmp_path, use_registry, governance_clock):
     committed = fixtures.read_fixture()
-    use_registry(*(fake_tool(n) for n in committed.ledger_names - set(committed.retired_by_name)))
+    live = committed.ledger_names - set(committed.retired_by_name) - set(committed.aliases_by_name)
+    use_registry(*(fake_tool(n) for n in live))
     services.deprecation_create(name="tomtom-traffic", replaced_by=["tomtom-routing"])  # an admin edit
-    services.deprecation_create(name="tomtom-nearby", replaced_by=["tomtom-poi-search"])  # another one
+    services.deprecation_create(name="tomtom-ev-search", replaced_by=["tomtom-poi-search"])  # another one
     retired_in_fixture = Surface(
         ledger=committed.ledger,
         retired=(*committed.retired, Retirement("tomtom-traffic", ("tomtom-routing",), date(2026, 12, 1))),
         changes=tuple(c for c in committed.changes if c.tool != "tomtom-traffic"),
+        aliases=committed.aliases,
     )
     report = fixtures.apply_surface(retired_in_fixture)
-    assert (report.added, report.kept) == ({"retired": ["tomtom-traffic"]}, {"deprecated": ["tomtom-nearby"]})
+    assert (report.added, report.kept) == ({"retired": ["tomtom-traffic"]}, {"deprecated": ["tomtom-ev-search"]})
     from tools.models import DeprecatedTool
 
-    assert list(DeprecatedTool.objects.values_list("tool_id", flat=True)) == ["tomtom-nearby"]
+    assert list(DeprecatedTool.objects.values_list("tool_id", flat=True)) == ["tomtom-ev-search"]
     events = list(GovernanceEvent.objects.filter(tool="tomtom-traffic"))
     assert events[1].message.startswith("Ended the deprecation (retired in the fixture) from the committed fixture.")
     assert [(e.subject, e.action, e.via) for e in events[:4]] == [
@@ -234,4 +240,4 @@ def test_apply_gives_a_name_the_fixtures_state_and_keeps_an_unexported_one(tmp_p
         ("contract_change", "deleted", "apply_tool_surface"),
     ]
     pruned = fixtures.apply_surface(retired_in_fixture, prune=True)
-    assert pruned.deleted == {"deprecated": ["tomtom-nearby"]}
+    assert pruned.deleted == {"deprecated": ["tomtom-ev-search"]}

@@ -23,8 +23,8 @@ from django.test import AsyncClient
 from mcp import Client
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 
-from tests.conftest import apps_extension, data, make_config
-from tests.faults.test_tool_arguments import FAMILIES
+from tests.conftest import DATA, apps_extension, data, make_config
+from tests.faults.test_tool_arguments import FAMILIES, IMAGES
 from tests.tools.test_inputs_reach_request import TOOLS, WAIVED_TOOLS, Instead, With
 from tools.client_surface import ClientSurfaces
 from tools.context import CallContext, TenantTerms
@@ -65,6 +65,8 @@ def answering(stub) -> None:
     for pattern, answer in FAMILIES.items():
         for method in ("GET", "POST"):
             stub.route(method, pattern, json_body=data(answer))
+    for pattern, image in IMAGES.items():
+        stub.route("GET", pattern, body=(DATA / image).read_bytes())
 
 
 async def listed(server: Any, kind: str) -> dict[str, dict[str, Any]]:

@@ -13,7 +13,6 @@ FAMILY = {
     "tomtom-reverse-geocode": ("reverseGeocode/.*", "reverse_geocode.json", {"position": [4.9, 52.37]}),
     "tomtom-fuzzy-search": ("search/.*", "poi_search.json", {"query": "apotheek"}),
     "tomtom-poi-search": ("poiSearch/.*", "poi_search.json", {"query": "", "poiCategories": [7326]}),
-    "tomtom-nearby": ("nearbySearch/.*", "poi_search.json", {"position": [4.9, 52.37], "brandSet": ["BENU"]}),
     "tomtom-poi-categories": (r"poiCategories\.json", "poi_categories.json", {"filters": ["pharmacy"]}),
     "tomtom-ev-search": ("nearbySearch/.*", "ev_search.json", {"position": [4.9, 52.37]}),
 }
@@ -61,3 +60,14 @@ async def test_ev_search_with_live_availability_on_tomtom_maps(server, module_st
         "/search/2/chargingAvailability.json",
     ]
     assert "availabilityNote" not in body
+
+
+async def test_the_retired_nearby_name_reaches_poi_search_nearest_first(server, module_stub):
+    module_stub.clear()
+    module_stub.route("GET", ORBIS + "nearbySearch/.*", json_body=data("poi_search.json"))
+    async with http_client(server + "/mcp") as client:
+        assert "tomtom-nearby" not in [tool.name for tool in (await client.list_tools()).tools]
+        result = await client.call_tool("tomtom-nearby", {"position": [4.9, 52.37], "brandSet": ["BENU"]})
+    body = json.loads(result.content[0].text)
+    assert result.is_error is False and body["notice"].startswith("tomtom-nearby is deprecated, retired on 2027-06-01")
+    assert [r.path for r in module_stub.requests] == [ORBIS + "nearbySearch/.json"]

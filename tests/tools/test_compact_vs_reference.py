@@ -29,7 +29,7 @@ CASES = [
         {"mapcodes"},
     ),
     ("poi_search.json", False, "tomtom-poi-search", {"query": "pharmacy", **HOURS}, set(HOURS)),
-    ("poi_search.json", False, "tomtom-nearby", {"position": [4.9, 52.37], "poiCategories": [7326]}, set()),
+    ("poi_search.json", False, "tomtom-poi-search", {"position": [4.9, 52.37], "poiCategories": [7326]}, set()),
     ("reverse_geocode.json", False, "tomtom-reverse-geocode", {"position": [4.89273, 52.37314]}, set()),
     ("ev_search.json", False, "tomtom-ev-search", {"position": [4.9, 52.37]}, set()),
 ]

@@ -78,6 +78,7 @@ async def test_genesis_compact_has_connectors_and_availability(stub, dispatcher,
     assert outcome.data == {
         "results": [
             {
+                "id": "ev-1",
                 "type": "POI",
                 "address": {
                     "freeformAddress": "Nieuwe Herengracht 55A, 1011 RN Amsterdam",
@@ -104,6 +105,7 @@ async def test_genesis_compact_has_connectors_and_availability(stub, dispatcher,
                 "availability": {"available": 1, "occupied": 1, "outOfService": 1},
             },
             {
+                "id": "ev-2",
                 "type": "POI",
                 "address": {
                     "freeformAddress": "Plantage Middenlaan, 1018 Amsterdam",

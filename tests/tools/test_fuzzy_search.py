@@ -60,6 +60,7 @@ async def test_compact_answer(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_search.json"))
     outcome = await dispatcher.call("tomtom-fuzzy-search", {"query": "coffe amsterdam"}, context)
     assert outcome.data["results"][1] == {
+        "id": "NL/POI/p0/101",
         "type": "POI",
         "address": {
             "freeformAddress": "Rozengracht 3, 1016 LR Amsterdam",

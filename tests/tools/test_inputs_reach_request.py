@@ -1,7 +1,8 @@
 """Every input of every tool changes what we ask TomTom, on both backends.
 
 For each tool in `build_dispatcher()` the table `TOOLS` holds one row: the TomTom answer the stub
-gives (a tests/data file; `answer_on` for a backend that asks another API), a baseline call, and
+gives (a tests/data file; `answer_on` for a backend that asks another API, `answer_post` for a
+method that does, `image` for a tool TomTom answers with a picture), a baseline call, and
 one sample value per input. For each backend that serves the tool and each input it lists
 there (an input it refuses, or takes only at its default, is not listed), the call
 `baseline + sample` must send TomTom a different request (method, path, query without `key`,
@@ -23,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import data
+from tests.conftest import DATA, data
 from tests.support.tomtom_stub import TomTomStub
 from tools.context import CallContext
 from tools.dispatch import Dispatcher
@@ -64,9 +65,11 @@ STOPS = [AMSTERDAM, UTRECHT, [4.4777, 51.9244], [4.6462, 52.3874]]
 TOOLS: dict[str, dict[str, Any]] = {
     "tomtom-geocode": {
         "answer": "geocode.json",
+        "answer_post": {"POST": "batch_geocode.json"},  # `queries` on tomtom-maps: one Synchronous Batch
         "baseline": {"query": "Dam 1, Amsterdam"},
         "samples": {
             "query": "Damrak 1, Amsterdam",
+            "queries": Instead(["Damrak 1, Amsterdam", "Dam 1, Amsterdam"], of=("query",)),
             "response_detail": "full",
             "show_ui": True,
             "limit": 3,
@@ -132,25 +135,25 @@ TOOLS: dict[str, dict[str, Any]] = {
             "timeZone": "iana",
         },
     },
-    "tomtom-nearby": {
-        "answer": "poi_search.json",
-        "baseline": {"position": AMSTERDAM, "poiCategories": [7326]},
+    "tomtom-place-details": {
+        "answer": "place_details.json",
+        "baseline": {"id": "528009002822995"},
+        "samples": {"id": "528009004256119", "response_detail": "full", "language": "nl-NL"},
+    },
+    "tomtom-traffic-flow": {
+        "answer": "flow_segment.json",
+        "baseline": {"position": AMSTERDAM},
+        "samples": {"position": UTRECHT, "zoom": 14},
+    },
+    "tomtom-map-image": {
+        "image": "map_image.png",
+        "baseline": {"center": AMSTERDAM},
         "samples": {
-            "show_ui": True,
-            "position": UTRECHT,
-            "response_detail": "full",
-            "radius": 1000,
-            "limit": 3,
-            "language": "nl-NL",
-            "countries": ["NL"],
-            "poiCategories": [7315],
-            "brandSet": ["BENU"],
-            "connectorSet": ["Chademo"],
-            "fuelSet": ["LPG"],
-            "minPowerKW": 50,
-            "maxPowerKW": 150,
-            "openingHours": "nextSevenDays",
-            "timeZone": "iana",
+            "center": UTRECHT,
+            "zoom": With(15, also={"center": AMSTERDAM}),
+            "bbox": Instead(BOX, of=("center",)),
+            "width": 300,
+            "height": 200,
         },
     },
     "tomtom-poi-categories": {
@@ -190,6 +193,11 @@ TOOLS: dict[str, dict[str, Any]] = {
             "arriveAt": "2026-12-01T18:00:00+01:00",
             "maxAlternatives": 2,
             "vehicleHeading": 90,
+            "vehicle": With(
+                {"weightKg": 18000, "axleWeightKg": 9000, "lengthM": 12.5, "widthM": 2.55, "heightM": 4,
+                 "commercial": True, "loadType": ["otherHazmatGeneral"]},
+                also={"travelMode": "truck"},
+            ),
         },
     },
     "tomtom-dynamic-map": {
@@ -441,9 +449,12 @@ async def call(
 @pytest.mark.parametrize(("tool", "name", "backend"), cases())
 async def test_input_reaches_the_request(stub, dispatcher, context, tool, name, backend):
     row = TOOLS[tool]
-    answer = data(row.get("answer_on", {}).get(backend, row["answer"]))
-    for method in ("GET", "POST"):
-        stub.route(method, ".*", json_body=answer)
+    if "image" in row:
+        stub.route("GET", ".*", body=(DATA / row["image"]).read_bytes())
+    else:
+        answer, posted = data(row.get("answer_on", {}).get(backend, row["answer"])), row.get("answer_post", {})
+        for method in ("GET", "POST"):
+            stub.route(method, ".*", json_body=data(posted[method]) if method in posted else answer)
     context.backend = backend
     sample = row["samples"][name]
     base = dict(row["baseline"])

@@ -5,6 +5,7 @@ from tools.tomtom.backends import Backend
 
 pytestmark = pytest.mark.asyncio
 
+BOX = [4.8, 52.3, 5.0, 52.4]
 PREFIX = {Backend.ORBIS: "/maps/orbis/places/poiSearch/", Backend.GENESIS: "/search/2/poiSearch/"}
 
 
@@ -47,12 +48,15 @@ async def test_request_on_each_backend(stub, dispatcher, context, backend):
 
 
 async def test_empty_query_searches_by_category(stub, dispatcher, context):
-    stub.route("GET", PREFIX[Backend.ORBIS] + ".*", json_body=data("poi_search.json"))
-    await dispatcher.call(
-        "tomtom-poi-search", {"query": "", "poiCategories": [7326], "position": [4.9, 52.37]}, context
-    )
+    stub.route("GET", "/maps/orbis/places/.*", json_body=data("poi_search.json"))
+    await dispatcher.call("tomtom-poi-search", {"query": "", "poiCategories": [7326], "boundingBox": BOX}, context)
     sent = stub.requests[-1]
     assert sent.path == "/maps/orbis/places/poiSearch/.json"
+    assert (sent.param("categorySet"), sent.param("topLeft")) == ("7326", "52.4,4.8")
+    # Around a position, an empty query is Nearby Search: the nearest first (tests/tools/test_poi_search_nearest.py).
+    await dispatcher.call("tomtom-poi-search", {"poiCategories": [7326], "position": [4.9, 52.37]}, context)
+    sent = stub.requests[-1]
+    assert sent.path == "/maps/orbis/places/nearbySearch/.json"
     assert (sent.param("categorySet"), sent.param("lat"), sent.param("lon")) == ("7326", "52.37", "4.9")
 
 
@@ -62,6 +66,7 @@ async def test_compact_keeps_requested_hours_and_time_zone(stub, dispatcher, con
         "tomtom-poi-search", {"query": "apotheek", "openingHours": "nextSevenDays", "timeZone": "iana"}, context
     )
     assert outcome.data["results"][0] == {
+        "id": "NL/POI/p0/100",
         "type": "POI",
         "address": {
             "freeformAddress": "Damstraat 12, 1012 JM Amsterdam",

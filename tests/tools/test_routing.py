@@ -189,3 +189,75 @@ async def test_full_asks_for_every_section_type(stub, dispatcher, context, backe
     sections = stub.requests[-1].query["sectionType"]
     assert "traffic" in sections and "travelMode" in sections
     assert len(sections) > 2 if backend is Backend.GENESIS else sections == ["traffic", "travelMode"]
+
+
+TRUCK = {
+    "weightKg": 18000,
+    "axleWeightKg": 9000,
+    "lengthM": 12.5,
+    "widthM": 2.55,
+    "heightM": 4,
+    "commercial": True,
+    "loadType": ["otherHazmatGeneral", "USHazmatClass3"],
+}
+
+
+async def test_the_truck_reaches_calculate_route_on_tomtom_maps(stub, dispatcher, context):
+    stub.route("GET", GENESIS, json_body=data("route.json"))
+    context.backend = Backend.GENESIS
+    arguments = {"locations": [[4.9, 52.3], [13.4, 52.5]], "travelMode": "truck", "vehicle": TRUCK}
+    outcome = await dispatcher.call("tomtom-routing", arguments, context)
+    assert not outcome.is_error, outcome.text
+    query = stub.requests[-1].query
+    assert {name: query.get(name) for name in (
+        "travelMode", "vehicleWeight", "vehicleAxleWeight", "vehicleLength", "vehicleWidth", "vehicleHeight",
+        "vehicleCommercial", "vehicleLoadType",
+    )} == {
+        "travelMode": ["truck"], "vehicleWeight": ["18000"], "vehicleAxleWeight": ["9000"], "vehicleLength": ["12.5"],
+        "vehicleWidth": ["2.55"], "vehicleHeight": ["4"], "vehicleCommercial": ["true"],
+        "vehicleLoadType": ["otherHazmatGeneral", "USHazmatClass3"],
+    }  # fmt: skip
+
+
+async def test_only_what_is_given_is_sent(stub, dispatcher, context):
+    stub.route("GET", GENESIS, json_body=data("route.json"))
+    context.backend = Backend.GENESIS
+    arguments = {"locations": [[4.9, 52.3], [13.4, 52.5]], "travelMode": "truck", "vehicle": {"heightM": 3.9}}
+    await dispatcher.call("tomtom-routing", arguments, context)
+    assert sorted(k for k in stub.requests[-1].query if k.startswith("vehicle")) == ["vehicleHeight"]
+
+
+async def test_a_vehicle_needs_travel_mode_truck(stub, dispatcher, context):
+    context.backend = Backend.GENESIS
+    arguments = {"locations": [[4.9, 52.3], [13.4, 52.5]], "vehicle": {"weightKg": 18000}}
+    error = (await dispatcher.call("tomtom-routing", arguments, context)).data["error"]
+    assert (error["code"], error["arguments"]) == ("invalid_arguments", ["vehicle", "travelMode"])
+    assert stub.requests == []
+
+
+@pytest.mark.parametrize(
+    ("vehicle", "argument"),
+    [
+        ({"weightKg": 0}, "vehicle.weightKg"),
+        ({"heightM": 11}, "vehicle.heightM"),
+        ({"loadType": ["plutonium"]}, "vehicle.loadType[0]"),
+        ({"colour": "red"}, "vehicle.colour"),
+    ],
+)
+async def test_a_wrong_vehicle_names_the_path(stub, dispatcher, context, vehicle, argument):
+    context.backend = Backend.GENESIS
+    arguments = {"locations": [[4.9, 52.3], [13.4, 52.5]], "travelMode": "truck", "vehicle": vehicle}
+    error = (await dispatcher.call("tomtom-routing", arguments, context)).data["error"]
+    assert (error["code"], error["argument"]) == ("invalid_arguments", argument)
+
+
+async def test_orbis_lists_no_vehicle_and_refuses_one(stub, dispatcher, context):
+    routing = dispatcher.get("tomtom-routing")
+    assert "vehicle" not in routing.listing(Backend.ORBIS, False).input_schema["properties"]
+    assert "vehicle" in routing.listing(Backend.GENESIS, False).input_schema["properties"]
+    outcome = await dispatcher.call(
+        "tomtom-routing", {"locations": [[4.9, 52.3], [13.4, 52.5]], "vehicle": {"weightKg": 18000}}, context
+    )
+    error = outcome.data["error"]
+    assert error["code"] == "unsupported" and error["argument"] == "vehicle"
+    assert stub.requests == []

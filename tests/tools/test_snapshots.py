@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from tools.snapshots import LazySnapshot
+from tools.snapshots import LazySnapshot, Rederived
 
 
 class Clock:
@@ -47,6 +47,15 @@ async def test_a_failed_read_keeps_the_value():
     clock.now = 5
 
     assert (await snapshot.fresh(), calls[0]) == ("first", 2)
+
+
+async def test_a_rederived_value_replaces_the_value_but_is_not_a_read():
+    clock, (calls, read) = Clock(), reader("first", Rederived("first, judged again"))
+    snapshot = LazySnapshot("none", read=read, refresh_seconds=1, wait_seconds=1, thread_name="t", clock=clock)
+    snapshot.prime()
+    clock.now = 5
+
+    assert (await snapshot.fresh(), calls[0], snapshot.read_at) == ("first, judged again", 2, 0)
 
 
 async def test_without_a_refresh_time_the_value_is_the_one_given():

@@ -313,7 +313,7 @@ PLACE_TOOLS = [
         ["Place"],
     ),
     (
-        "tomtom-nearby",
+        "tomtom-poi-search",  # no query: the nearest around `position`
         {"position": AMSTERDAM, "poiCategories": [7309]},
         [4.904333, 52.366486],
         "Nieuwe Herengracht Charging",

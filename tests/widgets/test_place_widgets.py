@@ -72,10 +72,6 @@ CASES = {
         [("GET", r".*/poiSearch/.*", many(data("poi_search.json"), "results", 100))],
         {"query": "pharmacy", "limit": 100, "openingHours": "nextSevenDays", "timeZone": "iana"},
     ),
-    "tomtom-nearby": (
-        [("GET", r".*/nearbySearch/.*", many(data("poi_search.json"), "results", 100))],
-        {"position": AMSTERDAM, "poiCategories": [7326], "limit": 100},
-    ),
     "tomtom-ev-search": (
         [
             ("GET", r".*/nearbySearch/.*", many(data("ev_search.json"), "results", 20)),

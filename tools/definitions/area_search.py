@@ -153,8 +153,7 @@ TOOL = define_tool(
     name="tomtom-area-search",
     title="TomTom Area Search",
     description=(
-        "POIs strictly inside an area: a circle (center, radius), a polygon or a box. "
-        "To rank places near a point use tomtom-nearby."
+        "POIs strictly inside a circle (center, radius), a polygon or a box. Ranked near a point: tomtom-poi-search."
     ),
     input=AreaSearchInput,
     run=run,

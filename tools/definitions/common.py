@@ -61,10 +61,16 @@ def _points_only(value: Any) -> Any:
     return value
 
 
-PointsDetail = Annotated[Literal["compact", "full"], BeforeValidator(_points_only)]
-"""`response_detail` of a point-only tool: compact (the answer) or full (TomTom's untrimmed answer).
-Listed without a description: the server's instructions say it once for every tool."""
-GeometryDetail = Literal["compact", "geometry", "full"]
+def _said_once(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+SAID_IN_INSTRUCTIONS = Field(json_schema_extra=_said_once)
+"""`response_detail` is listed without a description or its default: the server's instructions
+say once, for every tool, what each value means and that compact is the default (docs/adr/0032)."""
+PointsDetail = Annotated[Literal["compact", "full"], BeforeValidator(_points_only), SAID_IN_INSTRUCTIONS]
+"""`response_detail` of a point-only tool: compact (the answer) or full (TomTom's untrimmed answer)."""
+GeometryDetail = Annotated[Literal["compact", "geometry", "full"], SAID_IN_INSTRUCTIONS]
 """`response_detail` of a tool with geometry: compact, geometry (compact plus GeoJSON to draw) or
 full (TomTom's untrimmed answer, large)."""
 ShowUi = Annotated[bool, Field(description="Also draw it on a map; the text is unchanged.")]

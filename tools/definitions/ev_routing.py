@@ -125,7 +125,7 @@ class EvRoutingInput(ToolInput):
         Locations,
         Field(
             max_length=MAX_STOPS,
-            description="Origin, waypoints, destination: [[lon, lat], ...].",
+            description="Stops in order, origin first: [[lon, lat], ...].",
         ),
     ]
     maxChargeInkWh: Capacity = Field(description="Battery capacity.")
@@ -233,9 +233,8 @@ TOOL = define_tool(
     name="tomtom-ev-routing",
     title="TomTom EV Route Planner",
     description=(
-        "A long electric-vehicle trip with the charging stops it needs: where, which connector and power, "
-        "how long, the charge left. For a route without charging use tomtom-routing; for chargers near a "
-        "point, tomtom-ev-search."
+        "A long EV trip with the charging stops it needs: where, connector and power, how long, charge left. "
+        "Without charging: tomtom-routing; chargers near a point: tomtom-ev-search."
     ),
     input=EvRoutingInput,
     run=run,

@@ -133,11 +133,11 @@ TOOL = define_tool(
     name="tomtom-ev-search",
     title="TomTom EV Charging Search",
     description=(
-        "EV charging stations near a point, nearest first, with connectors and power; filter by connector, "
-        "power or brand. For charging stops on a trip use tomtom-ev-routing."
+        "EV chargers near a point, nearest first, with connectors and power. Charging stops on a trip: "
+        "tomtom-ev-routing."
     ),
     backend_notes={
-        Backend.GENESIS: "Says how many points are free now.",
+        Backend.GENESIS: "With free points now.",
         Backend.ORBIS: "Free points now: on the tomtom-maps backend only.",
     },
     input=EvSearchInput,

@@ -42,7 +42,7 @@ class FuzzySearchInput(AreaInputs):
     poiCategories: PoiCategories | None = None
     idxSet: Annotated[list[Index], Field(min_length=1), UNIQUE] | None = Field(
         None,
-        description="Only these kinds: Geo areas, PAD addresses, Addr ranges, Str streets, XStr crossings, POI.",
+        description="Only these: Geo areas, PAD addresses, Addr ranges, Str streets, XStr crossings, POI.",
     )
 
 
@@ -63,8 +63,8 @@ TOOL = define_tool(
     name="tomtom-fuzzy-search",
     title="TomTom Fuzzy Search",
     description=(
-        "Free-text search over addresses, streets, cities and POIs together, typos tolerated. Prefer "
-        "tomtom-geocode for an address, tomtom-poi-search for businesses, tomtom-nearby around a point."
+        "Free text over addresses, places and POIs at once, typos tolerated. Prefer tomtom-geocode for an "
+        "address, tomtom-poi-search for businesses."
     ),
     input=FuzzySearchInput,
     run=run,

@@ -220,8 +220,8 @@ TOOL = define_tool(
     name="tomtom-matrix-routing",
     title="TomTom Matrix Routing",
     description=(
-        "Travel time, distance and traffic delay from each origin to each destination, and each origin's "
-        "nearest destination by time: which store, depot or driver is closest. For one route use tomtom-routing."
+        "Time, distance and traffic delay from each origin to each destination, and each origin's nearest: "
+        "which store, depot or driver is closest. One route: tomtom-routing."
     ),
     backend_notes={
         Backend.GENESIS: f"Up to {MAX_CELLS} pairs.",

@@ -44,7 +44,8 @@ MAX_STOPS = 12
 MAX_SERVICE_S = 86_400
 """A day: TomTom plans time windows within 24 hours of the departure."""
 
-ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="HH:MM, 24-hour clock.")]
+ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")]
+"""HH:MM on a 24-hour clock (the pattern says it: listed bare)."""
 
 
 class TimeWindow(ToolInput):
@@ -219,8 +220,8 @@ TOOL = define_tool(
     name="tomtom-optimize-waypoints",
     title="TomTom Waypoint Optimization",
     description=(
-        f"The fastest order to visit 3-{MAX_STOPS} stops (a fixed first or last, time windows, time at each if "
-        "given): the order, each leg, the saving over the order given. To keep an order use tomtom-routing."
+        f"The fastest order to visit 3-{MAX_STOPS} stops (fixed first or last, time windows, time at each): "
+        "the order, legs, the saving. To keep an order use tomtom-routing."
     ),
     unavailable_on={
         Backend.ORBIS: (

@@ -28,8 +28,7 @@ class PoiCategoriesInput(ToolInput):
         None,
         min_length=1,
         max_length=10,
-        description=f"Words matched in names and synonyms, e.g. ['pharmacy']; best {MAX_MATCHES} "
-        "matches. Without: the top-level categories.",
+        description=f"Words, e.g. ['pharmacy']; best {MAX_MATCHES} matches. Without: the top-level categories.",
     )
     language: Language | None = None
     response_detail: PointsDetail = "compact"
@@ -52,9 +51,7 @@ async def run(input: PoiCategoriesInput, context: CallContext) -> dict[str, Any]
 TOOL = define_tool(
     name="tomtom-poi-categories",
     title="TomTom POI Categories",
-    description=(
-        "The category ids (poiCategories of the search tools) for words like 'pharmacy' or 'charging station'."
-    ),
+    description=("Category ids (the search tools' poiCategories) for words like 'pharmacy'."),
     input=PoiCategoriesInput,
     run=run,
 )

@@ -1,9 +1,11 @@
-"""tomtom-poi-search: points of interest by name, brand or category.
+"""tomtom-poi-search: points of interest by name, brand or category, or the nearest around a point.
 
 Orbis: GET `/maps/orbis/places/poiSearch/{query}.json?apiVersion=1`; TomTom Maps: GET
-`/search/2/poiSearch/{query}.json`. An empty `query` searches by category or brand alone (the
-path becomes `poiSearch/.json`), so it needs `poiCategories` or `brandSet`. `position` only
-biases the ranking; `radius` or `boundingBox` make it a boundary.
+`/search/2/poiSearch/{query}.json`. `position` only biases the ranking; `radius` or
+`boundingBox` make it a boundary. An empty (or left out) `query` searches by the POI filters
+alone: with `position`, TomTom's Nearby Search (`nearbySearch/.json`, nearest first, any POI
+filter), which the retired tool name `tomtom-nearby` now reaches as an alias (docs/adr/0032);
+without, `poiSearch/.json` by `poiCategories` or `brandSet`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from tools.definitions.search_common import (
     PoiFilters,
     area_params,
     common_params,
+    nearby_search,
     poi_params,
     query_segment,
     search,
@@ -36,9 +39,9 @@ class PoiSearchInput(PoiDetails, PoiFilters, AreaInputs):
         str,
         Field(
             max_length=400,
-            description="Name or kind of place, e.g. 'pizza'. Empty: by poiCategories or brandSet alone.",
+            description="e.g. 'pizza'. Empty: by filters alone, nearest `position` first.",
         ),
-    ]
+    ] = ""
     response_detail: PointsDetail = "compact"
     show_ui: ShowUi = False
     limit: Limit = 10
@@ -47,15 +50,25 @@ class PoiSearchInput(PoiDetails, PoiFilters, AreaInputs):
 
     @model_validator(mode="after")
     def _empty_query_rule(self) -> PoiSearchInput:
-        if not self.query.strip() and self.poiCategories is None and self.brandSet is None:
+        if self.query.strip():
+            return self
+        if self.position is not None:
+            self.require_some_filter("an empty query")
+        elif self.poiCategories is None and self.brandSet is None:
             raise rule("query", "poiCategories", "brandSet", message="an empty query needs categories or brands")
         return self
 
 
 def build_request(input: PoiSearchInput, backend: Backend) -> tuple[str, dict[str, Any]]:
-    """The path and query parameters for this call on this backend."""
-    path, params = search_path(backend, f"poiSearch/{query_segment(input.query.strip())}.json")
-    params.update(common_params(input), **area_params(input), **poi_params(input))
+    """The path and query parameters for this call on this backend: Nearby Search for an
+    empty query around `position` (nearest first), else POI Search."""
+    query = input.query.strip()
+    if not query and input.position is not None:
+        path, params = nearby_search(backend, input.position, input.radius)
+    else:
+        path, params = search_path(backend, f"poiSearch/{query_segment(query)}.json")
+        params.update(area_params(input))
+    params.update(common_params(input), **poi_params(input))
     return path, params
 
 
@@ -67,8 +80,8 @@ TOOL = define_tool(
     name="tomtom-poi-search",
     title="TomTom POI Search",
     description=(
-        "Businesses and other POIs (restaurants, shops, fuel, hotels...) by name, brand or category; "
-        "`position` ranks nearer ones first. For the nearest around a point use tomtom-nearby."
+        "POIs (shops, fuel, hotels...) by name, brand or category; `position` ranks nearer first; no query: "
+        "the nearest by filters alone. Details of one: tomtom-place-details."
     ),
     input=PoiSearchInput,
     run=run,

@@ -58,9 +58,9 @@ class ReachableRangeInput(ToolInput):
         None,
         ge=1,
         le=MAX_TIME_BUDGET,
-        description="Seconds of travel; give this or distanceBudgetInMeters.",
+        description="Seconds; or distanceBudgetInMeters.",
     )
-    distanceBudgetInMeters: int | None = Field(None, ge=1, le=MAX_DISTANCE_BUDGET, description="Metres of travel.")
+    distanceBudgetInMeters: int | None = Field(None, ge=1, le=MAX_DISTANCE_BUDGET, description="Or metres.")
     routeType: RouteType = "fast"
     travelMode: Annotated[Literal["car", "truck"], ORBIS_CARS_ONLY] = "car"
     traffic: TrafficMode = "live"
@@ -129,8 +129,8 @@ TOOL = define_tool(
     name="tomtom-reachable-range",
     title="TomTom Reachable Range",
     description=(
-        "The area reachable from a point within a travel time or distance (isochrone): center and bounding "
-        "box; the polygon with response_detail geometry. For a route use tomtom-routing."
+        "The area reachable from a point within a time or distance (isochrone): center and box; the "
+        "polygon with geometry. A route: tomtom-routing."
     ),
     input=ReachableRangeInput,
     run=run,

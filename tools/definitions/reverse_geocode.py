@@ -75,8 +75,7 @@ TOOL = define_tool(
     name="tomtom-reverse-geocode",
     title="TomTom Reverse Geocode",
     description=(
-        "The address at a point, or the municipality, postcode area or country around it. "
-        "To find a place by name use tomtom-geocode."
+        "The address at a point, or the municipality, postcode area or country around it. By name: tomtom-geocode."
     ),
     input=ReverseGeocodeInput,
     run=run,

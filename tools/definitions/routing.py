@@ -29,6 +29,17 @@ AvoidOption = Literal[
     "tollRoads", "motorways", "ferries", "unpavedRoads", "carpools", "alreadyUsedRoads",
     "borderCrossings", "tunnels", "carTrains", "lowEmissionZones",
 ]  # fmt: skip
+LoadType = Literal[
+    "USHazmatClass1", "USHazmatClass2", "USHazmatClass3", "USHazmatClass4", "USHazmatClass5", "USHazmatClass6",
+    "USHazmatClass7", "USHazmatClass8", "USHazmatClass9", "otherHazmatExplosive", "otherHazmatGeneral",
+    "otherHazmatHarmfulToWater",
+]  # fmt: skip
+"""TomTom's `vehicleLoadType` values (Calculate Route, TomTom Maps: US Hazmat classes and three others)."""
+VEHICLE_PARAMS = {
+    "weightKg": "vehicleWeight", "axleWeightKg": "vehicleAxleWeight", "lengthM": "vehicleLength",
+    "widthM": "vehicleWidth", "heightM": "vehicleHeight",
+}  # fmt: skip
+"""Each `vehicle` dimension and the Calculate Route parameter it becomes (kilograms, metres)."""
 GENESIS_ROUTE_TYPES = {"fast": "fastest", "short": "shortest", "efficient": "eco", "thrilling": "thrilling"}
 MAX_LOCATIONS = 150
 MAX_AVOID_AREAS = 10
@@ -104,6 +115,41 @@ Locations = Annotated[
 ]
 
 
+class Vehicle(ToolInput):
+    """The truck a route is planned for (TomTom Maps' Calculate Route `vehicle*` parameters)."""
+
+    weightKg: int | None = Field(None, ge=1, le=200_000)
+    axleWeightKg: int | None = Field(None, ge=1, le=100_000)
+    lengthM: float | None = Field(None, gt=0, le=50)
+    widthM: float | None = Field(None, gt=0, le=10)
+    heightM: float | None = Field(None, gt=0, le=10)
+    commercial: bool = False
+    loadType: (
+        Annotated[
+            list[Annotated[LoadType, listed_by_example(LoadType, "USHazmatClass3", "otherHazmatGeneral")]],
+            Field(min_length=1, max_length=12),
+            UNIQUE,
+        ]
+        | None
+    ) = None
+
+    def params(self) -> dict[str, Any]:
+        """The Calculate Route parameters for this vehicle (a load type list repeats the parameter)."""
+        params: dict[str, Any] = {VEHICLE_PARAMS[name]: getattr(self, name) for name in VEHICLE_PARAMS
+                                  if getattr(self, name) is not None}  # fmt: skip
+        if self.commercial:
+            params["vehicleCommercial"] = True
+        if self.loadType is not None:
+            params["vehicleLoadType"] = list(self.loadType)
+        return params
+
+
+TruckVehicle = Annotated[
+    Vehicle, only_on_backend(Backend.ORBIS, why="Orbis plans routes for cars only"),
+    Field(description="For travelMode truck."),
+]  # fmt: skip
+
+
 class RouteOptions(ToolInput):
     """How a route is planned: the inputs every Routing API service takes."""
 
@@ -122,10 +168,13 @@ class RoutingInput(RouteOptions):
     arriveAt: ArriveAt | None = None
     maxAlternatives: int = Field(0, ge=0, le=5)
     vehicleHeading: int | None = Field(None, ge=0, le=359, description="Degrees from north.")
+    vehicle: TruckVehicle | None = None
 
     @model_validator(mode="after")
     def _rules(self) -> RoutingInput:
         exclusive(self, "departAt", "arriveAt", message="a route can leave at a time or arrive by one, not both")
+        if self.vehicle is not None and self.travelMode != "truck":
+            raise rule("vehicle", "travelMode", message="a vehicle is routed as a truck: send travelMode truck")
         if self.arriveAt is not None and self.maxAlternatives:
             raise rule("maxAlternatives", "arriveAt", message="alternatives cannot be computed with `arriveAt`")
         return self
@@ -160,6 +209,7 @@ def build_request(
     arriveAt: str | None = None,
     maxAlternatives: int = 0,
     vehicleHeading: int | None = None,
+    vehicle: Vehicle | None = None,
     full: bool = False,
 ) -> tuple[str, dict[str, Any]]:
     """Calculate Route through `locations`: path and parameters (also for the tools that plan
@@ -174,6 +224,8 @@ def build_request(
         params["maxAlternatives"] = maxAlternatives
     if avoid:
         params["avoid"] = list(avoid)
+    if vehicle is not None:
+        params.update(vehicle.params())
     return path, params
 
 
@@ -211,7 +263,7 @@ async def calculate(
 def request_for(input: RoutingInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     return build_request(
         input.locations, input, backend, avoid=input.avoid, departAt=input.departAt, arriveAt=input.arriveAt,
-        maxAlternatives=input.maxAlternatives, vehicleHeading=input.vehicleHeading,
+        maxAlternatives=input.maxAlternatives, vehicleHeading=input.vehicleHeading, vehicle=input.vehicle,
         full=input.response_detail == "full",
     )  # fmt: skip
 
@@ -237,8 +289,8 @@ TOOL = define_tool(
     name="tomtom-routing",
     title="TomTom Routing",
     description=(
-        "A route through 2+ stops in the order given: distance, travel time, traffic delay; leave or arrive "
-        "at a time, avoid roads or areas. For an EV trip with charging stops use tomtom-ev-routing."
+        "A route through 2+ stops in order: distance, time, traffic delay; leave or arrive at a time, "
+        "avoid roads or areas. EV trip with charging stops: tomtom-ev-routing."
     ),
     input=RoutingInput,
     run=run,

@@ -49,7 +49,7 @@ class SearchAlongRouteInput(ToolInput):
         str,
         Field(
             max_length=400,
-            description="What to find, e.g. 'petrol station'. Empty: by poiCategories or brandSet alone.",
+            description="e.g. 'petrol station'; empty: by poiCategories or brandSet alone.",
         ),
     ]
     response_detail: GeometryDetail = "compact"
@@ -119,8 +119,8 @@ TOOL = define_tool(
     name="tomtom-search-along-route",
     title="TomTom Search Along Route",
     description=(
-        "Places on the way from origin to destination (fuel, food, chargers...), each with the detour it "
-        "adds, and the route's distance and time. For places around one point use tomtom-nearby."
+        "Places on the way from origin to destination (fuel, food...), each with the detour it adds, and "
+        "the route's distance and time. Around a point: tomtom-poi-search."
     ),
     input=SearchAlongRouteInput,
     run=run,

@@ -53,11 +53,9 @@ class TrafficInput(ToolInput):
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
     language: Language = "en-GB"
-    categoryFilter: Annotated[list[Category], Field(max_length=len(CATEGORIES)), UNIQUE] | None = Field(
-        None, description="Only these kinds of incident."
-    )
+    categoryFilter: Annotated[list[Category], Field(max_length=len(CATEGORIES)), UNIQUE] | None = None
     timeValidityFilter: Annotated[list[Validity], Field(min_length=1, max_length=2), UNIQUE] = ["present"]
-    maxResults: int = Field(DEFAULT_CAP, ge=1, le=1000, description="At most this many, most severe first.")
+    maxResults: int = Field(DEFAULT_CAP, ge=1, le=1000)
 
 
 def build_request(input: TrafficInput, backend: Backend) -> tuple[str, dict[str, Any]]:
@@ -98,8 +96,8 @@ TOOL = define_tool(
     name="tomtom-traffic",
     title="TomTom Traffic",
     description=(
-        "Traffic incidents (jams, closures, roadworks, accidents) in a bounding box, most severe first, "
-        "with delays and roads. For the delay on a route use tomtom-routing."
+        "Incidents (jams, closures, roadworks, accidents) in a box, most severe first, with delays and roads. "
+        "Delay on a route: tomtom-routing."
     ),
     input=TrafficInput,
     run=run,

@@ -63,7 +63,7 @@ from tools.definition import Tool
 from tools.dispatch import Next, ToolCall, ToolOutcome
 from tools.governance import fixtures, rules
 from tools.governance.surface import ChangeKind, Deprecation, InputChange, Retirement, Surface
-from tools.snapshots import LazySnapshot
+from tools.snapshots import LazySnapshot, Rederived
 
 REFRESH_WAIT_SECONDS = 2.0
 """How long a call waits for a slow refresh before it is answered from the last snapshot."""
@@ -256,10 +256,12 @@ class Governance:
         outcome = await next_(call)
         return with_notice(outcome, call.notice) if call.notice else outcome
 
-    def _attempt(self) -> tuple[View, bool]:
+    def _attempt(self) -> tuple[View, bool] | Rederived[tuple[View, bool]]:
         """Read the tables (worker thread) and judge them on today: the view and True; or, when
-        they cannot be read, the last view read from them (on today), else the committed fixture
-        and False. Records retirements whose date came. Logs only when readability changes."""
+        they cannot be read, the last view read from them judged again on today (not a fresh
+        read: `/readyz` still counts the snapshot's age from the last read), else the committed
+        fixture and False. Records retirements whose date came. Logs only when readability
+        changes."""
         day = self._today()
         try:
             surface = self._load()
@@ -268,7 +270,7 @@ class Governance:
             current, from_tables = self._state.value
             if from_tables:
                 self._warn_unreadable(SurfaceUnreadableFromSnapshot, error, current.read)
-                return View(current.read, day), True
+                return Rederived((View(current.read, day), True))
             try:
                 fallback = self._fallback()
             except Exception as fixture_exc:  # a broken checkout: tools.E011 says so at check time
@@ -308,7 +310,7 @@ def with_notice(outcome: ToolOutcome, notice: str) -> ToolOutcome:
     answer = outcome.answer
     if answer is not None:
         answer = replace(answer, data={NOTICE_KEY: notice, **answer.data})
-    return ToolOutcome(data, is_error=outcome.is_error, meta=outcome.meta, answer=answer)
+    return ToolOutcome(data, is_error=outcome.is_error, meta=outcome.meta, answer=answer, image=outcome.image)
 
 
 def deprecated_notice(deprecation: Deprecation) -> str:

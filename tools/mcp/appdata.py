@@ -90,8 +90,9 @@ async def deliver_app_data(call: ToolCall, next_: Next) -> ToolOutcome:
     answer = outcome.answer
     if answer is None:
         return outcome
-    if not call.context.widgets:  # a client without widgets: the answer alone, whatever show_ui said
-        return ToolOutcome(answer.data)
+    if not call.context.widgets or (call.tool is not None and call.tool.widget is None):
+        # a client without widgets, or a tool no widget draws (a picture): the answer alone
+        return ToolOutcome(answer.data, image=outcome.image)
     fitting = answer.show_ui and answer.app_data is not None
     delivery = await asyncio.to_thread(deliver, call.name, answer) if fitting else deliver(call.name, answer)
     fitted = delivery.fitted
@@ -107,4 +108,4 @@ async def deliver_app_data(call: ToolCall, next_: Next) -> ToolOutcome:
                     result_chars=delivery.result_chars, simplification=simplification))  # fmt: skip
         if not delivery.inline and not answer.refetchable:
             log(TooLarge(**who, raw_bytes=fitted.raw_bytes, result_chars=delivery.result_chars))
-    return ToolOutcome(delivery.data, meta=delivery.meta, _text=delivery.text)
+    return ToolOutcome(delivery.data, meta=delivery.meta, image=outcome.image, _text=delivery.text)

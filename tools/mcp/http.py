@@ -54,17 +54,21 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, StatusCode
 from starlette.datastructures import Headers
 from starlette.requests import Request
 
+from core.events import CLIENT_NAME_LENGTH, SHORT_TEXT_LENGTH, USER_AGENT_LENGTH, clip
 from tenants.store import Admission
+from tools import tracing
 from tools.context import CallContext, ServerConfig, TenantTerms, key_auth_method
 from tools.dispatch import Dispatcher
 from tools.mcp import exchange
 from tools.mcp.body import parse_body
-from tools.mcp.identity import UNKNOWN, Identity, SessionIds, identify, upstream_metadata
+from tools.mcp.identity import UNKNOWN, Identity, SessionIds, identify, session_label, upstream_metadata
 from tools.mcp.oauth import METADATA_PATH, AuthFailure, ResourceServer, SignIn
-from tools.mcp.server import build_server
+from tools.mcp.server import TRACE_SPAN, build_server, remote_parent, request_span
 from tools.tomtom.backends import BACKEND_HEADER, Backend
 from tools.tomtom.credentials import KeySources, bearer_token
 
@@ -317,7 +321,27 @@ class McpEndpoint:
         if parsed.message is None:
             assert parsed.error is not None  # one or the other
             return _jsonrpc_error(400, parsed.error.code, parsed.error.message, cors)
-        message = parsed.message
+        tracer = tracing.tracer()
+        if tracer is None or not isinstance(parsed.message.get("method"), str):
+            return await self._answer(request, parsed.message, body, cors)
+        span = self._span(tracer, request, parsed.message)
+        with trace.use_span(span, end_on_exit=True, record_exception=False, set_status_on_exception=False):
+            response = await self._answer(request, parsed.message, body, cors, span)
+            if response.status_code >= 400:  # refused before the SDK answered (sign-in, its transport)
+                span.set_attribute("error.type", str(response.status_code))
+                span.set_status(StatusCode.ERROR)
+            return response
+
+    async def _answer(
+        self,
+        request: HttpRequest,
+        message: Message,
+        body: bytes,
+        cors: list[tuple[str, str]],
+        span: trace.Span | None = None,
+    ) -> HttpResponse:
+        """One JSON-RPC message that passed the guard: who sends it, sign-in, then the SDK."""
+        headers = request.headers
         identity = identify(headers, message, self.settings.session_ids)
         admission = None
         if self.settings.sign_in is not None:
@@ -327,10 +351,49 @@ class McpEndpoint:
                 return self._refused(failure, cors)
         metadata = upstream_metadata(identity, auth_method(headers, self.config, admission))
         extra = [*cors, ("TomTom-Upstream-Metadata", metadata)]
+        session = identity.session
         if identity.mint_session:
             session_id = self.settings.session_ids.mint(identity.client_name, identity.apps_declared is True)
             extra.append(("Mcp-Session-Id", session_id))
-        return await self._forward(request, identity, message, body, extra, admission)
+            session = session_label(session_id)
+        if span is not None:
+            agent = identity.user_agent
+            span.set_attributes(
+                tracing.attributes(
+                    mcp__session__id=session,
+                    user_agent__original=None if agent is None else clip(agent, USER_AGENT_LENGTH),
+                    tomtom_mcp__client__name=clip(identity.client_name, CLIENT_NAME_LENGTH),
+                    tomtom_mcp__tenant=None if admission is None else admission.tenant,
+                )
+            )
+        return await self._forward(request, identity, message, body, extra, admission, span)
+
+    def _span(self, tracer: trace.Tracer, request: HttpRequest, message: Message) -> trace.Span:
+        """The request's MCP server span (OpenTelemetry's MCP conventions), the child of the
+        caller's span when its `params._meta` or HTTP headers carry one."""
+        params = message.get("params")
+        name, attributes = request_span(message["method"], params, message.get("id"), self._known)
+        version = request.headers.get("mcp-protocol-version")
+        if version is None and message["method"] == "initialize" and isinstance(params, Mapping):
+            version = params.get("protocolVersion") if isinstance(params.get("protocolVersion"), str) else None
+        scope = getattr(request, "scope", None) or {}
+        client = scope.get("client") or (None, None)
+        attributes.update(
+            tracing.attributes(
+                mcp__protocol__version=None if version is None else clip(version, SHORT_TEXT_LENGTH),
+                network__transport="tcp",
+                network__protocol__name="http",
+                network__protocol__version=scope.get("http_version"),
+                client__address=client[0],
+                client__port=client[1],
+            )
+        )
+        meta = params.get("_meta") if isinstance(params, Mapping) else None
+        parent = remote_parent(meta, request.headers)
+        return tracer.start_span(name, context=parent, kind=SpanKind.SERVER, attributes=attributes)
+
+    def _known(self, name: str) -> bool:
+        return self.dispatcher is not None and self.dispatcher.get(name) is not None
 
     def _refused(self, failure: AuthFailure, cors: list[tuple[str, str]]) -> HttpResponse:
         """A sign-in refusal: the OAuth error body and, for 401/403, the RFC 6750 challenge."""
@@ -365,6 +428,7 @@ class McpEndpoint:
         body: bytes,
         extra: list[tuple[str, str]],
         admission: Admission | None = None,
+        span: trace.Span | None = None,
     ) -> HttpResponse:
         scope = _asgi_scope(request)
         # The SDK's transport checks the media types again, more strictly (case-sensitive, both
@@ -376,7 +440,7 @@ class McpEndpoint:
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
         ]
-        state = {**scope.get("state", {}), IDENTITY: identity, ADMISSION: admission}
+        state = {**scope.get("state", {}), IDENTITY: identity, ADMISSION: admission, TRACE_SPAN: span}
         forwarded = {**scope, "headers": raw, "state": state}
         delivered = False
 

@@ -122,6 +122,14 @@ class Identity:
     in its session id (None: not known)."""
     tool_calls: int = 0
     """1 for a `tools/call` request, else 0: what a tenant's quota counts."""
+    session: str | None = None
+    """The `session_label` of the valid `Mcp-Session-Id` the request carries (traces' `mcp.session.id`)."""
+
+
+def session_label(session_id: str) -> str:
+    """What names a session this server minted and tells nothing else: its nonce (no client
+    name, no signature, so it cannot be replayed as an id)."""
+    return session_id.split(".")[1]
 
 
 def _client_info_name(message: Mapping[str, Any]) -> str | None:
@@ -154,7 +162,8 @@ def identify(headers: Mapping[str, str], message: Mapping[str, Any], session_ids
         session = session_ids.read_session(session_id)
         if session is None:
             return Identity(UNKNOWN, user_agent, tool_calls=calls)
-        return Identity(session[0], user_agent, apps_declared=session[1], tool_calls=calls)
+        return Identity(session[0], user_agent, apps_declared=session[1], tool_calls=calls,
+                        session=session_label(session_id))  # fmt: skip
     return Identity(user_agent or UNKNOWN, user_agent, tool_calls=calls)
 
 

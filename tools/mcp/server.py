@@ -18,6 +18,7 @@ pure function of the request.
 
 from __future__ import annotations
 
+import base64
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -27,9 +28,15 @@ from mcp.server import Server
 from mcp.server.apps import client_supports_apps
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
+from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import ValidationError
+from starlette.requests import Request
 
+from core.events import SHORT_TEXT_LENGTH, TOOL_NAME_LENGTH, clip
 from core.version import SERVER_NAME, version
+from tools import tracing
 from tools.client_surface import ClientSurfaces, default_client_surfaces
 from tools.context import CallContext
 from tools.definition import Tool
@@ -46,6 +53,68 @@ INSTRUCTIONS = (
 )
 
 ContextFactory = Callable[[ServerRequestContext[Any]], CallContext]
+TRACE_SPAN = "tomtom_mcp.span"
+"""Where the `/mcp` edge leaves the request's MCP server span in the ASGI scope's `state`."""
+
+
+def request_span(
+    method: str, params: Mapping[str, Any] | None, request_id: Any, known: Callable[[str], bool]
+) -> tuple[str, dict[str, Any]]:
+    """The MCP server span's name and attributes for one request or notification, as
+    OpenTelemetry's MCP conventions name them (docs/adr/0035-traces.md). A tool name is in the
+    span's name only when the registry knows it (span names stay few); as `gen_ai.tool.name`
+    it is kept as called, cut to the log's length."""
+    method = clip(method, SHORT_TEXT_LENGTH)
+    attributes: dict[str, Any] = {"mcp.method.name": method}
+    if request_id is not None:
+        attributes["jsonrpc.request.id"] = clip(str(request_id), SHORT_TEXT_LENGTH)
+    name = method
+    tool = params.get("name") if method == "tools/call" and isinstance(params, Mapping) else None
+    if method == "tools/call":
+        attributes["gen_ai.operation.name"] = "execute_tool"
+    if isinstance(tool, str):
+        attributes["gen_ai.tool.name"] = clip(tool, TOOL_NAME_LENGTH)
+        if known(tool):
+            name = f"{method} {tool}"
+    return name, attributes
+
+
+def remote_parent(*carriers: Any) -> otel_context.Context | None:
+    """The caller's trace context, from the first carrier holding a valid one: the request's
+    `params._meta` (as the MCP conventions propagate it), then the HTTP headers; else None."""
+    for carrier in carriers:
+        if not isinstance(carrier, Mapping):
+            continue
+        try:
+            context = propagate.extract(carrier)
+        except (TypeError, ValueError):
+            continue
+        if trace.get_current_span(context).get_span_context().is_valid:
+            return context
+    return None
+
+
+def _record_outcome(span: trace.Span, error: BaseException | None, method: str, result: Any = None) -> None:
+    """How a request ended, on its MCP server span: a JSON-RPC error's code, or `tool_error` for a
+    tool result with `isError` (the conventions' `error.type` values)."""
+    if isinstance(error, MCPError):
+        code = str(error.error.code)
+        span.set_attributes({"error.type": code, "rpc.response.status_code": code})
+        span.set_status(StatusCode.ERROR, clip(error.error.message, SHORT_TEXT_LENGTH))
+    elif error is not None:
+        span.set_attribute("error.type", type(error).__qualname__)
+        span.set_status(StatusCode.ERROR)
+    elif method == "tools/call" and _is_error_result(result):
+        span.set_attribute("error.type", "tool_error")
+        span.set_status(StatusCode.ERROR)
+
+
+def _is_error_result(result: Any) -> bool:
+    match result:
+        case types.CallToolResult(is_error=True) | {"isError": True}:
+            return True
+        case _:
+            return False
 
 
 def mcp_tool(tool: Tool, *, backend: Backend, widgets: bool = True) -> types.Tool:
@@ -201,8 +270,12 @@ def build_server(
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         context = await shaped_context(ctx)
         outcome = await dispatcher.call(params.name, params.arguments, context)
+        content: list[types.ContentBlock] = [types.TextContent(type="text", text=outcome.text)]
+        if outcome.image is not None:
+            encoded = base64.b64encode(outcome.image.data).decode("ascii")
+            content.append(types.ImageContent(type="image", data=encoded, mime_type=outcome.image.mime_type))
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=outcome.text)],
+            content=content,
             is_error=outcome.is_error,
             _meta=outcome.meta,
         )
@@ -222,6 +295,29 @@ def build_server(
                            data={"uri": str(params.uri)})  # fmt: skip
         return types.ReadResourceResult(contents=[apps.contents(widget)])
 
+    def known(name: str) -> bool:
+        return dispatcher.get(name) is not None
+
+    async def traced(ctx: ServerRequestContext[Any], call_next: CallNext) -> Any:
+        """Middleware: with traces on, the request's outcome on its MCP server span. Over HTTP the
+        `/mcp` edge made the span, and it is current here on every path (the SDK's tasks inherit
+        the request's context); on stdio or in process it starts here."""
+        tracer = tracing.tracer()
+        if tracer is None:
+            return await call_next(ctx)
+        state = ctx.request.scope.get("state", {}) if isinstance(ctx.request, Request) else {}
+        span = state.get(TRACE_SPAN)
+        if span is not None:
+            return await _observed(span, ctx, call_next)
+        name, attributes = request_span(ctx.method, ctx.params, ctx.request_id, known)
+        attributes["mcp.protocol.version"] = ctx.protocol_version
+        parent = remote_parent(ctx.params.get("_meta") if ctx.params else None)
+        with tracer.start_as_current_span(
+            name, context=parent, kind=SpanKind.SERVER, attributes=attributes,
+            record_exception=False, set_status_on_exception=False,
+        ) as span:  # fmt: skip
+            return await _observed(span, ctx, call_next)
+
     server: Server[Any] = Server(
         SERVER_NAME,
         version=version(),
@@ -232,7 +328,17 @@ def build_server(
         on_list_resources=list_resources if served else None,
         on_read_resource=read_resource if served else None,
     )
-    # The SDK's OpenTelemetry middleware is a no-op without an exporter, but not free on every
-    # request; this server exports no spans, so the list holds only our own middleware.
-    server.middleware[:] = [name_invalid_params, listing_once]
+    # The SDK's OpenTelemetry middleware is not free on every request even without an exporter,
+    # and knows nothing of the caller: `traced` makes this server's spans (tools/tracing.py).
+    server.middleware[:] = [traced, name_invalid_params, listing_once]
     return server
+
+
+async def _observed(span: trace.Span, ctx: ServerRequestContext[Any], call_next: CallNext) -> Any:
+    try:
+        result = await call_next(ctx)
+    except Exception as error:
+        _record_outcome(span, error, ctx.method)
+        raise
+    _record_outcome(span, None, ctx.method, result)
+    return result

@@ -1,6 +1,6 @@
 """The process's dispatcher, as every transport serves it (the composition root).
 
-    log_calls -> alias resolution -> tenant terms (quota, allow-list) -> result size cap
+    trace_calls -> log_calls -> alias resolution -> tenant terms (quota, allow-list) -> result size cap
               -> governance (retired names, outdated inputs, deprecations) -> app-data delivery
               -> the deprecation notice -> the tool
 
@@ -12,7 +12,7 @@ it the call context they made; nothing here depends on which transport asks.
 
 from __future__ import annotations
 
-from tools.dispatch import Dispatcher, log_calls
+from tools.dispatch import Dispatcher, log_calls, trace_calls
 from tools.governance.runtime import build_governance
 from tools.mcp.appdata import deliver_app_data
 from tools.mcp.limits import cap_result_size
@@ -26,6 +26,7 @@ def build_dispatcher() -> Dispatcher:
     return Dispatcher(
         registry,
         interceptors=(
+            trace_calls,
             log_calls,
             governance.resolve_alias,
             enforce_terms,

@@ -1,10 +1,11 @@
 """Compact shapes for the search family (geocode, reverse geocode, fuzzy, POI, nearby, EV...).
 
 Compact keeps what answers the user: the type, the address, the point coordinates, the POI's
-name and contact, the distance, a charging park's connectors and live availability. It drops
-scores, viewports, entry points, data sources and internal ids, and reports `total`, `returned`
-and `truncated` for the list. Opening hours, time zone and speed limit come back only when the
-call asked TomTom for them, and compact keeps them only then (`Requested`).
+id (what tomtom-place-details takes), name and contact, the distance, a charging park's
+connectors and live availability. It drops scores, viewports, entry points, data sources and the
+ids of anything but a POI, and reports `total`, `returned` and `truncated` for the list.
+Opening hours, time zone and speed limit come back only when the call asked TomTom for them,
+and compact keeps them only then (`Requested`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ NOTHING_REQUESTED = Requested()
 
 _MOMENT = {"date": STRING, "hour": INTEGER, "minute": INTEGER}
 RESULT_SPEC = {
+    "id": ID,
     "type": STRING,
     "entityType": STRING,
     "address": OBJECT,
@@ -113,6 +115,8 @@ def availability(answer: dict[str, Any]) -> dict[str, int]:
 
 def compact_result(result: dict[str, Any], requested: Requested = NOTHING_REQUESTED) -> dict[str, Any]:
     item: dict[str, Any] = pick(result, ("type", "entityType"))
+    if result.get("type") == "POI" and result.get("id") is not None:
+        item = {"id": str(result["id"]), **item}
     if isinstance(result.get("address"), dict):
         item["address"] = pick(result["address"], ADDRESS_KEPT)
     if "position" in result:

@@ -2,7 +2,7 @@
 
 A *spec* describes what shaping reads, and only that:
 
-- a scalar checker: `NUMBER` (a finite int or float, not a bool), `INTEGER`, `STRING`, `ID`
+- a scalar checker: `NUMBER` (a finite int or float, not a bool), `INTEGER`, `STRING`, `BOOL`, `ID`
   (a string or an integer: something hashable we print), `OBJECT` (any JSON object), `ANY`;
 - a `dict` of key -> spec: a JSON object whose listed keys, when present and not null, match
   their spec (other keys are ignored; wrap a spec in `Required` when the key must be there);
@@ -63,6 +63,7 @@ INTEGER = _scalar("a whole number", lambda v: type(v) is int)
 STRING = _scalar("a string", lambda v: type(v) is str)
 ID = _scalar("a string or a whole number", lambda v: type(v) in (str, int))
 OBJECT = _scalar("an object", lambda v: type(v) is dict)
+BOOL = _scalar("true or false", lambda v: type(v) is bool)
 
 
 def compile_spec(spec: Any) -> Checker:

@@ -24,6 +24,8 @@
   free-text query in it percent-encoded whole, `query_segment`); parameters are encoded here.
 - The key travels as the `key` query parameter and is scrubbed from every answer body (the body
   is searched for it first and copied only when it holds it); error messages never include URLs.
+- With traces on, each request sent (a retry too) is a CLIENT span (tools/tracing.py): `url.full`
+  with the key `REDACTED`, the status, and on failure the exception's class name, never its text.
 - A 2xx body is decoded by `json_object` (TomTom's whole JSON object), or by the `decode`
   callable a caller passes to read only what its answer needs (e.g. a typed decoder); either
   sees the body after the key scrub.
@@ -43,10 +45,11 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 import orjson
+from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer
 from yarl import URL
 
 from core.errors import ErrorCode, ToolError
-from tools import bodies
+from tools import bodies, tracing
 from tools.tomtom import http1
 from tools.tomtom.backends import Backend
 
@@ -193,24 +196,32 @@ class TomTomSession:
                 raise self._deadline_passed()
             started = time.monotonic()
             connect_timeout = min(self.settings.connect_timeout, remaining)
+            span = None if (tracer := tracing.tracer()) is None else self._span(tracer, method, path, query, attempt)
             try:
                 async with asyncio.timeout(remaining):
                     status, retry_after, content = await self._exchange(pool, method, url, headers, data,
                                                                         connect_timeout)  # fmt: skip
-            except http1.ConnectTimeout:
-                raise ToolError(
+            except http1.ConnectTimeout as exc:
+                error = ToolError(
                     ErrorCode.UNAVAILABLE,
                     f"TomTom could not be connected to within {self.settings.connect_timeout:g} s"
                     " (TOMTOM_CONNECT_TIMEOUT); try again later.",
-                ) from None
-            except TimeoutError:
-                raise self._deadline_passed() from None
-            except http1.UpstreamError:
-                raise ToolError(ErrorCode.UNAVAILABLE, "TomTom could not be reached; try again later.") from None
+                )
+                raise _failed(span, exc, error) from None
+            except TimeoutError as exc:
+                raise _failed(span, exc, self._deadline_passed()) from None
+            except http1.UpstreamError as exc:
+                error = ToolError(ErrorCode.UNAVAILABLE, "TomTom could not be reached; try again later.")
+                raise _failed(span, exc, error) from None
+            except BaseException as exc:  # a body refused (ToolError), or the call cancelled
+                _failed(span, exc, exc)
+                raise
             finally:
                 self.stats.calls += 1
                 self.stats.seconds += time.monotonic() - started
             self.stats.statuses.append(status)
+            if span is not None:
+                _answered(span, status)
             if status in RETRYABLE and attempt < self.settings.max_retries:
                 wait = retry_after if retry_after is not None else self.settings.backoff * (2**attempt)
                 if time.monotonic() + wait < self.deadline:
@@ -218,6 +229,22 @@ class TomTomSession:
                     await asyncio.sleep(wait)
                     continue
             return self._answer(status, content, retry_after, decode)
+
+    def _span(self, tracer: Tracer, method: str, path: str, query: dict[str, Any], attempt: int) -> Span:
+        """The CLIENT span of one request sent (OpenTelemetry's HTTP conventions): `url.full`
+        with the key `REDACTED`, `http.request.resend_count` on a retry."""
+        redacted = URL(self.settings.base_url + path, encoded=True).extend_query({**query, "key": tracing.REDACTED})
+        return tracer.start_span(
+            method,
+            kind=SpanKind.CLIENT,
+            attributes=tracing.attributes(
+                http__request__method=method,
+                server__address=redacted.host,
+                server__port=redacted.port,
+                url__full=tracing.clip(str(redacted)),
+                http__request__resend_count=attempt or None,
+            ),
+        )
 
     def _deadline_passed(self) -> ToolError:
         return ToolError(
@@ -264,6 +291,25 @@ class TomTomSession:
         if 200 <= status < 300:
             return decode(content)
         raise _status_error(status, _upstream_message(content), retry_after, self.settings.max_retry_after)
+
+
+def _answered(span: Span, status: int) -> None:
+    """End a request's span with TomTom's status: an error from 400 on (HTTP client conventions)."""
+    span.set_attribute("http.response.status_code", status)
+    if status >= 400:
+        span.set_attribute("error.type", str(status))
+        span.set_status(StatusCode.ERROR)
+    span.end()
+
+
+def _failed[E: BaseException](span: Span | None, cause: BaseException, error: E) -> E:
+    """`error`, after ending a request's span as failed by `cause`: its class name is the
+    `error.type` (never its text, which may hold the URL and so the key)."""
+    if span is not None:
+        span.set_attribute("error.type", type(cause).__qualname__)
+        span.set_status(StatusCode.ERROR, error.message if isinstance(error, ToolError) else None)
+        span.end()
+    return error
 
 
 def _query_value(value: Any) -> str | list[str]:

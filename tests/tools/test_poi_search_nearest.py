@@ -1,3 +1,6 @@
+"""tomtom-poi-search without a query around `position`: TomTom's Nearby Search, nearest first
+(what the retired name tomtom-nearby did; it is now an alias of tomtom-poi-search)."""
+
 import pytest
 
 from tests.conftest import CANARY_KEY, data
@@ -14,7 +17,7 @@ async def test_request_on_each_backend(stub, dispatcher, context, backend):
     stub.route("GET", PATHS[backend], json_body=data("poi_search.json"))
     context.backend = backend
     outcome = await dispatcher.call(
-        "tomtom-nearby",
+        "tomtom-poi-search",
         {
             "position": [4.9041, 52.3676],
             "radius": 1500,
@@ -55,25 +58,25 @@ async def test_request_on_each_backend(stub, dispatcher, context, backend):
 )
 async def test_any_filter_is_enough(stub, dispatcher, context, name, value, param, sent):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_search.json"))
-    outcome = await dispatcher.call("tomtom-nearby", {"position": [4.9, 52.37], name: value}, context)
+    outcome = await dispatcher.call("tomtom-poi-search", {"position": [4.9, 52.37], name: value}, context)
     assert not outcome.is_error, outcome.text
     assert stub.requests[-1].param(param) == sent
 
 
 async def test_without_category_or_filter_names_them_all(stub, dispatcher, context):
     outcome = await dispatcher.call(
-        "tomtom-nearby", {"position": [4.9, 52.37], "openingHours": "nextSevenDays"}, context
+        "tomtom-poi-search", {"position": [4.9, 52.37], "openingHours": "nextSevenDays"}, context
     )
     error = outcome.data["error"]
     assert error["code"] == "invalid_arguments"
     assert error["arguments"] == FILTERS
-    assert error["message"].endswith("a nearby search needs at least one of these")
+    assert error["message"].endswith("an empty query needs at least one of these")
     assert stub.requests == []
 
 
 async def test_power_range_upside_down_names_both(stub, dispatcher, context):
     outcome = await dispatcher.call(
-        "tomtom-nearby", {"position": [4.9, 52.37], "minPowerKW": 150, "maxPowerKW": 50}, context
+        "tomtom-poi-search", {"position": [4.9, 52.37], "minPowerKW": 150, "maxPowerKW": 50}, context
     )
     assert outcome.data["error"]["arguments"] == ["minPowerKW", "maxPowerKW"]
     assert stub.requests == []
@@ -81,7 +84,7 @@ async def test_power_range_upside_down_names_both(stub, dispatcher, context):
 
 async def test_compact_answer(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_search.json"))
-    outcome = await dispatcher.call("tomtom-nearby", {"position": [4.9, 52.37], "poiCategories": [7326]}, context)
+    outcome = await dispatcher.call("tomtom-poi-search", {"position": [4.9, 52.37], "poiCategories": [7326]}, context)
     assert [r["poi"]["name"] for r in outcome.data["results"]] == ["Apotheek Centrum", "Jordaan Apotheek"]
     assert [r["distanceInMeters"] for r in outcome.data["results"]] == [310, 846]
     assert (outcome.data["total"], outcome.data["returned"], outcome.data["truncated"]) == (12, 2, True)
@@ -90,7 +93,7 @@ async def test_compact_answer(stub, dispatcher, context):
 async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_search.json"))
     outcome = await dispatcher.call(
-        "tomtom-nearby", {"position": [4.9, 52.37], "poiCategories": [7326], "response_detail": "full"}, context
+        "tomtom-poi-search", {"position": [4.9, 52.37], "poiCategories": [7326], "response_detail": "full"}, context
     )
     assert outcome.data == {**data("poi_search.json"), "show_ui": False}
 
@@ -98,12 +101,6 @@ async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
 @pytest.mark.parametrize(
     ("arguments", "argument", "message"),
     [
-        ({"poiCategories": [7326]}, "position", "position: is required"),
-        (
-            {"position": [4.9, 52.37], "poiCategories": [7326], "boundingBox": [4, 52, 5, 53]},
-            "boundingBox",
-            "unknown argument(s) boundingBox",
-        ),
         (
             {"position": [200, 52.37], "poiCategories": [7326]},
             "position[0]",
@@ -122,8 +119,25 @@ async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
     ],
 )
 async def test_bad_arguments_are_named(stub, dispatcher, context, arguments, argument, message):
-    outcome = await dispatcher.call("tomtom-nearby", arguments, context)
+    outcome = await dispatcher.call("tomtom-poi-search", arguments, context)
     assert outcome.data["error"]["code"] == "invalid_arguments"
     assert outcome.data["error"]["argument"] == argument
     assert outcome.data["error"]["message"].startswith(message)
     assert stub.requests == []
+
+
+async def test_nearest_needs_a_filter_only_with_a_position(stub, dispatcher, context):
+    error = (await dispatcher.call("tomtom-poi-search", {"fuelSet": ["LPG"]}, context)).data["error"]
+    assert error["code"] == "invalid_arguments" and error["arguments"] == ["query", "poiCategories", "brandSet"]
+    assert stub.requests == []
+
+
+async def test_the_old_name_reaches_poi_search_with_a_notice(stub, dispatcher, context):
+    stub.route("GET", PATHS[Backend.ORBIS], json_body=data("poi_search.json"))
+    arguments = {"position": [4.9, 52.37], "radius": 1500, "poiCategories": [7326], "limit": 2}
+    outcome = await dispatcher.call("tomtom-nearby", arguments, context)
+    assert not outcome.is_error, outcome.text
+    assert outcome.data["notice"].startswith("tomtom-nearby is deprecated, retired on 2027-06-01")
+    assert "call tomtom-poi-search instead, which answered this call" in outcome.data["notice"]
+    assert [r["poi"]["name"] for r in outcome.data["results"]] == ["Apotheek Centrum", "Jordaan Apotheek"]
+    assert stub.requests[-1].path == PATHS[Backend.ORBIS]

@@ -1,0 +1,38 @@
+# The server as a container image: `tomtom-maps-mcp serve` on port 8000, non-root, runs with a
+# read-only root file system (everything it writes goes to /data), healthy once /readyz answers.
+# Build and run: docs/deploy.md ("Container image"). PYTHON_IMAGE: any Debian-based image with
+# Python >= 3.12, python3 -m venv and pip (the official python:*-slim images are).
+ARG PYTHON_IMAGE=python:3.13-slim
+
+# --- build: the wheel, then an environment with it and the locked dependencies ------------------
+FROM ${PYTHON_IMAGE} AS build
+WORKDIR /src
+COPY pyproject.toml README.md constraints.txt ./
+COPY core core
+COPY tomtom_mcp tomtom_mcp
+COPY tools tools
+COPY analytics analytics
+COPY tenants tenants
+RUN python3 -m venv /opt/tomtom-maps-mcp \
+    && /opt/tomtom-maps-mcp/bin/pip install --no-cache-dir --quiet --upgrade pip \
+    && /opt/tomtom-maps-mcp/bin/pip wheel --no-cache-dir --quiet --no-deps --wheel-dir /wheels . \
+    && /opt/tomtom-maps-mcp/bin/pip install --no-cache-dir --quiet -c constraints.txt /wheels/*.whl
+
+# --- run: the environment alone, as an unprivileged user ---------------------------------------
+FROM ${PYTHON_IMAGE}
+RUN groupadd --gid 10001 tomtom-mcp \
+    && useradd --uid 10001 --gid 10001 --home-dir /data --no-create-home tomtom-mcp \
+    && mkdir /data && chown 10001:10001 /data
+COPY --from=build /opt/tomtom-maps-mcp /opt/tomtom-maps-mcp
+ENV PATH=/opt/tomtom-maps-mcp/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    HOME=/data \
+    TOMTOM_MCP_DATA_DIR=/data
+VOLUME ["/data"]
+USER 10001:10001
+WORKDIR /data
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --retries=3 \
+    CMD ["python3", "-c", "import urllib.request as r; r.urlopen('http://127.0.0.1:8000/readyz', timeout=4)"]
+ENTRYPOINT ["tomtom-maps-mcp"]
+CMD ["serve", "--host", "0.0.0.0", "--port", "8000"]
