@@ -13,11 +13,24 @@ two connections land on one worker about half the time; with more than one worke
 row at `--spread-connections` (default 16) shows the spread over many. `--memory` adds worker
 resident memory after 10,000 calls and again after a repeat run (growth).
 
-    .venv/bin/python bench/bench_http.py [--seconds 10] [--connections 2] [--workers 1 2] [--memory]
+Upstream connections: the stub keeps them alive, as TomTom does over HTTPS (`keep-alive`), or
+answers `Connection: close` and closes each one (`per-call`: a TCP connect per tool call, as
+the stand-in of the Node comparison did). Geocode is measured both ways (`--upstream`).
 
-The Node reference server (v1.6.5, one process) on this kind of machine, same stub, in one
-sitting: 2.18 / 12.4 / 14.1 / 5.51 CPU ms per call (geocode / routing / routing with the line /
-tools/list); geocode 490-650 calls/s, routing 100-108 calls/s; 113-129 MB idle.
+    .venv/bin/python bench/bench_http.py [--seconds 10] [--connections 2] [--workers 1 2] [--memory]
+        [--upstream keep-alive per-call] [--reference]
+
+`--reference` adds "per core": the Node reference server's CPU ms per call, recorded beside this
+project in one sitting (`NODE_CPU_MS`), over ours, and the goal for each row.
+
+A/B against another checkout (e.g. `git worktree add /tmp/base main`): `--compare TREE` runs
+one worker from each tree in turn (before, this, before, this, ...), a fresh server per tree,
+round and upstream mode, so that load from elsewhere hits both alike: compact geocode at 2 and
+16 connections with per-call and keep-alive upstream connections, then `tools/list` and compact
+routing (keep-alive); every run prints its load average, the summary gives medians. Both trees
+run on this virtualenv, each on a SQLite database migrated by its own code.
+
+    .venv/bin/python bench/bench_http.py --compare /tmp/base [--rounds 3] [--seconds 10] [--reference]
 """
 
 from __future__ import annotations
@@ -105,9 +118,15 @@ def wrk(url: str, body_file: Path, script: Path, connections: int, seconds: int)
     }
 
 
-NODE_CPU_MS = {"geocode": 2.18, "routing": 12.4, "geometry": 14.1, "list": 5.51}
-"""The Node reference server's CPU ms per call, measured beside this project (shared/bench/README.md)."""
-TARGET_CPU_MS = {"geocode": 1.5, "routing": 4.0, "geometry": 7.0, "list": 1.5}
+NODE_CPU_MS = {
+    ("geocode", 2): 2.80, ("geocode", 16): 2.84, ("routing", 2): 20.8, ("routing", 16): 13.4,
+    ("geometry", 2): 18.9, ("geometry", 16): 17.4, ("list", 2): 5.82,
+}  # fmt: skip
+"""The Node reference server's (v1.6.5, one Node 22 process) CPU ms per call by call and
+connections, measured beside this project in one sitting on 2026-12-02 (../shared/bench/README.md)."""
+GOAL_PER_CORE = {"geocode": 1.5, "routing": 3.0, "geometry": 2.0, "list": 5.0}
+"""Node's CPU ms per call over ours that each call must reach (issue 36)."""
+UPSTREAM = ("per-call", "keep-alive")
 LABELS = {
     "geocode": "tomtom-geocode (compact)",
     "routing": "tomtom-routing (compact, 8,000-point route)",
@@ -158,14 +177,23 @@ def measured(url: str, body_file: Path, script: Path, pids: list[int], connectio
     return result
 
 
-def start_server(tmp: Path, stub_port: int, workers: int) -> tuple[subprocess.Popen, str]:
+def start_server(tmp: Path, stub_url: str, workers: int, tree: Path | None = None) -> tuple[subprocess.Popen, str]:
+    """gunicorn with `workers` uvicorn workers, from `tree` (default: the current directory,
+    its own database) or, for an A/B, from `tree` on a SQLite database its code migrated."""
     port = free_port()
-    env = {**os.environ, "TOMTOM_API_BASE_URL": f"http://127.0.0.1:{stub_port}", "DOTENV_PATH": "/nonexistent",
+    env = {**os.environ, "TOMTOM_API_BASE_URL": stub_url, "DOTENV_PATH": "/nonexistent",
            "WEB_CONCURRENCY": str(workers), "BIND": f"127.0.0.1:{port}"}  # fmt: skip
-    log = open(tmp / f"server-{workers}.log", "wb")  # noqa: SIM115
+    if tree is not None:
+        database = tmp / f"{tree.name}.sqlite3"
+        env["DATABASE_URL"] = f"sqlite:///{database}"
+        env.pop("PYTHONPATH", None)
+        if not database.exists():
+            subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=tree, env=env,
+                           check=True)  # fmt: skip
+    log = open(tmp / f"server-{(tree or Path.cwd()).name}-{workers}.log", "ab")  # noqa: SIM115
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "tomtom_mcp.asgi:application"],
-        cwd=Path.cwd(), env=env, stdout=log, stderr=subprocess.STDOUT,
+        cwd=tree or Path.cwd(), env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     for _ in range(300):
@@ -178,23 +206,36 @@ def start_server(tmp: Path, stub_port: int, workers: int) -> tuple[subprocess.Po
     return server, base
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--connections", type=int, default=2)
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--memory", action="store_true", help="also measure worker memory over 20,000 calls")
-    parser.add_argument("--spread-connections", type=int, default=16, help="connections of the spread row")
-    args = parser.parse_args()
-    if shutil.which("wrk") is None:
-        sys.exit("wrk is needed: apt-get install wrk")
-    tmp = Path(tempfile.mkdtemp(prefix="bench-http-"))
-    routes = [
-        {"method": "GET", "pattern": r"/maps/orbis/places/geocode/.*", "body": json.dumps(geocode_answer())},
-        {"method": "GET", "pattern": r"/maps/orbis/routing/calculateRoute/.*", "body": json.dumps(route_answer(8000))},
-    ]
-    (tmp / "routes.json").write_text(json.dumps(routes))
-    (tmp / "post.lua").write_text(WRK_SCRIPT)
+def start_stubs(tmp: Path) -> dict[str, tuple[subprocess.Popen, str]]:
+    """One stub per upstream mode (`UPSTREAM`), each serving geocode and the 8,000-point route;
+    the `per-call` one says `Connection: close` and closes the connection after each answer."""
+    stubs = {}
+    for mode in UPSTREAM:
+        close = {"headers": {"Connection": "close"}} if mode == "per-call" else {}
+        routes = [
+            {"method": "GET", "pattern": r"/maps/orbis/places/geocode/.*", "body": json.dumps(geocode_answer()),
+             **close},
+            {"method": "GET", "pattern": r"/maps/orbis/routing/calculateRoute/.*",
+             "body": json.dumps(route_answer(8000)), **close},
+        ]  # fmt: skip
+        (tmp / f"routes-{mode}.json").write_text(json.dumps(routes))
+        port = free_port()
+        stub = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.tomtom_stub", str(port), str(tmp / f"routes-{mode}.json")],
+            cwd=REPO, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        stubs[mode] = (stub, f"http://127.0.0.1:{port}")
+    for _, url in stubs.values():
+        for _ in range(100):
+            try:
+                httpx.get(url + "/", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+    return stubs
+
+
+def write_bodies(tmp: Path) -> dict[str, str]:
     route = {"locations": [[4.9041, 52.3676], [13.405, 52.52]]}
     bodies = {
         "geocode": call_body("tomtom-geocode", {"query": "Dam 1, Amsterdam"}),
@@ -204,57 +245,173 @@ def main() -> None:
     }
     for name, body in bodies.items():
         (tmp / f"{name}.json").write_text(body)
-    stub_port = free_port()
-    stub = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.tomtom_stub", str(stub_port), str(tmp / "routes.json")],
-        cwd=REPO, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+    (tmp / "post.lua").write_text(WRK_SCRIPT)
+    return bodies
+
+
+def check_and_warm(url: str, tmp: Path, names: list[str], connections: int) -> None:
+    """Each call answers without an error; then a second of load each (warm-up)."""
+    for name in names:
+        headers = {"Content-Type": "application/json", "Accept": "application/json", "tomtom-api-key": "k"}
+        check = httpx.post(url, content=(tmp / f"{name}.json").read_text(), headers=headers).json()
+        assert "result" in check and not check["result"].get("isError"), check
+        wrk(url, tmp / f"{name}.json", tmp / "post.lua", connections, 1)
+
+
+def per_core(name: str, connections: int, cpu_ms: float) -> str:
+    """Node's CPU ms per call over ours, against the goal ("-" where nothing was recorded)."""
+    node = NODE_CPU_MS.get((name, connections))
+    if node is None:
+        return "- | - | -"
+    ratio = node / cpu_ms
+    return f"{node} | {ratio:.2f}x | {'met' if ratio >= GOAL_PER_CORE[name] else 'NOT met'} (>= {GOAL_PER_CORE[name]}x)"
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+COMPARED = {
+    "per-call": [("geocode", 2), ("geocode", 16)],
+    "keep-alive": [("geocode", 2), ("geocode", 16), ("list", 2), ("routing", 2)],
+}
+"""The rows of an A/B, by upstream mode."""
+
+
+def compare(before: Path, rounds: int, seconds: int, reference: bool) -> None:
+    """Interleaved A/B of one worker from `before` and one from this tree (module docstring)."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench-http-ab-"))
+    write_bodies(tmp)
+    stubs = start_stubs(tmp)
+    trees = {"before": before.resolve(), "this": REPO}
+    results: dict[tuple[str, str, str, int], list[float]] = {}
+    print(f"\n### A/B, server CPU per call: before = {trees['before']}, this = {REPO}; one uvicorn worker, "
+          f"wrk {seconds} s per run, runs interleaved\n")  # fmt: skip
+    print("| round | tree | upstream | call | connections | CPU ms/call | calls/s | p50 ms | errors "
+          "| load (1, 5, 15 min) |")  # fmt: skip
+    print("| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    try:
+        for run in range(1, rounds + 1):
+            for label, tree in trees.items():
+                for mode, rows in COMPARED.items():
+                    server, base = start_server(tmp, stubs[mode][1], 1, tree)
+                    try:
+                        url, pids = base + "/mcp", worker_pids(server.pid)
+                        check_and_warm(url, tmp, sorted({name for name, _ in rows}), 16)
+                        for name, connections in rows:
+                            load = load_average()
+                            r = measured(url, tmp / f"{name}.json", tmp / "post.lua", pids, connections, seconds)
+                            results.setdefault((label, mode, name, connections), []).append(r["cpu_ms"])
+                            print(f"| {run} | {label} | {mode} | {LABELS[name]} | {connections} "
+                                  f"| {r['cpu_ms']:.3f} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['errors']} "
+                                  f"| {load} |", flush=True)  # fmt: skip
+                    finally:
+                        server.terminate()
+                        server.wait(20)
+    finally:
+        for stub, _ in stubs.values():
+            stub.terminate()
+    print(f"\n### Medians of {rounds} rounds, CPU ms per call\n")
+    head = "| upstream | call | connections | before | this | change |"
+    rule = "| --- | --- | ---: | ---: | ---: | ---: |"
+    if reference:
+        head += " Node | per core before | per core this | goal |"
+        rule += " ---: | ---: | ---: | --- |"
+    print(head + "\n" + rule)
+    for mode, rows in COMPARED.items():
+        for name, connections in rows:
+            old = median(results[("before", mode, name, connections)])
+            new = median(results[("this", mode, name, connections)])
+            change = 100 * (new - old) / old
+            line = f"| {mode} | {LABELS[name]} | {connections} | {old:.3f} | {new:.3f} | {change:+.1f} % |"
+            if reference:
+                node = NODE_CPU_MS[(name, connections)]
+                goal = GOAL_PER_CORE[name]
+                met = "met" if node / new >= goal else "NOT met"
+                line += f" {node} | {node / old:.2f}x | {node / new:.2f}x | >= {goal}x: {met} |"
+            print(line)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=2)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--memory", action="store_true", help="also measure worker memory over 20,000 calls")
+    parser.add_argument("--spread-connections", type=int, default=16, help="connections of the spread row")
+    parser.add_argument("--upstream", nargs="+", choices=UPSTREAM, default=list(UPSTREAM),
+                        help="upstream connection modes for geocode (the other calls: keep-alive)")  # fmt: skip
+    parser.add_argument("--reference", action="store_true", help="per core against the recorded Node figures")
+    parser.add_argument("--compare", type=Path, metavar="TREE", help="interleaved A/B against this checkout")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per tree with --compare")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is needed: apt-get install wrk")
+    if args.compare:
+        compare(args.compare, args.rounds, args.seconds, args.reference)
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="bench-http-"))
+    bodies = write_bodies(tmp)
+    stubs = start_stubs(tmp)
     script = tmp / "post.lua"
-    rows: list[tuple[int, str, int, dict]] = []
+    rows: list[tuple[int, str, str, int, dict]] = []
     memory: list[tuple[float, float, float]] = []
     loads = [load_average()]
     try:
         for workers in args.workers:
-            server, base = start_server(tmp, stub_port, workers)
-            try:
-                url = base + "/mcp"
-                pids = worker_pids(server.pid)
-                for name, body in bodies.items():
-                    check = httpx.post(url, content=body, headers={"Content-Type": "application/json",
-                                       "Accept": "application/json", "tomtom-api-key": "k"}).json()  # fmt: skip
-                    assert "result" in check and not check["result"].get("isError"), check
-                    wrk(url, tmp / f"{name}.json", script, max(2, workers * 2), 1)  # warm-up
-                for name in bodies:
-                    run = measured(url, tmp / f"{name}.json", script, pids, args.connections, args.seconds)
-                    rows.append((workers, name, args.connections, run))
-                if workers > 1:
-                    spread = measured(url, tmp / "geocode.json", script, pids, args.spread_connections, args.seconds)
-                    rows.append((workers, "geocode", args.spread_connections, spread))
-                if args.memory:
-                    idle = worker_rss_mb(server.pid)
-                    drive(url, tmp / "geocode.json", script, 10_000)
-                    first = worker_rss_mb(server.pid)
-                    drive(url, tmp / "geocode.json", script, 10_000)
-                    repeat = worker_rss_mb(server.pid)
-                    memory += list(zip(idle, first, repeat, strict=False))
-            finally:
-                server.terminate()
-                server.wait(20)
-        loads.append(load_average())
+            for mode in UPSTREAM:
+                names = list(bodies) if mode == "keep-alive" else ["geocode"]
+                if mode not in args.upstream:
+                    names = [name for name in names if name != "geocode"]
+                if not names:
+                    continue
+                server, base = start_server(tmp, stubs[mode][1], workers)
+                try:
+                    url = base + "/mcp"
+                    pids = worker_pids(server.pid)
+                    check_and_warm(url, tmp, names, max(2, workers * 2))
+                    for name in names:
+                        run = measured(url, tmp / f"{name}.json", script, pids, args.connections, args.seconds)
+                        rows.append((workers, mode, name, args.connections, run))
+                    if "geocode" in names and (workers > 1 or args.reference):
+                        spread = measured(url, tmp / "geocode.json", script, pids, args.spread_connections,
+                                          args.seconds)  # fmt: skip
+                        rows.append((workers, mode, "geocode", args.spread_connections, spread))
+                    if args.memory and mode == "keep-alive":
+                        idle = worker_rss_mb(server.pid)
+                        drive(url, tmp / "geocode.json", script, 10_000)
+                        first = worker_rss_mb(server.pid)
+                        drive(url, tmp / "geocode.json", script, 10_000)
+                        repeat = worker_rss_mb(server.pid)
+                        memory += list(zip(idle, first, repeat, strict=False))
+                finally:
+                    server.terminate()
+                    server.wait(20)
+            loads.append(load_average())
     finally:
-        stub.terminate()
+        for stub, _ in stubs.values():
+            stub.terminate()
 
     print(f"\n### Server CPU per call: gunicorn + uvicorn workers, TomTom stubbed on loopback, wrk "
           f"{args.connections} connections x {args.seconds} s\n")  # fmt: skip
-    print(f"Load average (uptime) before: {loads[0]}; after: {loads[-1]}\n")
-    print("| call | workers | connections | CPU ms/call | Node CPU ms/call | target | calls/s | p50 ms | p99 ms "
-          "| CPU per worker % | errors |")  # fmt: skip
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
-    for workers, name, connections, r in rows:
+    print(f"Load average (uptime) before: {loads[0]}; after each worker count: {'; '.join(loads[1:])}\n")
+    head = ("| call | upstream | workers | connections | CPU ms/call | calls/s | p50 ms | p99 ms | CPU per worker % "
+            "| errors |")  # fmt: skip
+    rule = "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"
+    if args.reference:
+        head += " Node CPU ms/call | per core | goal |"
+        rule += " ---: | ---: | --- |"
+    print(head + "\n" + rule)
+    for workers, mode, name, connections, r in rows:
         shares = "/".join(str(s) for s in r["shares"])
-        print(f"| {LABELS[name]} | {workers} | {connections} | {r['cpu_ms']:.2f} | {NODE_CPU_MS[name]} "
-              f"| <= {TARGET_CPU_MS[name]} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} | {shares} "
-              f"| {r['errors']} |")  # fmt: skip
+        line = (f"| {LABELS[name]} | {mode} | {workers} | {connections} | {r['cpu_ms']:.2f} | {r['rps']:,.0f} "
+                f"| {r['p50']:.2f} | {r['p99']:.2f} | {shares} | {r['errors']} |")  # fmt: skip
+        if args.reference:
+            line += f" {per_core(name, connections, r['cpu_ms'] * workers)} |" if workers == 1 else " - | - | - |"
+        print(line)
     if memory:
         print("\n| worker RSS (MB) | idle | after 10,000 calls | after a repeat 10,000 | growth |")
         print("| --- | ---: | ---: | ---: | ---: |")

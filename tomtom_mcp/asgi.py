@@ -1,16 +1,18 @@
 """The ASGI entry point: every HTTP request goes to Django, `/mcp` included.
 
 `application` adds the ASGI lifespan, which Django's handler refuses: startup starts the MCP
-transport's task group on the worker's event loop, shutdown stops it and closes the shared TomTom
-connections (docs/adr/0025-an-edge-without-patches.md). Requests for `MCP_PATH` go to a Django
-handler whose middleware are `MCP_MIDDLEWARE` (a subsequence of `MIDDLEWARE`: Host, security
-headers, the common rules); every other path to the handler of the whole `MIDDLEWARE`. Both
-resolve the same URLconf.
+transport's task group on the worker's event loop and freezes what the worker built (`gc.freeze`,
+docs/adr/0033-geocode-cpu.md), shutdown stops it and closes the shared TomTom connections
+(docs/adr/0025-an-edge-without-patches.md). Requests for `MCP_PATH` go to a Django handler whose
+middleware are `MCP_MIDDLEWARE` (a subsequence of `MIDDLEWARE`: Host, security headers, the
+common rules); every other path to the handler of the whole `MIDDLEWARE`. Both resolve the same
+URLconf.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -192,6 +194,10 @@ async def _lifespan(receive: Any, send: Any) -> None:
     transports = mcp_endpoint().transports
     await receive()  # lifespan.startup
     await transports.start()
+    # What the worker built to serve (Django, the tools, the SDK's models) lives as long as it
+    # does: moved out of the collector's generations, a full collection no longer walks it.
+    gc.collect()
+    gc.freeze()
     await send({"type": "lifespan.startup.complete"})
     await receive()  # lifespan.shutdown
     await transports.stop()

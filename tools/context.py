@@ -6,7 +6,7 @@ tools. Tools read `context.tomtom`; they never see headers or sessions.
 
 from __future__ import annotations
 
-import uuid
+import os
 from dataclasses import dataclass, field
 
 from core.app_status import Caller
@@ -45,6 +45,19 @@ class TenantTerms:
     """Seconds until that quota's window ends."""
 
 
+def key_auth_method(keys: KeySources, config: ServerConfig, *, over_http: bool) -> str | None:
+    """How a caller with `keys` gets its TomTom key (`resolve_api_key`), None when it has none."""
+    try:
+        return resolve_api_key(keys, server_key=config.server_key, over_http=over_http, hosted=config.hosted)[1]
+    except ToolError:
+        return None
+
+
+def new_request_id() -> str:
+    """A request id: 16 random hex digits (64 bits)."""
+    return os.urandom(8).hex()
+
+
 @dataclass(slots=True)
 class CallContext:
     """Who is calling and how; the client name and User-Agent are cut to the lengths the log
@@ -69,7 +82,7 @@ class CallContext:
     tenant: str | None = None
     """The signed-in tenant's name (OAuth), for cost attribution; None for key and stdio callers."""
     terms: TenantTerms | None = None
-    request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    request_id: str = field(default_factory=new_request_id)
     stats: UpstreamStats = field(default_factory=UpstreamStats)
     _tomtom: TomTomSession | None = None
 
@@ -94,15 +107,7 @@ class CallContext:
 
     @property
     def auth_method(self) -> str | None:
-        try:
-            return resolve_api_key(
-                self.keys,
-                server_key=self.config.server_key,
-                over_http=self.transport == "http",
-                hosted=self.config.hosted,
-            )[1]
-        except ToolError:
-            return None
+        return key_auth_method(self.keys, self.config, over_http=self.transport == "http")
 
     @property
     def tomtom(self) -> TomTomSession:

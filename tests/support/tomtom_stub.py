@@ -1,8 +1,8 @@
 """A TomTom API stand-in on loopback: canned answers by path, every request recorded.
 
-Runs an asyncio HTTP/1.1 server (keep-alive, cached response bytes) in a background thread, so
-a server under test, in this process or another, can be pointed at it with
-TOMTOM_API_BASE_URL. Also used by the benchmarks, which need it to be fast.
+Runs an asyncio HTTP/1.1 server (keep-alive, unless an answer says `Connection: close`; cached
+response bytes) in a background thread, so a server under test, in this process or another, can
+be pointed at it with TOMTOM_API_BASE_URL. Also used by the benchmarks, which need it to be fast.
 
     with TomTomStub() as stub:
         stub.route("GET", r"/search/2/geocode/.*", json_body={...})
@@ -52,6 +52,12 @@ class Route:
     pattern: re.Pattern[str]
     response: bytes | Responder
     times: int | None = None  # answer this many times, then fall through to later routes
+
+
+def _says_close(answer: bytes) -> bool:
+    """Whether a canned answer's head has `Connection: close`."""
+    head = answer.partition(b"\r\n\r\n")[0].lower()
+    return b"\r\nconnection: close" in head
 
 
 @dataclass
@@ -140,6 +146,8 @@ class TomTomStub:
                 if isinstance(answer, bytes):
                     writer.write(answer)
                     await writer.drain()
+                    if _says_close(answer):  # one request per connection, as the answer told the client
+                        break
                 else:
                     await answer(writer)
                     if writer.is_closing():

@@ -62,7 +62,7 @@ from starlette.requests import Request
 from core.events import CLIENT_NAME_LENGTH, SHORT_TEXT_LENGTH, USER_AGENT_LENGTH, clip
 from tenants.store import Admission
 from tools import tracing
-from tools.context import CallContext, ServerConfig, TenantTerms
+from tools.context import CallContext, ServerConfig, TenantTerms, key_auth_method
 from tools.dispatch import Dispatcher
 from tools.mcp import exchange
 from tools.mcp.body import parse_body
@@ -120,10 +120,10 @@ def key_sources(headers: Mapping[str, str]) -> KeySources:
 
 
 def auth_method(headers: Mapping[str, str], config: ServerConfig, admission: Admission | None = None) -> str | None:
+    """How the caller's TomTom key comes (`CallContext.auth_method` of an HTTP call), None without one."""
     if admission is not None:
         return "oauth"
-    context = CallContext(config=config, transport="http", keys=key_sources(headers))
-    return context.auth_method
+    return key_auth_method(key_sources(headers), config, over_http=True)
 
 
 def tenant_context(admission: Admission) -> dict[str, Any]:

@@ -1,10 +1,10 @@
 """Calls to the TomTom APIs: pooling, deadlines, bounded retries and bodies, status mapping, no key leaks.
 
-- One `aiohttp.ClientSession` per process and event loop: its connection pool, compiled
-  HTTP/1.1 parser and compiled URLs (yarl). Idle connections are kept alive (5 s) and reused
-  across calls; no cookie is ever kept (`DummyCookieJar`), so nothing one caller's request got
-  back travels with another's. Why aiohttp and not httpx's API here: docs/adr/0002, "Upstream
-  requests" (httpx's pure-Python URL and request models cost more CPU than the whole exchange).
+- One connection pool per process and event loop (tools/tomtom/http1.py: HTTP/1.1 parsed by
+  `httptools`, URLs built by yarl). Idle connections are kept alive (5 s) and reused across
+  calls; no cookie is ever kept, so nothing one caller's request got back travels with
+  another's. Why not aiohttp's or httpx's client: docs/adr/0033-geocode-cpu.md (their request
+  and response models cost more CPU than the rest of a compact call's exchange).
 - One total deadline per tool call (`ClientSettings.total_timeout`, TOMTOM_TIMEOUT): every
   request of the call's session, its retries, the backoff between them and the reading of every
   body, however slowly the server sends it, end by it (an `asyncio` timeout around the whole
@@ -36,9 +36,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-import ssl
 import time
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC
@@ -46,20 +44,20 @@ from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-import aiohttp
-import certifi
 import orjson
 from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer
 from yarl import URL
 
 from core.errors import ErrorCode, ToolError
 from tools import bodies, tracing
+from tools.tomtom import http1
 from tools.tomtom.backends import Backend
 
 RETRYABLE = frozenset({429, 502, 503, 504})
 MiB = 1024 * 1024
 T = TypeVar("T")
-_sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = weakref.WeakKeyDictionary()
+REQUEST_HEADERS = {"Accept": "application/json", "Accept-Encoding": "gzip"}
+"""Sent with every request, before the call's own (`TomTom-User-Agent`, a body's `Content-Type`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,29 +92,6 @@ def json_object(content: bytes) -> dict[str, Any]:
     return data
 
 
-def shared_http_session() -> aiohttp.ClientSession:
-    """The pooled session for the running event loop (created on first use).
-
-    Bodies arrive as sent (`auto_decompress=False`): `read_bounded` decodes them within the
-    limits. Redirects are never followed and no status raises: `TomTomSession` maps them.
-    """
-    loop = asyncio.get_running_loop()
-    session = _sessions.get(loop)
-    if session is None or session.closed:
-        connector = aiohttp.TCPConnector(
-            limit=100, keepalive_timeout=5.0, ssl=ssl.create_default_context(cafile=certifi.where())
-        )
-        session = aiohttp.ClientSession(
-            connector=connector,
-            headers={"Accept": "application/json", "Accept-Encoding": "gzip"},
-            cookie_jar=aiohttp.DummyCookieJar(),
-            auto_decompress=False,
-            timeout=aiohttp.ClientTimeout(total=None),
-        )
-        _sessions[loop] = session
-    return session
-
-
 async def closing_shared_clients[R](work: Awaitable[R]) -> R:
     """`work`'s result, the running loop's TomTom session closed after it (one-shot commands)."""
     try:
@@ -126,10 +101,8 @@ async def closing_shared_clients[R](work: Awaitable[R]) -> R:
 
 
 async def close_shared_clients() -> None:
-    """Close the running event loop's session (ASGI lifespan shutdown, the end of a CLI run)."""
-    session = _sessions.pop(asyncio.get_running_loop(), None)
-    if session is not None:
-        await session.close()
+    """Close the running event loop's pooled connections (ASGI lifespan shutdown, the end of a CLI run)."""
+    await http1.close_pool()
 
 
 @dataclass(slots=True)
@@ -204,14 +177,14 @@ class TomTomSession:
         """`decode` of TomTom's 2xx body for one request (by default its whole JSON object),
         retried within the call's deadline, or a `ToolError`. `decode` gets the body with the
         key scrubbed and raises `ToolError(malformed)` for what it cannot read."""
-        http = shared_http_session()
+        pool = http1.pool()
         query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
         query["key"] = self._api_key
         # `path` is sent as built: a free-text query in it is already percent-encoded whole, and
         # yarl would otherwise decode the reserved characters it may leave in a path (`;`, `=`,
         # `&`, `,`, ...), which a server may read as delimiters.
         url = URL(self.settings.base_url + path, encoded=True).extend_query(query)
-        headers = {"TomTom-User-Agent": self._user_agent}
+        headers = {**REQUEST_HEADERS, "TomTom-User-Agent": self._user_agent}
         data = None
         if body is not None:
             data = orjson.dumps(body)
@@ -222,12 +195,13 @@ class TomTomSession:
             if remaining <= 0:
                 raise self._deadline_passed()
             started = time.monotonic()
-            timeout = aiohttp.ClientTimeout(total=None, sock_connect=min(self.settings.connect_timeout, remaining))
+            connect_timeout = min(self.settings.connect_timeout, remaining)
             span = None if (tracer := tracing.tracer()) is None else self._span(tracer, method, path, query, attempt)
             try:
                 async with asyncio.timeout(remaining):
-                    status, retry_after, content = await self._exchange(http, method, url, headers, data, timeout)
-            except aiohttp.ConnectionTimeoutError as exc:  # a TimeoutError too: first
+                    status, retry_after, content = await self._exchange(pool, method, url, headers, data,
+                                                                        connect_timeout)  # fmt: skip
+            except http1.ConnectTimeout as exc:
                 error = ToolError(
                     ErrorCode.UNAVAILABLE,
                     f"TomTom could not be connected to within {self.settings.connect_timeout:g} s"
@@ -236,7 +210,7 @@ class TomTomSession:
                 raise _failed(span, exc, error) from None
             except TimeoutError as exc:
                 raise _failed(span, exc, self._deadline_passed()) from None
-            except aiohttp.ClientError as exc:
+            except http1.UpstreamError as exc:
                 error = ToolError(ErrorCode.UNAVAILABLE, "TomTom could not be reached; try again later.")
                 raise _failed(span, exc, error) from None
             except BaseException as exc:  # a body refused (ToolError), or the call cancelled
@@ -280,31 +254,32 @@ class TomTomSession:
 
     async def _exchange(
         self,
-        http: aiohttp.ClientSession,
+        pool: http1.Pool,
         method: str,
         url: URL,
         headers: dict[str, str],
         data: bytes | None,
-        timeout: aiohttp.ClientTimeout,
+        connect_timeout: float,
     ) -> tuple[int, float | None, bytes]:
         """Send one request and read its whole body within the size limits: `(status, retry_after, body)`.
 
         Leaving the `async with` before the body's end closes the connection rather than pooling it."""
-        async with http.request(
-            method, url, headers=headers, data=data, timeout=timeout, allow_redirects=False
+        origin = http1.origin_of(url.scheme, url.raw_host or "", url.port)
+        async with await pool.request(
+            method, origin, url.raw_path_qs, headers, data, connect_timeout=connect_timeout
         ) as response:
             limit = self.settings.max_body_bytes
-            length = response.headers.get("Content-Length", "")
+            length = response.headers.get("content-length", "")
             if length.isdigit() and int(length) > limit:
                 response.close()  # the connection goes now: nothing waits for a body never read
                 raise _too_large(f"is larger than {_size(limit)} (TOMTOM_MAX_BODY_BYTES)")
             content = await read_bounded(
-                response.content.iter_any(),
-                response.headers.get("Content-Encoding", ""),
+                response.chunks(),
+                response.headers.get("content-encoding", ""),
                 max_bytes=limit,
                 max_decoded_bytes=self.settings.max_decoded_bytes,
             )
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            retry_after = parse_retry_after(response.headers.get("retry-after"))
             if retry_after is not None:
                 retry_after = min(retry_after, self.settings.max_retry_after)
             return response.status, retry_after, content
