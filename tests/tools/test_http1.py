@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.https_server import LocalHttps
 from tools.tomtom import http1
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
@@ -116,3 +117,17 @@ async def test_an_answer_left_before_its_end_closes_its_connection():
             assert response.status == 200  # the rest of the body never comes, and is not waited for
         assert await read(pool, origin) == (200, b"{}")
     assert server.connections == 2
+
+
+async def test_https_verifies_the_server_with_the_roots_ssl_cert_file_names(monkeypatch):
+    with LocalHttps(["localhost"]) as server:
+        server.files["/x?key=k"] = (200, b"{}", {"Content-Type": "application/json"}, 0.0)
+        origin = http1.origin_of("https", "localhost", server.port)
+        with pytest.raises(http1.UpstreamError, match="could not connect: SSLCertVerificationError"):
+            await read(http1.Pool(), origin)  # certifi's roots do not know the test CA
+        monkeypatch.setenv("SSL_CERT_FILE", str(server.ca_file))
+        pool = http1.Pool()
+        assert await read(pool, origin) == (200, b"{}")
+        assert await read(pool, origin) == (200, b"{}")  # again, on a new connection: the server speaks HTTP/1.0
+        assert [seen.server_name for seen in server.seen] == ["localhost", "localhost"]
+        pool.close()

@@ -10,8 +10,10 @@ It does what the TomTom client asks of HTTP and nothing else (docs/adr/0033-geoc
 - A request is one write: the request line, `Host`, the caller's headers and the body.
   Nothing is added that the caller did not ask for but `Host` and `Content-Length`; no cookie
   is kept, no redirect followed, no proxy read from the environment.
-- `https` through the standard library's TLS with certifi's roots; opening a connection ends
-  by `connect_timeout` (`ConnectTimeout`).
+- `https` through the standard library's TLS, verifying the server's name and certificate with
+  certifi's roots, or the system's as `SSL_CERT_FILE` / `SSL_CERT_DIR` name them when either is
+  set (a company's TLS-inspecting proxy; httpx, behind the data-viz downloads, reads them too);
+  opening a connection ends by `connect_timeout` (`ConnectTimeout`).
 - The body streams (`Response.chunks()`), as the server sends it (no decompression here); it
   ends at `Content-Length`, the last chunk, or the connection's end when neither was sent. A
   connection goes back to the pool only when its answer was read to its end and both sides
@@ -27,6 +29,7 @@ that is not HTTP/1.1, or one cut off before its end.
 from __future__ import annotations
 
 import asyncio
+import os
 import ssl
 import time
 import weakref
@@ -236,7 +239,9 @@ class Pool:
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._tls is None:
-            self._tls = ssl.create_default_context(cafile=certifi.where())
+            chosen = os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR")
+            # Without a file: the default verify paths, which are the ones those variables name.
+            self._tls = ssl.create_default_context() if chosen else ssl.create_default_context(cafile=certifi.where())
         return self._tls
 
     def _pooled(self, origin: Origin) -> _Connection | None:
