@@ -411,6 +411,37 @@ def deprecation_create(
         return row
 
 
+def _save_update(
+    row: DeprecatedTool | ToolAlias,
+    stored: DeprecatedTool | ToolAlias,
+    fields: Sequence[str],
+    subject: Subject,
+    headline: str,
+    *,
+    by: Actor,
+    via: str,
+) -> None:
+    """Save a deprecation or alias changed from `stored` (the row as it was, locked) and record
+    the change; a retire-on date that moved is the headline."""
+    row.full_clean()
+    row.save()
+    if row.retire_on != stored.retire_on:
+        headline = (
+            f"Scheduled the retirement of {row.name} for {row.retire_on.isoformat()}" if row.retire_on
+            else f"Cancelled the scheduled retirement of {row.name}"
+        )  # fmt: skip
+    governance_event_record(
+        tool=row.name,
+        subject=subject,
+        action=Action.UPDATED,
+        before=snapshot(stored, fields),
+        after=snapshot(row, fields),
+        headline=headline,
+        by=by,
+        via=via,
+    )
+
+
 def deprecation_update(
     *,
     deprecation: DeprecatedTool,
@@ -426,27 +457,10 @@ def deprecation_update(
     with transaction.atomic():
         stored = DeprecatedTool.objects.select_for_update().get(pk=deprecation.pk)
         deprecation_validate(name=stored.name, replaced_by=replaced_by, retire_on=retire_on, stored=stored)
-        before = snapshot(stored, DEPRECATION_FIELDS)
         deprecation.replaced_by, deprecation.reason = list(replaced_by), reason
         deprecation.retire_on, deprecation.since = retire_on, since
-        deprecation.full_clean()
-        deprecation.save()
-        headline = f"Changed the deprecation of {deprecation.name}"
-        if retire_on != stored.retire_on:
-            headline = (
-                f"Scheduled the retirement of {deprecation.name} for {retire_on.isoformat()}" if retire_on
-                else f"Cancelled the scheduled retirement of {deprecation.name}"
-            )  # fmt: skip
-        governance_event_record(
-            tool=deprecation.name,
-            subject=Subject.DEPRECATION,
-            action=Action.UPDATED,
-            before=before,
-            after=snapshot(deprecation, DEPRECATION_FIELDS),
-            headline=headline,
-            by=by,
-            via=via,
-        )
+        _save_update(deprecation, stored, DEPRECATION_FIELDS, Subject.DEPRECATION,
+                     f"Changed the deprecation of {deprecation.name}", by=by, via=via)  # fmt: skip
         return deprecation
 
 
@@ -544,27 +558,9 @@ def alias_update(
             name=stored.name, target=target, arguments=arguments,
             retire_on=retire_on if retire_on != stored.retire_on else None, existing=True,
         )  # fmt: skip
-        before = snapshot(stored, ALIAS_FIELDS)
         alias.target_id, alias.arguments, alias.reason = target, dict(arguments), reason
         alias.retire_on, alias.since = retire_on, since
-        alias.full_clean()
-        alias.save()
-        headline = f"Changed the alias {alias.name}"
-        if retire_on != stored.retire_on:
-            headline = (
-                f"Scheduled the retirement of {alias.name} for {retire_on.isoformat()}" if retire_on
-                else f"Cancelled the scheduled retirement of {alias.name}"
-            )  # fmt: skip
-        governance_event_record(
-            tool=alias.name,
-            subject=Subject.ALIAS,
-            action=Action.UPDATED,
-            before=before,
-            after=snapshot(alias, ALIAS_FIELDS),
-            headline=headline,
-            by=by,
-            via=via,
-        )
+        _save_update(alias, stored, ALIAS_FIELDS, Subject.ALIAS, f"Changed the alias {alias.name}", by=by, via=via)
         return alias
 
 
