@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 
@@ -175,6 +176,26 @@ def blank_tiles(context) -> list[dict]:
 
     context.route("https://api.tomtom.com/**", tile)
     return tiles
+
+
+def reported_frame(page, console: list[str], seconds: float = 90):
+    """The widget's frame once it has reported (`data-reported` set); fails naming what the
+    widget and the console said when it has not within `seconds`."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    deadline = time.monotonic() + seconds
+    while True:
+        frames = [f for f in page.frames if f != page.main_frame]
+        try:
+            reported = frames[0].evaluate("document.documentElement.dataset.reported || ''") if frames else ""
+        except PlaywrightError:  # the frame is still navigating to its srcdoc
+            reported = ""
+        if reported:
+            return frames[0]
+        if time.monotonic() > deadline:
+            widget = frames[0].evaluate("JSON.stringify({...window.tomtomWidget, input: null})") if frames else ""
+            raise AssertionError(f"the widget never reported: {widget[:2000]}; console: {console}")
+        time.sleep(0.2)
 
 
 def app_status_lines(log: str) -> list[dict]:

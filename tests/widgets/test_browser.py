@@ -13,7 +13,6 @@ tests/widgets/artifacts/<tool>.png (git-ignored) for a person to look at.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -25,6 +24,7 @@ from tests.widgets.chromium import (
     PLACE_TOOLS,
     app_status_lines,
     blank_tiles,
+    reported_frame,
     require_browser,
     serve,
 )
@@ -41,7 +41,6 @@ def run_widget(
     """Host the widget for one tool call; the widget's own state once it has reported. With
     `probe` ([lon, lat] of a marker), also what hovering over it and clicking it show, and a
     screenshot in tests/widgets/artifacts/<tool>.png."""
-    from playwright.sync_api import Error as PlaywrightError
 
     context = browser.new_context()
     tiles = blank_tiles(context)
@@ -51,18 +50,8 @@ def run_widget(
     try:
         page.goto(f"{files}/host.html?server={server}/mcp")
         host = page.evaluate("(call) => window.runHost(call)", {"tool": tool, "args": args, "dropMeta": drop_meta})
-        deadline = time.monotonic() + 90
-        while True:
-            frames = [f for f in page.frames if f != page.main_frame]
-            try:
-                reported = frames[0].evaluate("document.documentElement.dataset.reported || ''") if frames else ""
-            except PlaywrightError:  # the frame is still navigating to its srcdoc
-                reported = ""
-            if reported:
-                break
-            assert time.monotonic() < deadline, f"the widget never reported; console: {console}"
-            time.sleep(0.2)
-        widget = frames[0].evaluate(
+        frame = reported_frame(page, console)
+        widget = frame.evaluate(
             "({...window.tomtomWidget, reported: document.documentElement.dataset.reported,"
             " panel: document.getElementById('panel').hidden ? '' : document.getElementById('panel').innerText,"
             " canvas: !!document.querySelector('canvas.maplibregl-canvas'),"
@@ -70,11 +59,11 @@ def run_widget(
             " detail: (document.querySelector('#panel code') || {}).textContent || ''})"
         )
         if probe is not None:
-            widget.update(interact(page, frames[0], tool, probe))
+            widget.update(interact(page, frame, tool, probe))
         widget["ping"] = page.evaluate("window.hostRequest('ping', {})")
         page.evaluate("window.hostNotify('ui/notifications/host-context-changed', {theme: 'dark', displayMode: 'pip'})")
-        frames[0].wait_for_function("document.documentElement.dataset.displayMode === 'pip'", timeout=5000)
-        widget["dark"] = frames[0].evaluate("document.documentElement.dataset.theme") == "dark"
+        frame.wait_for_function("document.documentElement.dataset.displayMode === 'pip'", timeout=5000)
+        widget["dark"] = frame.evaluate("document.documentElement.dataset.theme") == "dark"
         return {**widget, "host": host, "hostLog": page.evaluate("window.hostLog"), "tiles": tiles, "console": console}
     finally:
         context.close()

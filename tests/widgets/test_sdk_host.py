@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -27,6 +26,7 @@ from tests.widgets.chromium import (
     PLACE_TOOLS,
     app_status_lines,
     blank_tiles,
+    reported_frame,
     require_browser,
     serve,
 )
@@ -98,7 +98,6 @@ def maps_backend() -> Iterator[TomTomStub]:
 def host(browser, page_url: str, server: str, call: dict) -> dict:
     """Run the SDK host for one call; once the widget has reported: its state, `ping`'s answer,
     and its state after a host-context change (DARK) with the iframe resized to match."""
-    from playwright.sync_api import Error as PlaywrightError
 
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     tiles = blank_tiles(context)
@@ -109,21 +108,7 @@ def host(browser, page_url: str, server: str, call: dict) -> dict:
         page.goto(page_url)
         page.wait_for_function("typeof window.runSdkHost === 'function'")
         page.evaluate("(call) => window.runSdkHost(call)", {"server": f"{server}/mcp", **call})
-        frame = None
-        deadline = time.monotonic() + 90
-        while True:
-            frames = [f for f in page.frames if f != page.main_frame]
-            try:
-                reported = frames[0].evaluate("document.documentElement.dataset.reported || ''") if frames else ""
-            except PlaywrightError:  # the frame is still navigating to its srcdoc
-                reported = ""
-            if reported:
-                frame = frames[0]
-                break
-            if time.monotonic() > deadline:
-                widget = frames[0].evaluate("JSON.stringify({...window.tomtomWidget, input: null})") if frames else ""
-                raise AssertionError(f"the widget never reported: {widget[:2000]}; console: {console}")
-            time.sleep(0.2)
+        frame = reported_frame(page, console)
         state = "() => ({...window.tomtomWidget, reported: document.documentElement.dataset.reported,"
         state += " theme: document.documentElement.dataset.theme, mode: document.documentElement.dataset.displayMode,"
         state += " panel: document.getElementById('panel').hidden ? '' : document.getElementById('panel').innerText,"
