@@ -5,9 +5,13 @@
 ARG PYTHON_IMAGE=python:3.13-slim
 
 # --- build: the wheel, then an environment with it and the locked dependencies ------------------
+# A C compiler builds the simplifier's kernel into the wheel (setup.py; the build fails without it).
 FROM ${PYTHON_IMAGE} AS build
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml README.md constraints.txt ./
+COPY pyproject.toml setup.py README.md constraints.txt ./
 COPY core core
 COPY tomtom_mcp tomtom_mcp
 COPY tools tools
@@ -16,7 +20,8 @@ COPY tenants tenants
 RUN python3 -m venv /opt/tomtom-maps-mcp \
     && /opt/tomtom-maps-mcp/bin/pip install --no-cache-dir --quiet --upgrade pip \
     && /opt/tomtom-maps-mcp/bin/pip wheel --no-cache-dir --quiet --no-deps --wheel-dir /wheels . \
-    && /opt/tomtom-maps-mcp/bin/pip install --no-cache-dir --quiet -c constraints.txt /wheels/*.whl
+    && /opt/tomtom-maps-mcp/bin/pip install --no-cache-dir --quiet -c constraints.txt /wheels/*.whl \
+    && /opt/tomtom-maps-mcp/bin/python -c "import tools.geometry._kernel"
 
 # --- run: the environment alone, as an unprivileged user ---------------------------------------
 FROM ${PYTHON_IMAGE}

@@ -99,7 +99,8 @@ widget-deps: browser-deps
 mcpb-deps:
 	cd deploy/mcpb && npm ci --no-audit --no-fund --ignore-scripts
 
-# The wheel (dist/tomtom_maps_mcp-VERSION-py3-none-any.whl): everything the server needs at run time.
+# The wheel (dist/tomtom_maps_mcp-VERSION-<python>-<platform>.whl, the simplifier's kernel compiled in):
+# everything the server needs at run time.
 wheel: $(VENV)/.runtime
 	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist .
 

@@ -77,3 +77,12 @@ def test_everything_it_writes_goes_to_its_volume():
     assert env["TOMTOM_MCP_DATA_DIR"] in json.loads(values("VOLUME")[0]) == ["/data"]
     assert "TOMTOM_MCP_DATA_DIR" in ENV_VARS
     assert env["PYTHONDONTWRITEBYTECODE"] == "1"
+
+
+def test_the_builder_compiles_the_simplifiers_kernel_and_the_image_refuses_to_build_without_it():
+    """setup.py's extension is optional, so a builder without a C compiler would quietly make a
+    slower image: the build stage installs one and imports the built kernel before it ends."""
+    build = DOCKERFILE.split("\nFROM ", 2)[1]
+    assert re.search(r"apt-get install [^\n]*\bgcc\b", re.sub(r"\\\n\s*", " ", build))
+    assert "setup.py" in [source for value in values("COPY") for source in shlex.split(value)[:-1]]
+    assert 'python -c "import tools.geometry._kernel"' in build

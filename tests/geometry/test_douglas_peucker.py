@@ -1,10 +1,11 @@
 """`priority_dp` keeps what the numpy reference keeps, to the bit (tools/geometry/douglas_peucker.py).
 
-Both grow the Douglas-Peucker tree a level at a time with the same float operations; `priority_dp`
-measures only the vertices that can be the farthest of their span (tools/geometry/farthest.py),
-the reference every vertex. So the kept vertices and the reported errors are equal, not close,
-on every path: unrounded ones, rounded ones with repeated vertices (zero-length chords), and
-zigzags, where every vertex ties and the first of the tied must win.
+`priority_dp` runs the compiled kernel's priority queue (tools/geometry/_kernel.c); the reference
+grows the same Douglas-Peucker tree a level at a time in numpy. Each vertex's distance is
+computed with the same float operations (tests/geometry/test_kernel.py pins numpy's), so the kept
+vertices and the reported errors are equal, not close, on every path: unrounded ones, rounded
+ones with repeated vertices (zero-length chords), and zigzags, where every vertex ties and the
+first of the tied must win.
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.geometry.test_simplify import SLACK_M, true_error_m, walks, zigzag
-from tools.geometry.douglas_peucker import _Spans, _start, priority_dp, priority_dp_reference
-from tools.geometry.farthest import BLOCK, MIN_BLOCKS, Projected
+from tools.geometry.compiled import kernel
+from tools.geometry.douglas_peucker import priority_dp, priority_dp_reference
 from tools.geometry.positions import check_positions
 from tools.geometry.simplify import cap_geometry
 from tools.geometry.sphere import unwrap_longitudes
 
 NONE = np.empty(0, dtype=np.int64)
+
+pytestmark = pytest.mark.skipif(kernel is None, reason="the compiled kernel is not built (no C compiler)")
 
 
 def both(xy: np.ndarray, budget: int, required: np.ndarray = NONE) -> None:
@@ -59,7 +62,7 @@ def road(n: int, seed: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize(("n", "budget"), [(30_000, 1000), (30_000, 100), (12_000, 5000), (60_000, 1000)])
-def test_long_lines_whose_blocks_are_skipped_keep_what_the_reference_keeps(n, budget):
+def test_long_road_like_lines_keep_what_the_reference_keeps(n, budget):
     both(road(n, n + budget), budget)
 
 
@@ -76,35 +79,13 @@ def test_on_exact_ties_the_bound_still_holds(n):
     assert true_error_m(line, np.array(geometry["coordinates"])) <= report.max_error_m + SLACK_M
 
 
-def spans_of(path: Projected, s: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """Each span end projected for the span it ends."""
-    anchors = np.isin(e, path.init[1:])
-    end = path.z[e]
-    end[anchors] = path.anchor_end[np.searchsorted(path.init[1:], e[anchors])]
-    return end
-
-
-def test_farthest_skips_blocks_and_finds_what_a_full_scan_finds():
-    xy = road(40_000, 7)
-    lon, lat = xy[:, 0], xy[:, 1]
-    init, _ = _start(len(xy), 1000, NONE)
-    s, e = init[:-1], init[1:]
-    reference = _Spans(lon, lat, init)
-    path = Projected(lon, lat, init)
-    assert (e - s).min() >= (MIN_BLOCKS + 2) * BLOCK  # every span is bounded block by block
-    far, dist = path.farthest(s, e, spans_of(path, s, e))
-    ref_far, ref_dist = reference.farthest(s, e)
-    assert far.tolist() == ref_far.tolist() and dist.tobytes() == ref_dist.tobytes()
-    assert path._use_blocks, "the blocks skipped most vertices, so they stay in use"
-
-
-def test_of_two_tied_vertices_in_different_blocks_the_first_is_farthest():
-    n = 40 * BLOCK
+def test_two_tied_vertices_far_apart_the_first_is_farthest():
+    n = 1280
     lat = np.zeros(n)
-    lat[[3 * BLOCK + 5, 30 * BLOCK + 2]] = 0.5  # the same distance from the chord, blocks apart
-    path = Projected(np.arange(n) / 1000, lat, np.array([0, n - 1]))
-    far, dist = path.farthest(np.array([0]), np.array([n - 1]), path.anchor_end)
-    assert far.tolist() == [3 * BLOCK + 5] and math.isclose(dist[0], 0.5)
+    lat[[101, 962]] = 0.5  # the same distance from the chord, far apart
+    xy = np.stack((np.arange(n) / 1000, lat), axis=1)
+    assert priority_dp(xy[:, 0], xy[:, 1], 3, NONE)[0].tolist() == [0, 101, n - 1]
+    both(xy, 3)
 
 
 @pytest.mark.parametrize("budget", [5, 12, 300])

@@ -20,7 +20,7 @@ import shapely
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.geometry import douglas_peucker, error_bound, farthest, paths, polygons, positions, simplify, sphere
+from tools.geometry import douglas_peucker, error_bound, paths, polygons, positions, simplify, sphere
 from tools.geometry.positions import MalformedGeometry, check_positions, round_positions
 from tools.geometry.simplify import VERTEX_CAP, Simplification, cap_geometry, simplify_indices
 
@@ -272,7 +272,7 @@ def zigzag(n, lon0=4.0, lat0=52.0):
 
 @pytest.mark.parametrize(
     "module",
-    [douglas_peucker, error_bound, farthest, paths, polygons, positions, simplify, sphere],
+    [douglas_peucker, error_bound, paths, polygons, positions, simplify, sphere],
     ids=lambda module: module.__name__,
 )
 def test_module_examples(module):
@@ -490,24 +490,3 @@ def test_long_line_bound_holds_over_thousands_of_kilometres():
     walk = np.stack((lon, lat), axis=1)
     capped, report = cap_geometry(line(walk), cap=150)
     assert true_error_m(walk, np.array(capped["coordinates"])) <= report.max_error_m
-
-
-@pytest.mark.parametrize("n", [1, 15, 16, 65_535, 65_536, 70_000])  # each MessagePack list header
-@pytest.mark.parametrize("width", [2, 3])
-def test_lists_of_floats_are_read_from_their_packed_image_as_from_the_values(n, width):
-    rng = np.random.default_rng(n + width)
-    values = np.stack((rng.uniform(-180, 180, n), rng.uniform(-90, 90, n), rng.uniform(-1e3, 1e4, n)), axis=1)
-    coords = values[:, :width].tolist()
-    packed = positions._packed(coords)
-    assert packed is not None and packed.tobytes() == positions._table(coords).tobytes()
-    assert check_positions(coords).tobytes() == values[:, :2].tobytes()
-
-
-@pytest.mark.parametrize(
-    "coords",
-    [[[1, 2.0]], [[1.0, 2.0], [1.0, 2.0, 3.0]], [[True, 2.0]], [[np.float64(1.5), 2.5]], [[1.0, 2.0]] * 15 + [[1, 2]]],
-    ids=["an integer", "mixed widths", "a bool", "a float subclass", "an integer last"],
-)
-def test_other_positions_are_read_value_by_value(coords):
-    assert positions._packed(coords) is None
-    assert check_positions(coords).tolist() == [[float(x), float(y)] for x, y, *_ in coords]

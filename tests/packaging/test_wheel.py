@@ -22,6 +22,7 @@ from mcp import Client, StdioServerParameters
 from mcp_types import Implementation
 
 from tests.conftest import CANARY_KEY, REPO, data, free_port
+from tools.geometry.simplify import cap_geometry
 
 pytestmark = pytest.mark.packaging
 
@@ -72,8 +73,11 @@ def test_the_wheel_holds_every_file_the_packages_track(wheel: Path):
     the packages track in git is in the wheel, so an installed server misses nothing a checkout has."""
     tracked = subprocess.run(["git", "ls-files", *PACKAGES], cwd=REPO, capture_output=True, text=True, check=True)
     in_wheel = set(zipfile.ZipFile(wheel).namelist())
-    missing = [path for path in tracked.stdout.split() if path not in in_wheel]
+    sources = [path for path in tracked.stdout.split() if path.endswith(".c")]  # in the wheel as built modules
+    missing = [path for path in tracked.stdout.split() if path not in in_wheel and path not in sources]
     assert missing == []
+    built = {path.split(".", 1)[0] for path in in_wheel if path.endswith(".so") or path.endswith(".pyd")}
+    assert {path.removesuffix(".c") for path in sources} == built
     runtime = {"tools/widgets/map_app.html", "tools/fixtures/tool_surface.json", "tomtom_mcp/server-logging.json"}
     assert runtime <= in_wheel
 
@@ -167,3 +171,21 @@ def test_the_console_script_runs_the_installed_code(installed: Path, tmp_path: P
     ).stdout  # fmt: skip
     assert Path(where.strip()).is_relative_to(installed.parent)
     assert os.path.commonpath([where.strip(), str(REPO)]) != str(REPO)
+
+
+def test_the_installed_simplifier_runs_its_compiled_kernel(installed: Path, tmp_path: Path):
+    """The wheel was built where a compiler was at hand, so the installed package simplifies with
+    the kernel (not the numpy fallback), and caps a line as the checkout does."""
+    script = (
+        "import json; from tools.geometry.compiled import kernel; from tools.geometry.simplify import cap_geometry; "
+        "line = {'type': 'LineString', 'coordinates': [[4.9 + i / 1000, 52.3 + (i % 7) / 1000] for i in range(5000)]}; "
+        "capped, report = cap_geometry(line, cap=100); "
+        "print(json.dumps([kernel.__file__, capped, report.as_dict()]))"
+    )
+    done = subprocess.run([installed / "python", "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                          env={"PATH": "/usr/bin:/bin"}, check=True)  # fmt: skip
+    where, capped, report = json.loads(done.stdout)
+    assert Path(where).is_relative_to(installed.parent.parent)
+    line = {"type": "LineString", "coordinates": [[4.9 + i / 1000, 52.3 + (i % 7) / 1000] for i in range(5000)]}
+    expected, expected_report = cap_geometry(line, cap=100)
+    assert (capped, report) == (expected, expected_report.as_dict())

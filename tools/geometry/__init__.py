@@ -5,6 +5,7 @@ parts it is built from, each using only those above it (import-linter checks thi
 
 - ``positions``: GeoJSON positions checked into arrays, rounded for output;
   ``sphere``: the Earth sphere, unit vectors, the local equirectangular projection.
+- ``compiled``: the C kernel of the search and of reading positions, where it was built.
 - ``douglas_peucker``: the anchored priority Douglas-Peucker on one path;
   ``error_bound``: the metre bounds on what simplifying and rounding moved.
 - ``paths``: one path's budget, simplification and rounding.

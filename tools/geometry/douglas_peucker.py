@@ -16,11 +16,11 @@ each anchor span: longitudes are scaled by the largest ``cos(latitude)`` within 
 planar distance is never shorter than the distance on the sphere. A distance below
 ``1e-12`` degrees (0.1 micrometre) is rounding noise and counts as 0.
 
-Both implementations find the queue's result a tree level at a time in numpy, with the same
-float operations, so they keep the same vertices and report the same errors, to the bit (tests
-compare them, ties included): `priority_dp_reference` measures every vertex of every span at
-each level; `priority_dp` only those that can be the farthest of their span
-(`tools.geometry.farthest`). Neither needs a compiler.
+Two implementations keep the same vertices and report the same errors, to the bit (tests
+compare them, ties included). `priority_dp` runs the compiled kernel (`tools.geometry.compiled`)
+when this installation has it: the priority queue itself, each vertex's distance computed with
+the float operations numpy uses below. `priority_dp_reference`, in numpy, finds the queue's
+result a tree level at a time; `priority_dp` runs it where the kernel was not built.
 
 Edge cases
 ----------
@@ -50,7 +50,7 @@ import heapq
 
 import numpy as np
 
-from tools.geometry.farthest import Projected
+from tools.geometry.compiled import kernel
 from tools.geometry.sphere import max_cos
 
 _MAX_ANCHORS = 64
@@ -60,50 +60,15 @@ _SMALLEST = np.nextafter(0.0, 1.0)  # the smallest positive bottleneck
 
 def priority_dp(lon: np.ndarray, lat: np.ndarray, budget: int, required: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Anchored priority Douglas-Peucker on one path (``budget < len(lon)``): the parameters and
-    result of `priority_dp_reference`, found the same way, a tree level at a time, but measuring
-    only the vertices that can be the farthest of their span (`tools.geometry.farthest`)."""
+    result of `priority_dp_reference`, by the compiled kernel's priority queue when it is built."""
+    if kernel is None:
+        return priority_dp_reference(lon, lat, budget, required)
     init, pops = _start(lon.size, budget, required)
-    path = Projected(lon, lat, init)
-    try:
-        levels = _grown(path, pops)
-    finally:
-        path.close()
-    return _selected(init, pops, levels)
-
-
-def _grown(path: Projected, pops: int) -> list[tuple[np.ndarray, ...]]:
-    """The split tree of `priority_dp`, a level at a time: each level's span starts, farthest
-    vertices, distances, bottlenecks and parents."""
-    init = path.init
-    s, e, end = init[:-1], init[1:], path.anchor_end
-    parent, ceiling = np.full(s.size, -1), np.full(s.size, np.inf)
-    levels: list[tuple[np.ndarray, ...]] = []
-    best = np.empty(0)  # the (at most) `pops` largest positive bottlenecks seen so far
-    total = 0
-    while True:
-        far, dist = path.farthest(s, e, end)
-        b = np.minimum(ceiling, dist)
-        levels.append((s, far, dist, b, parent))
-        if pops <= 0:
-            break
-        best = np.concatenate((best, b[b > 0]))
-        if best.size > pops:
-            best = np.partition(best, best.size - pops)[best.size - pops :]
-        split = np.flatnonzero(b >= (best.min() if best.size == pops else _SMALLEST))
-        if not split.size:
-            break
-        cut = far[split]  # each split span's children, in order: [s, cut) and [cut, e)
-        s, e, end = _halves(s[split], cut), _halves(cut, e[split]), _halves(path.z[cut], end[split])
-        parent, ceiling = np.repeat(split + total, 2), np.repeat(b[split], 2)
-        total += b.size
-    return levels
-
-
-def _halves(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """``first[0], second[0], first[1], second[1], ...``"""
-    out = np.empty(2 * first.size, dtype=first.dtype)
-    out[0::2], out[1::2] = first, second
-    return out
+    z, anchor_end = _projected(lon, lat, init)
+    kept = np.empty(init.size + max(pops, 0), dtype=np.int64)
+    seg_err = np.empty(kept.size - 1)
+    count = kernel.search(z, anchor_end, init, pops, kept, seg_err)
+    return kept[:count], seg_err[: count - 1]
 
 
 def _start(n: int, budget: int, required: np.ndarray) -> tuple[np.ndarray, int]:
@@ -115,12 +80,18 @@ def _start(n: int, budget: int, required: np.ndarray) -> tuple[np.ndarray, int]:
     return init, budget - init.size
 
 
-def _span_scales(lon: np.ndarray, lat: np.ndarray, init: np.ndarray) -> np.ndarray:
-    """Each anchor span's longitude scale: the largest cos(latitude) within its latitudes."""
+def _projected(lon: np.ndarray, lat: np.ndarray, init: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The path projected per anchor span ``[init[j], init[j+1]]``, in degrees of latitude, with
+    longitudes scaled by the largest ``cos(latitude)`` within the span's latitudes: each vertex
+    for the span it starts or lies inside (``z``), and each span's end for that span."""
     s, e = init[:-1], init[1:]
     low = np.minimum(np.minimum.reduceat(lat, s), lat[e])
     high = np.maximum(np.maximum.reduceat(lat, s), lat[e])
-    return max_cos(low, high)
+    kx = max_cos(low, high)
+    z = np.empty(lon.size, dtype=np.complex128)
+    z.real = lon * np.repeat(kx, np.diff(s, append=lon.size))
+    z.imag = lat
+    return z, lon[e] * kx + 1j * lat[e]
 
 
 def priority_dp_reference(
@@ -170,7 +141,7 @@ def priority_dp_reference(
         best = np.concatenate((best, b[b > 0]))
         if best.size > pops:
             best = np.partition(best, best.size - pops)[best.size - pops :]
-        split = np.flatnonzero(b >= (best.min() if best.size == pops else np.nextafter(0.0, 1.0)))
+        split = np.flatnonzero(b >= (best.min() if best.size == pops else _SMALLEST))
         if not split.size:
             break
         s, e = np.sort(np.concatenate((s[split], far[split]))), np.sort(np.concatenate((far[split], e[split])))
@@ -234,13 +205,9 @@ class _Spans:
     """
 
     def __init__(self, lon: np.ndarray, lat: np.ndarray, init: np.ndarray) -> None:
-        s, e = init[:-1], init[1:]
-        kx = _span_scales(lon, lat, init)
-        self.z = np.empty(lon.size, dtype=np.complex128)
-        self.z.real = lon * np.repeat(kx, np.diff(s, append=lon.size))
-        self.z.imag = lat
+        self.z, anchor_end = _projected(lon, lat, init)
         self.z_end = self.z.copy()
-        self.z_end[e] = lon[e] * kx + 1j * lat[e]
+        self.z_end[init[1:]] = anchor_end
         self.w = np.empty(lon.size, dtype=np.complex128)
         self.q = np.empty(lon.size)
         self.hit = np.empty(lon.size, dtype=bool)

@@ -39,8 +39,9 @@ from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
-import msgspec
 import numpy as np
+
+from tools.geometry.compiled import kernel
 
 DECIMALS = 5
 """Decimals kept in output coordinates."""
@@ -78,8 +79,14 @@ def check_positions(coords: Any) -> np.ndarray:
     elif isinstance(coords, list | tuple):
         if not coords:
             return np.empty((0, 2))
-        packed = _packed(coords)
-        table = _table(coords) if packed is None else packed
+        read = None if kernel is None else kernel.read_positions(coords)
+        if read is not None:  # all floats or ints, and checked
+            buffer, width, valid = read
+            table = np.frombuffer(buffer).reshape(len(coords), width)
+            if not valid:
+                raise MalformedGeometry(_describe_values(table))
+            return table[:, :2]
+        table = _table(coords)
     else:
         raise MalformedGeometry(f"expected an array of positions, got {shown(coords)}")
     xy = table[:, :2]
@@ -98,52 +105,11 @@ def rounded(xy: np.ndarray) -> np.ndarray:
     return np.round(xy, DECIMALS) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
-_ENCODE = msgspec.msgpack.Encoder().encode
-# A list of n positions that are all 2 (or all 3) floats has a MessagePack image of fixed-width
-# records after the list's header: 0x92 (an array of 2), then 0xcb (a float64) and 8 big-endian
-# bytes per value (0x93 and three values for 3).
-_PAIR = [("head", ">u2"), ("lon", ">f8"), ("tag", "u1"), ("lat", ">f8")]
-_RECORDS = {
-    2: (np.dtype(_PAIR), 0x92CB),
-    3: (np.dtype([*_PAIR, ("tag3", "u1"), ("alt", ">f8")]), 0x93CB),
-}
-
-
-def _packed(coords: Sequence[Any]) -> np.ndarray | None:
-    """Positions that are all ``[float, float]`` (or all three floats) as an (n, 2) or (n, 3)
-    table, read from their MessagePack image (msgspec writes it in one C pass, far faster than
-    any per-position step in Python); None for anything else (ints, mixed widths, non-numbers),
-    which `_table` reads and checks.
-
-    Reading record by record from the list's header, each record is exactly the expected
-    position when its tags are: the array header, and 0xcb before every value. So an image of
-    the expected length whose tags all match holds nothing but such positions.
-    """
-    try:
-        image = _ENCODE(coords)
-    except (TypeError, ValueError, OverflowError):  # e.g. a float subclass, an object
-        return None
-    n = len(coords)
-    head = 1 if n < 16 else 3 if n < 65536 else 5  # the list's own header: fixarray, array 16, array 32
-    for width, (layout, tags) in _RECORDS.items():
-        if len(image) != head + layout.itemsize * n:
-            continue
-        records = np.frombuffer(image, dtype=layout, offset=head)
-        if not ((records["head"] == tags).all() and (records["tag"] == 0xCB).all()):
-            return None
-        if width == 3 and not (records["tag3"] == 0xCB).all():
-            return None
-        table = np.empty((n, width))
-        table[:, 0], table[:, 1] = records["lon"], records["lat"]
-        if width == 3:
-            table[:, 2] = records["alt"]
-        return table
-    return None
-
-
 def _table(coords: Sequence[Any]) -> np.ndarray:
     """Positions as an (n, 2) or (n, 3) float64 table, via C-level passes only (``struct``
-    packs the flattened values in one call: the cheapest way from Python floats to a buffer)."""
+    packs the flattened values in one call: the cheapest way from Python floats to a buffer
+    without the compiled kernel, whose ``read_positions`` takes positions that are all two, or
+    all three, floats or ints, and leaves anything else to this)."""
     try:
         widths = np.frombuffer(bytes(map(len, coords)), dtype=np.uint8)
     except (TypeError, ValueError):  # a position without a length, or one of 256 values or more

@@ -1,0 +1,168 @@
+"""The compiled kernel (tools/geometry/_kernel.c) against the numpy code it stands in for.
+
+The kernel computes each distance with the float operations numpy's loops use, fused
+multiply-adds spelled out. That holds where numpy's complex multiply and absolute value fuse
+them too (x86-64 with AVX2 or AVX-512, arm64): the first tests pin it, so that on a machine
+where it fails the cause is named here rather than as a tie broken differently elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tools.geometry import douglas_peucker, positions
+from tools.geometry.compiled import kernel
+from tools.geometry.douglas_peucker import _projected, _start, priority_dp, priority_dp_reference
+from tools.geometry.positions import check_positions
+from tools.geometry.simplify import cap_geometry
+
+pytestmark = pytest.mark.skipif(kernel is None, reason="the compiled kernel is not built (no C compiler)")
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def fma(x: float, y: float, z: float) -> float:
+    """x * y + z rounded once."""
+    return float(Fraction(x) * Fraction(y) + Fraction(z))
+
+
+def values(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    scale = 10.0 ** rng.integers(-8, 3, n)
+    return rng.normal(size=n) * scale + 1j * rng.normal(size=n) * scale
+
+
+def test_numpy_multiplies_complex_numbers_with_a_fused_real_part():
+    a, b = values(2000, 1), values(2000, 2)
+    product = a * b
+    expected = [
+        complex(fma(x.real, y.real, -(x.imag * y.imag)), fma(x.real, y.imag, x.imag * y.real))
+        for x, y in zip(a.tolist(), b.tolist(), strict=True)
+    ]
+    assert product.tolist() == expected
+
+
+def test_numpy_measures_complex_numbers_as_larger_times_a_fused_root():
+    z = values(2000, 3)
+    x, y = np.abs(z.real), np.abs(z.imag)
+    larger, smaller = np.maximum(x, y), np.minimum(x, y)
+    ratio = smaller / larger
+    expected = [float(np.sqrt(fma(r, r, 1.0))) * big for r, big in zip(ratio.tolist(), larger.tolist(), strict=True)]
+    assert np.abs(z).tolist() == expected
+
+
+def test_numpy_inverts_a_chord_by_smiths_division():
+    c = values(2000, 4)
+    re, im = c.real, c.imag
+    wide = np.abs(re) >= np.abs(im)
+    rat = np.where(wide, im / re, re / im)
+    scale = 1.0 / np.where(wide, re + im * rat, im + re * rat)
+    expected = np.where(wide, (1.0 + 0.0 * rat) * scale, (1.0 * rat + 0.0) * scale) + 1j * np.where(
+        wide, (0.0 - 1.0 * rat) * scale, (0.0 * rat - 1.0) * scale
+    )
+    assert (1.0 / c).tobytes() == expected.tobytes()
+
+
+def lines() -> dict[str, np.ndarray]:
+    """A recorded TomTom route's line and seeded walks, rounded and not."""
+    route = json.loads((DATA / "route.json").read_text())
+    points = [p for leg in route["routes"][0]["legs"] for p in leg["points"]]
+    rng = np.random.default_rng(11)
+    walk = np.cumsum(rng.normal(0.0, 1e-3, (20_000, 2)), axis=0) + np.array([5.0, 50.0])
+    return {
+        "route": np.array([[p["longitude"], p["latitude"]] for p in points]),
+        "walk": walk,
+        "rounded walk": np.round(walk, 4),
+    }
+
+
+@pytest.mark.parametrize("budget", [2, 9, 100, 1000])
+def test_the_kernel_keeps_what_numpy_keeps(budget):
+    none = np.empty(0, dtype=np.int64)
+    for name, xy in lines().items():
+        if len(xy) <= budget:
+            continue
+        kept, seg_err = priority_dp(xy[:, 0], xy[:, 1], budget, none)
+        ref_kept, ref_err = priority_dp_reference(xy[:, 0], xy[:, 1], budget, none)
+        assert kept.tolist() == ref_kept.tolist(), name
+        assert seg_err.tobytes() == ref_err.tobytes(), name
+
+
+def test_without_the_kernel_the_numpy_search_and_reading_give_the_same_feature(monkeypatch):
+    rng = np.random.default_rng(5)
+    walk = np.cumsum(rng.normal(0.0, 1e-3, (5000, 2)), axis=0) + np.array([4.9, 52.3])
+    line = {"type": "LineString", "coordinates": walk.tolist()}
+    compiled = cap_geometry(line, cap=300)
+    monkeypatch.setattr(douglas_peucker, "kernel", None)
+    monkeypatch.setattr(positions, "kernel", None)
+    assert cap_geometry(line, cap=300) == compiled
+
+
+@pytest.mark.parametrize("n", [1, 2, 1000, 70_000])
+@pytest.mark.parametrize("width", [2, 3])
+def test_lists_of_floats_and_ints_are_read_as_the_values_are(n, width):
+    rng = np.random.default_rng(n + width)
+    table = np.stack((rng.uniform(-180, 180, n), rng.uniform(-90, 90, n), rng.uniform(-1e3, 1e4, n)), axis=1)
+    coords = table[:, :width].tolist()
+    coords[0] = [int(value) for value in coords[0]]  # an int reads as the float it equals
+    coords[-1] = tuple(coords[-1])
+    buffer, read_width, valid = kernel.read_positions(coords)
+    assert read_width == width and valid
+    assert bytes(buffer) == positions._table(coords).tobytes()
+    assert check_positions(coords).tobytes() == positions._table(coords)[:, :2].tobytes()
+
+
+OTHER = {
+    "mixed widths": [[1.0, 2.0], [1.0, 2.0, 3.0]],
+    "a bool": [[True, 2.0]],
+    "a float subclass": [[np.float64(1.5), 2.5]],
+    "an int too large": [[1.0, 2.0]] * 15 + [[2**1100, 2.0]],
+    "a string": [[1.0, 2.0], "ab"],
+    "one value": [[1.0]],
+    "four values": [[1.0, 2.0, 3.0, 4.0]],
+    "None": [[1.0, None]],
+    "an array": [np.array([1.0, 2.0])],
+    "empty": [],
+}
+
+
+@pytest.mark.parametrize("coords", OTHER.values(), ids=OTHER.keys())
+def test_anything_else_is_left_to_the_value_by_value_reading(coords):
+    assert kernel.read_positions(coords) is None
+
+
+@pytest.mark.parametrize(
+    "coords",
+    [[[180.0, 90.0], [-180.5, 0.0]], [[0.0, -90.1]], [[0.0, math.nan]], [[math.inf, 0.0]], [[0.0, 0.0, math.nan]],
+     [[0.0, 0.0], [0.0, 0.0, -math.inf]]],
+    ids=["longitude", "latitude", "NaN", "infinite", "NaN altitude", "infinite altitude"],
+)  # fmt: skip
+def test_values_out_of_range_are_flagged(coords):
+    read = kernel.read_positions(coords)
+    if len({len(position) for position in coords}) > 1:
+        assert read is None  # mixed widths
+    else:
+        assert read is not None and read[2] is False
+    with pytest.raises(positions.MalformedGeometry):
+        check_positions(coords)
+
+
+def test_the_search_refuses_inconsistent_arrays():
+    lon, lat = np.arange(10.0), np.zeros(10)
+    init, pops = _start(10, 4, np.empty(0, dtype=np.int64))
+    z, end = _projected(lon, lat, init)
+    kept, seg_err = np.empty(init.size + pops, dtype=np.int64), np.empty(init.size + pops - 1)
+    with pytest.raises(ValueError, match="inconsistent array sizes"):
+        kernel.search(z, end, init, pops, kept[:-1], seg_err)
+    with pytest.raises(ValueError, match="increasing indices"):
+        kernel.search(z, end, init[::-1].copy(), pops, kept, seg_err)
+    with pytest.raises(ValueError, match="increasing indices"):
+        kernel.search(z[:5], end, init, pops, kept, seg_err)
+    with pytest.raises(BufferError):
+        kernel.search(z, end, init, pops, kept, b"read-only")

@@ -1,0 +1,352 @@
+/*
+ * The simplifier's compiled kernel: the anchored priority Douglas-Peucker search and the reading
+ * of a list of positions, for tools/geometry (docs/adr/0037-compiled-simplifier-kernel.md).
+ *
+ * search(z, anchor_end, init, pops, kept, seg_err) -> count
+ *     The search of douglas_peucker.priority_dp on a path already projected per anchor span
+ *     (z: n complex values as 2n float64; anchor_end: the end of each anchor span projected for
+ *     that span), run as the rule states it: a priority queue of segments, the one whose farthest
+ *     vertex is farthest popped first (ties: the segment that starts first), until `pops` vertices
+ *     were added or no vertex is off its segment. Writes the sorted kept indices into `kept`
+ *     (int64) and each kept segment's error into `seg_err` (float64); returns how many were kept.
+ *
+ *     A vertex's distance is computed with the float operations numpy uses for
+ *     douglas_peucker.priority_dp_reference: the chord inverted by Smith's division, the vertex
+ *     turned by a complex multiply whose real part fuses the product of the real parts, the
+ *     absolute value as larger * sqrt(fma(ratio, ratio, 1)). Every fused multiply-add is an
+ *     explicit fma() (exact by definition, on any CPU), and no other contraction is allowed,
+ *     so the kernel and numpy agree to the bit wherever numpy's loops use fused multiply-adds
+ *     (x86-64 with AVX2 or AVX-512, arm64); tests/geometry/test_kernel.py pins that.
+ *
+ * read_positions(list) -> (bytearray, width, valid) or None
+ *     A list (or tuple) whose members are all lists or tuples of 2 (or all of 3) exact floats or
+ *     ints, as float64 values in a bytearray, row by row, and whether every longitude is within
+ *     [-180, 180], every latitude within [-90, 90] and every altitude finite; None for anything
+ *     else (a bool, a float subclass, mixed widths, an int too large for a float), which
+ *     positions.py reads and checks value by value.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+/* The distance loop is built twice on x86-64 Linux, with and without FMA instructions, and the
+ * loader picks one for the CPU (fma() is exact either way; without the instruction it is a call). */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
+#define KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define KERNEL_CLONES
+#endif
+
+#define TINY_DEG 1e-12 /* a planar distance below this (0.1 micrometre) counts as 0 */
+#define SHORT 128      /* segments of fewer vertices are measured in one pass, longer ones in two */
+
+/* numpy's absolute value of a complex number (its SIMD loop): larger * sqrt(ratio^2 + 1). */
+static inline double np_cabs(double re, double im) {
+    double x = fabs(re), y = fabs(im);
+    double larger = x > y ? x : y, smaller = x > y ? y : x;
+    double ratio = smaller / (larger == 0.0 ? 1.0 : larger); /* 0 when both are */
+    return sqrt(fma(ratio, ratio, 1.0)) * larger;
+}
+
+/* The distance of w (a vertex less the segment's start) from the segment whose inverse is inv:
+ * w turned by inv (numpy's complex multiply), its projection parameter clamped to [0, upper]. */
+static inline double distance(double w_re, double w_im, double inv_re, double inv_im, double upper) {
+    double m_re = fma(w_re, inv_re, -(w_im * inv_im));
+    double m_im = fma(w_re, inv_im, w_im * inv_re);
+    double t = m_re > 0.0 ? m_re : 0.0;
+    t = t < upper ? t : upper;
+    return np_cabs(m_re - t, m_im);
+}
+
+typedef struct {
+    double dist;     /* the farthest vertex's distance, > 0 */
+    double end_re;   /* the segment's end, projected as its start is */
+    double end_im;
+    int64_t s, e;    /* the segment, s -> e */
+    int64_t far;     /* its farthest vertex */
+} Node;
+
+/* The farthest vertex of [s, e) from the segment z[s] -> end: its index and distance, as numpy
+ * computes them (the first of equal distances; s itself, at 0, when none is off the segment). */
+KERNEL_CLONES
+static double farthest(const double *restrict z, int64_t s, int64_t e, double end_re, double end_im, double *restrict q,
+                       int64_t *far) {
+    const double a_re = z[2 * s], a_im = z[2 * s + 1];
+    const double c_re = end_re - a_re, c_im = end_im - a_im;
+    double length = np_cabs(c_re, c_im);
+    double inv_re, inv_im, upper;
+    if (length > 0.0) {
+        upper = 1.0;
+        /* 1 / chord, numpy's (Smith's) complex division with dividend 1 + 0i */
+        if (fabs(c_re) >= fabs(c_im)) {
+            double rat = c_im / c_re, scl = 1.0 / (c_re + c_im * rat);
+            inv_re = (1.0 + 0.0 * rat) * scl;
+            inv_im = (0.0 - 1.0 * rat) * scl;
+        } else {
+            double rat = c_re / c_im, scl = 1.0 / (c_im + c_re * rat);
+            inv_re = (1.0 * rat + 0.0) * scl;
+            inv_im = (0.0 * rat - 1.0) * scl;
+        }
+    } else { /* a zero-length chord: the distance is to its start */
+        upper = 0.0;
+        length = 1.0;
+        inv_re = 1.0;
+        inv_im = 0.0;
+    }
+    const int64_t count = e - s;
+    const double *zs = z + 2 * s;
+    double top = -1.0;
+    int64_t best = 0;
+    if (count < SHORT) { /* one pass */
+        for (int64_t k = 0; k < count; k++) {
+            double d = distance(zs[2 * k] - a_re, zs[2 * k + 1] - a_im, inv_re, inv_im, upper);
+            if (d > top) {
+                top = d;
+                best = k;
+            }
+        }
+    } else { /* every distance in a loop the compiler vectorises, then the first largest */
+        for (int64_t k = 0; k < count; k++)
+            q[k] = distance(zs[2 * k] - a_re, zs[2 * k + 1] - a_im, inv_re, inv_im, upper);
+        for (int64_t k = 0; k < count; k++)
+            top = q[k] > top ? q[k] : top;
+        while (q[best] != top)
+            best++;
+    }
+    best += s;
+    *far = best;
+    double dist = top * length;
+    return dist < TINY_DEG ? 0.0 : dist;
+}
+
+/* Heap order: the larger distance first; on equal distances the segment that starts first. */
+static inline int before(const Node *a, const Node *b) {
+    return a->dist > b->dist || (a->dist == b->dist && a->s < b->s);
+}
+
+static void heap_push(Node *heap, Py_ssize_t *size, Node node) {
+    Py_ssize_t i = (*size)++;
+    while (i > 0) {
+        Py_ssize_t up = (i - 1) / 2;
+        if (!before(&node, &heap[up]))
+            break;
+        heap[i] = heap[up];
+        i = up;
+    }
+    heap[i] = node;
+}
+
+static Node heap_pop(Node *heap, Py_ssize_t *size) {
+    Node top = heap[0], last = heap[--(*size)];
+    Py_ssize_t i = 0, n = *size;
+    for (;;) {
+        Py_ssize_t child = 2 * i + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && before(&heap[child + 1], &heap[child]))
+            child++;
+        if (!before(&heap[child], &last))
+            break;
+        heap[i] = heap[child];
+        i = child;
+    }
+    if (n)
+        heap[i] = last;
+    return top;
+}
+
+/* Push segment s -> e (its end projected as end_re, end_im) if a vertex lies off it. */
+static void consider(const double *z, double *q, Node *heap, Py_ssize_t *size, int64_t s, int64_t e, double end_re,
+                     double end_im) {
+    if (e - s < 2)
+        return;
+    Node node = {0.0, end_re, end_im, s, e, s};
+    node.dist = farthest(z, s, e, end_re, end_im, q, &node.far);
+    if (node.dist > 0.0)
+        heap_push(heap, size, node);
+}
+
+static int compare_int64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The position of value in the sorted array (it is there). */
+static Py_ssize_t position(const int64_t *sorted, Py_ssize_t count, int64_t value) {
+    Py_ssize_t lo = 0, hi = count - 1;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (sorted[mid] < value)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int get_buffer(PyObject *object, Py_buffer *view, Py_ssize_t itemsize, int writable, const char *name) {
+    if (PyObject_GetBuffer(object, view, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    if (view->len % itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: a buffer of %zd-byte items expected", name, itemsize);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *search(PyObject *module, PyObject *args) {
+    PyObject *z_obj, *end_obj, *init_obj, *kept_obj, *err_obj, *result = NULL;
+    Py_ssize_t pops;
+    if (!PyArg_ParseTuple(args, "OOOnOO:search", &z_obj, &end_obj, &init_obj, &pops, &kept_obj, &err_obj))
+        return NULL;
+    Py_buffer zb, endb, initb, keptb, errb;
+    if (get_buffer(z_obj, &zb, 16, 0, "z") < 0)
+        return NULL;
+    if (get_buffer(end_obj, &endb, 16, 0, "anchor_end") < 0)
+        goto release_z;
+    if (get_buffer(init_obj, &initb, 8, 0, "init") < 0)
+        goto release_end;
+    if (get_buffer(kept_obj, &keptb, 8, 1, "kept") < 0)
+        goto release_init;
+    if (get_buffer(err_obj, &errb, 8, 1, "seg_err") < 0)
+        goto release_kept;
+
+    const double *z = zb.buf, *anchor_end = endb.buf;
+    const int64_t *init = initb.buf;
+    int64_t *kept = keptb.buf;
+    double *seg_err = errb.buf;
+    Py_ssize_t n = zb.len / 16, m = initb.len / 8, capacity = keptb.len / 8;
+    if (pops < 0)
+        pops = 0;
+    if (m < 2 || endb.len / 16 != m - 1 || capacity < m + pops || errb.len / 8 < capacity - 1) {
+        PyErr_SetString(PyExc_ValueError, "search: inconsistent array sizes");
+        goto release_all;
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        if (init[j] < 0 || init[j] >= n || (j && init[j] <= init[j - 1])) {
+            PyErr_SetString(PyExc_ValueError, "search: init must be increasing indices of z");
+            goto release_all;
+        }
+    }
+    Node *heap = PyMem_RawMalloc(sizeof(Node) * (size_t)(m + 2 * pops));
+    double *q = PyMem_RawMalloc(sizeof(double) * (size_t)n); /* a segment's distances */
+    if (!heap || !q) {
+        PyMem_RawFree(heap);
+        PyErr_NoMemory();
+        goto release_all;
+    }
+    Py_ssize_t size = 0, count = m;
+    Py_BEGIN_ALLOW_THREADS
+    memcpy(kept, init, sizeof(int64_t) * (size_t)m);
+    for (Py_ssize_t j = 0; j + 1 < m; j++)
+        consider(z, q, heap, &size, init[j], init[j + 1], anchor_end[2 * j], anchor_end[2 * j + 1]);
+    for (Py_ssize_t popped = 0; popped < pops && size; popped++) {
+        Node node = heap_pop(heap, &size);
+        kept[count++] = node.far;
+        consider(z, q, heap, &size, node.s, node.far, z[2 * node.far], z[2 * node.far + 1]);
+        consider(z, q, heap, &size, node.far, node.e, node.end_re, node.end_im);
+    }
+    qsort(kept, (size_t)count, sizeof(int64_t), compare_int64);
+    memset(seg_err, 0, sizeof(double) * (size_t)(count - 1));
+    for (Py_ssize_t i = 0; i < size; i++)
+        seg_err[position(kept, count, heap[i].s)] = heap[i].dist;
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(heap);
+    PyMem_RawFree(q);
+    result = PyLong_FromSsize_t(count);
+release_all:
+    PyBuffer_Release(&errb);
+release_kept:
+    PyBuffer_Release(&keptb);
+release_init:
+    PyBuffer_Release(&initb);
+release_end:
+    PyBuffer_Release(&endb);
+release_z:
+    PyBuffer_Release(&zb);
+    return result;
+}
+
+/* A float or int (exactly those types) as a double; 0 when it is neither or too large. */
+static inline int exact_number(PyObject *value, double *out) {
+    if (PyFloat_CheckExact(value)) {
+        *out = PyFloat_AS_DOUBLE(value);
+        return 1;
+    }
+    if (PyLong_CheckExact(value)) {
+        *out = PyLong_AsDouble(value);
+        if (*out == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static PyObject *read_positions(PyObject *module, PyObject *coords) {
+    if (!PyList_CheckExact(coords) && !PyTuple_CheckExact(coords))
+        Py_RETURN_NONE;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(coords);
+    if (!n)
+        Py_RETURN_NONE;
+    PyObject **items = PySequence_Fast_ITEMS(coords);
+    PyObject *first = items[0];
+    if (!PyList_CheckExact(first) && !PyTuple_CheckExact(first))
+        Py_RETURN_NONE;
+    Py_ssize_t width = PySequence_Fast_GET_SIZE(first);
+    if (width != 2 && width != 3)
+        Py_RETURN_NONE;
+    if (n > PY_SSIZE_T_MAX / (Py_ssize_t)(8 * width))
+        return PyErr_NoMemory();
+    PyObject *buffer = PyByteArray_FromStringAndSize(NULL, n * width * 8);
+    if (!buffer)
+        return NULL;
+    double *out = (double *)PyByteArray_AS_STRING(buffer);
+    int valid = 1;
+    for (Py_ssize_t i = 0; i < n; i++, out += width) {
+        PyObject *position = items[i];
+        if ((!PyList_CheckExact(position) && !PyTuple_CheckExact(position)) ||
+            PySequence_Fast_GET_SIZE(position) != width)
+            goto other;
+        PyObject **values = PySequence_Fast_ITEMS(position);
+        for (Py_ssize_t k = 0; k < width; k++)
+            if (!exact_number(values[k], out + k))
+                goto other;
+        /* written so that NaN fails */
+        valid &= fabs(out[0]) <= 180.0 && fabs(out[1]) <= 90.0 && (width == 2 || isfinite(out[2]));
+    }
+    return Py_BuildValue("(NnO)", buffer, width, valid ? Py_True : Py_False);
+other:
+    Py_DECREF(buffer);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"search", search, METH_VARARGS, "search(z, anchor_end, init, pops, kept, seg_err) -> count"},
+    {"read_positions", read_positions, METH_O, "read_positions(coords) -> (bytearray, width, valid) or None"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyModuleDef_Slot slots[] = {
+#ifdef Py_mod_multiple_interpreters
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "tools.geometry._kernel",
+    "The simplifier's compiled kernel (see _kernel.c).", 0, methods, slots, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__kernel(void) { return PyModuleDef_Init(&module); }
