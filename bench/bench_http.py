@@ -27,8 +27,10 @@ A/B against another checkout (e.g. `git worktree add /tmp/base main`): `--compar
 one worker from each tree in turn (before, this, before, this, ...), a fresh server per tree,
 round and upstream mode, so that load from elsewhere hits both alike: compact geocode at 2 and
 16 connections with per-call and keep-alive upstream connections, then `tools/list` and compact
-routing (keep-alive); every run prints its load average, the summary gives medians. Both trees
-run on this virtualenv, each on a SQLite database migrated by its own code.
+routing (keep-alive); every run prints its load average, the summary gives medians. Each tree
+runs with its own interpreter (TREE/.venv/bin/python when it exists, else this one: an older
+checkout's dependencies differ, and this virtualenv's editable install would mix this tree's
+modules into it), on a SQLite database migrated by its own code.
 
     .venv/bin/python bench/bench_http.py --compare /tmp/base [--rounds 3] [--seconds 10] [--reference]
 """
@@ -177,10 +179,18 @@ def measured(url: str, body_file: Path, script: Path, pids: list[int], connectio
     return result
 
 
+def tree_python(tree: Path) -> str:
+    """The interpreter of checkout `tree`: its own virtualenv's when it has one, else this one."""
+    own = tree / ".venv" / "bin" / "python"
+    return str(own) if own.exists() else sys.executable
+
+
 def start_server(tmp: Path, stub_url: str, workers: int, tree: Path | None = None) -> tuple[subprocess.Popen, str]:
     """gunicorn with `workers` uvicorn workers, from `tree` (default: the current directory,
-    its own database) or, for an A/B, from `tree` on a SQLite database its code migrated."""
+    its own database) or, for an A/B, from `tree` with its own interpreter on a SQLite database
+    its code migrated."""
     port = free_port()
+    python = sys.executable if tree is None else tree_python(tree)
     env = {**os.environ, "TOMTOM_API_BASE_URL": stub_url, "DOTENV_PATH": "/nonexistent",
            "WEB_CONCURRENCY": str(workers), "BIND": f"127.0.0.1:{port}"}  # fmt: skip
     if tree is not None:
@@ -188,22 +198,24 @@ def start_server(tmp: Path, stub_url: str, workers: int, tree: Path | None = Non
         env["DATABASE_URL"] = f"sqlite:///{database}"
         env.pop("PYTHONPATH", None)
         if not database.exists():
-            subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=tree, env=env,
+            subprocess.run([python, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=tree, env=env,
                            check=True)  # fmt: skip
     log = open(tmp / f"server-{(tree or Path.cwd()).name}-{workers}.log", "ab")  # noqa: SIM115
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "tomtom_mcp.asgi:application"],
+        [python, "-m", "gunicorn", "-c", "gunicorn.conf.py", "tomtom_mcp.asgi:application"],
         cwd=tree or Path.cwd(), env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     for _ in range(300):
         try:
             if httpx.get(base + "/healthz", timeout=1).status_code == 200 and len(worker_pids(server.pid)) == workers:
-                break
+                return server, base
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
-    return server, base
+    server.terminate()
+    server.wait(20)
+    raise SystemExit(f"the server in {tree or Path.cwd()} did not start; see {log.name}")
 
 
 def start_stubs(tmp: Path) -> dict[str, tuple[subprocess.Popen, str]]:
