@@ -9,7 +9,7 @@ export DJANGO_SETTINGS_MODULE := tomtom_mcp.settings
 
 # Installed with constraints.txt: the whole dependency tree at the versions locked there.
 # .runtime: what running needs (make run, serve-prod); .installed: that and the test tools.
-$(VENV)/.runtime: pyproject.toml constraints.txt
+$(VENV)/.runtime: pyproject.toml setup.py constraints.txt tools/geometry/_kernel.c
 	@test -x $(PY) || "$$(scripts/find-python.sh)" -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt -e .

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tools.geometry import douglas_peucker, positions
+from tools.geometry import douglas_peucker, error_bound, positions
 from tools.geometry.compiled import kernel
 from tools.geometry.douglas_peucker import _projected, _start, priority_dp, priority_dp_reference
 from tools.geometry.positions import check_positions
@@ -166,3 +166,45 @@ def test_the_search_refuses_inconsistent_arrays():
         kernel.search(z[:5], end, init, pops, kept, seg_err)
     with pytest.raises(BufferError):
         kernel.search(z, end, init, pops, kept, b"read-only")
+
+
+def walk_lines(seed: int, count: int) -> list[np.ndarray]:
+    """Seeded walks of every scale: a street, a country, half a continent, across the antimeridian."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(count):
+        step = 10.0 ** rng.uniform(-5, -0.5)
+        origin = (rng.uniform(-179, 179), rng.uniform(-80, 80))
+        line = np.cumsum(rng.normal(0.0, step, (int(rng.integers(50, 4000)), 2)), axis=0) + origin
+        line[:, 1] = np.clip(line[:, 1], -89.9, 89.9)
+        if k % 4 == 0:
+            line[:, 0] = np.unwrap(np.mod(line[:, 0] + 180.0, 360.0) - 180.0, period=360.0)
+        out.append(line)
+    return out
+
+
+def test_the_kernels_error_bounds_are_numpys_within_rounding(monkeypatch):
+    """The C library's trigonometry is not numpy's, so the bounds may differ in the last bits:
+    each segment's gap and each vertex bound agree to 1e-9 relative, the reported whole metres
+    are the same."""
+    lines = walk_lines(7, 24)
+    compiled = [cap_geometry({"type": "LineString", "coordinates": line.tolist()}, cap=200) for line in lines]
+    gaps = [error_bound.gc_gap_m(line[:, 0], line[:, 1]) for line in lines]
+    monkeypatch.setattr(error_bound, "kernel", None)
+    for line, (geometry, report), gap in zip(lines, compiled, gaps, strict=True):
+        assert np.allclose(gap, error_bound.gc_gap_m(line[:, 0], line[:, 1]), rtol=1e-9, atol=1e-9)
+        assert cap_geometry({"type": "LineString", "coordinates": line.tolist()}, cap=200) == (geometry, report)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "numpy"])
+def test_a_segment_rounded_to_one_point_bounds_its_vertices_by_their_distance_to_it(compiled, monkeypatch):
+    """A loop whose two kept ends round to the same position: the vertex between is 0.001 degree
+    of latitude (111 m) from that point, not 0 from a segment of no length."""
+    if not compiled:
+        monkeypatch.setattr(error_bound, "kernel", None)
+    lon, lat = np.array([4.9, 4.9, 4.900001]), np.array([52.3, 52.301, 52.3])
+    rounded_line = np.array([[4.9, 52.3], [4.9, 52.3]])
+    bound = error_bound._vertex_bounds_m(
+        lon, lat, np.array([0, 2]), rounded_line[:, 0], rounded_line[:, 1], np.array([0]), np.zeros(1), 0.0
+    )
+    assert bound[0] == pytest.approx(111.195, abs=1e-3)

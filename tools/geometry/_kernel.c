@@ -18,6 +18,17 @@
  *     so the kernel and numpy agree to the bit wherever numpy's loops use fused multiply-adds
  *     (x86-64 with AVX2 or AVX-512, arm64); tests/geometry/test_kernel.py pins that.
  *
+ * gaps(lon, lat, out)
+ *     error_bound.gc_gap_m in one pass: for each segment of the path (lon, lat), a bound in metres
+ *     on the distance between its straight lon/lat line and its great-circle arc, into out.
+ *
+ * vertex_bounds(lon, lat, kept, rlon, rlat, segs, gap, cut, out)
+ *     error_bound._vertex_bounds_m in one pass, for each kept segment in segs.
+ *
+ *     Both use the C library's trigonometry where numpy uses its own, so their bounds may differ
+ *     from numpy's in the last bits; each is an upper bound with the same proof, and the bound
+ *     reported is rounded up to whole metres after a micrometre of slack (error_bound.whole_metres).
+ *
  * read_positions(list) -> (bytearray, width, valid) or None
  *     A list (or tuple) whose members are all lists or tuples of 2 (or all of 3) exact floats or
  *     ints, as float64 values in a bytearray, row by row, and whether every longitude is within
@@ -276,6 +287,177 @@ release_z:
     return result;
 }
 
+#define EARTH_RADIUS_M 6371008.8
+#define DEG (M_PI / 180.0)
+#define M_PER_DEG (EARTH_RADIUS_M * DEG)
+#define HALF_CIRCLE_M (EARTH_RADIUS_M * M_PI)
+
+typedef struct {
+    double x, y, z;
+} Vec;
+
+static inline Vec unit(double lon, double lat) {
+    double lam = lon * DEG, phi = lat * DEG;
+    Vec v = {cos(phi) * cos(lam), cos(phi) * sin(lam), sin(phi)};
+    return v;
+}
+
+static inline Vec cross3(Vec p, Vec q) {
+    Vec v = {p.y * q.z - p.z * q.y, p.z * q.x - p.x * q.z, p.x * q.y - p.y * q.x};
+    return v;
+}
+
+static inline double dot3(Vec p, Vec q) { return p.x * q.x + p.y * q.y + p.z * q.z; }
+
+static inline double norm3(Vec p) { return sqrt(dot3(p, p)); }
+
+static inline double angle3(Vec p, Vec q) { return atan2(norm3(cross3(p, q)), dot3(p, q)); }
+
+/* The largest cosine of a latitude within [low, high] (degrees). */
+static inline double max_cos(double low, double high) {
+    double nearest = low > 0.0 ? low : 0.0;
+    return cos((nearest < high ? nearest : high) * DEG);
+}
+
+/* sphere.arc_distance_m for one point: metres from p to the arc a -> b (its end when it has no length). */
+static double arc_distance(double plon, double plat, double alon, double alat, double blon, double blat) {
+    Vec p = unit(plon, plat), u = unit(alon, alat), v = unit(blon, blat);
+    Vec pole = cross3(u, v);
+    double norm = norm3(pole);
+    if (norm > 0 && dot3(cross3(u, p), pole) >= 0 && dot3(cross3(p, v), pole) >= 0) {
+        double across = fabs(dot3(p, pole)) / norm;
+        return asin(across < 1.0 ? across : 1.0) * EARTH_RADIUS_M;
+    }
+    double to_a = angle3(p, u), to_b = angle3(p, v);
+    return (to_a < to_b ? to_a : to_b) * EARTH_RADIUS_M;
+}
+
+/* error_bound.gc_gap_m for the segment p -> q (degrees; u, v their unit vectors). */
+static double gap_m(double lon0, double lat0, Vec u, double lon1, double lat1, Vec v) {
+    double dlon = fabs(lon1 - lon0) * DEG, dphi = fabs(lat1 - lat0) * DEG;
+    if (dlon == 0.0)
+        return 0.0;
+    Vec pole = cross3(u, v);
+    double sin_theta = norm3(pole);
+    double sum = dphi * dphi + dlon * dlon;
+    if (!(sum < 8.0 && sin_theta >= (dphi + dlon) * (dphi + dlon) / 2 && sin_theta > 0.0))
+        return HALF_CIRCLE_M;
+    pole.x /= sin_theta, pole.y /= sin_theta, pole.z /= sin_theta;
+    double sin_max = fabs(u.z) > fabs(v.z) ? fabs(u.z) : fabs(v.z); /* sin of the larger |latitude| */
+    double curve = 2 * dphi * dlon * hypot(pole.x, pole.y) + dlon * dlon * fabs(pole.z);
+    double f_max = sin_max * curve / (8 - dphi * dphi - dlon * dlon);
+    return asin(f_max < 0.0 ? 0.0 : f_max > 1.0 ? 1.0 : f_max) * EARTH_RADIUS_M;
+}
+
+static PyObject *gaps(PyObject *module, PyObject *args) {
+    PyObject *lon_obj, *lat_obj, *out_obj, *result = NULL;
+    if (!PyArg_ParseTuple(args, "OOO:gaps", &lon_obj, &lat_obj, &out_obj))
+        return NULL;
+    Py_buffer lonb, latb, outb;
+    if (get_buffer(lon_obj, &lonb, 8, 0, "lon") < 0)
+        return NULL;
+    if (get_buffer(lat_obj, &latb, 8, 0, "lat") < 0)
+        goto release_lon;
+    if (get_buffer(out_obj, &outb, 8, 1, "out") < 0)
+        goto release_lat;
+    Py_ssize_t n = lonb.len / 8;
+    if (latb.len != lonb.len || n < 1 || outb.len / 8 != n - 1) {
+        PyErr_SetString(PyExc_ValueError, "gaps: inconsistent array sizes");
+        goto release_all;
+    }
+    const double *lon = lonb.buf, *lat = latb.buf;
+    double *out = outb.buf;
+    Py_BEGIN_ALLOW_THREADS
+    Vec u = unit(lon[0], lat[0]);
+    for (Py_ssize_t j = 0; j + 1 < n; j++) {
+        Vec v = unit(lon[j + 1], lat[j + 1]);
+        out[j] = gap_m(lon[j], lat[j], u, lon[j + 1], lat[j + 1], v);
+        u = v;
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+release_all:
+    PyBuffer_Release(&outb);
+release_lat:
+    PyBuffer_Release(&latb);
+release_lon:
+    PyBuffer_Release(&lonb);
+    return result;
+}
+
+/* error_bound._vertex_bounds_m for one kept segment j: the vertices between kept[j] and
+ * kept[j + 1] against the rounded segment (rlon, rlat)[j] -> [j + 1], whose gap is given. */
+static double vertex_bound(const double *lon, const double *lat, int64_t a, int64_t b, double alon, double alat,
+                           double blon, double blat, double gap, double cut) {
+    double low = alat < blat ? alat : blat, high = alat < blat ? blat : alat;
+    for (int64_t i = a + 1; i < b; i++) {
+        low = lat[i] < low ? lat[i] : low;
+        high = lat[i] > high ? lat[i] : high;
+    }
+    double kx = max_cos(low, high);
+    double c_re = (blon - alon) * kx, c_im = blat - alat;
+    double length = hypot(c_re, c_im);
+    double inv_re = 1.0, inv_im = 0.0, upper = 0.0, scale = M_PER_DEG;
+    if (length > 0.0) { /* otherwise the distance is to the start */
+        inv_re = c_re / (length * length), inv_im = -c_im / (length * length);
+        upper = 1.0, scale = length * M_PER_DEG;
+    }
+    double worst = 0.0;
+    for (int64_t i = a + 1; i < b; i++) {
+        double w_re = (lon[i] - alon) * kx, w_im = lat[i] - alat;
+        double m_re = w_re * inv_re - w_im * inv_im, m_im = w_re * inv_im + w_im * inv_re;
+        double t = m_re > 0.0 ? m_re : 0.0;
+        t = t < upper ? t : upper;
+        double planar = hypot(m_re - t, m_im) * scale;
+        double arc = planar + (gap < HALF_CIRCLE_M ? 4 * t * (1 - t) : 1.0) * gap;
+        if (arc > cut) {
+            double exact = arc_distance(lon[i], lat[i], alon, alat, blon, blat);
+            arc = exact < arc ? exact : arc;
+            arc = planar > arc ? planar : arc;
+        }
+        worst = arc > worst ? arc : worst;
+    }
+    return worst;
+}
+
+static PyObject *vertex_bounds(PyObject *module, PyObject *args) {
+    PyObject *objs[8], *result = NULL;
+    double cut;
+    if (!PyArg_ParseTuple(args, "OOOOOOOdO:vertex_bounds", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5],
+                          &objs[6], &cut, &objs[7]))
+        return NULL;
+    static const char *names[8] = {"lon", "lat", "kept", "rlon", "rlat", "segs", "gap", "out"};
+    Py_buffer b[8];
+    int got = 0;
+    for (; got < 8; got++)
+        if (get_buffer(objs[got], &b[got], 8, got == 7, names[got]) < 0)
+            goto release;
+    Py_ssize_t n = b[0].len / 8, k = b[2].len / 8, m = b[5].len / 8;
+    const double *lon = b[0].buf, *lat = b[1].buf, *rlon = b[3].buf, *rlat = b[4].buf, *gap = b[6].buf;
+    const int64_t *kept = b[2].buf, *segs = b[5].buf;
+    double *out = b[7].buf;
+    int ok = b[1].len / 8 == n && b[3].len / 8 == k && b[4].len / 8 == k && b[6].len / 8 == m && b[7].len / 8 == m;
+    for (Py_ssize_t j = 0; ok && j < k; j++)
+        ok = kept[j] >= 0 && kept[j] < n && (!j || kept[j] > kept[j - 1]);
+    for (Py_ssize_t j = 0; ok && j < m; j++)
+        ok = segs[j] >= 0 && segs[j] + 1 < k;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "vertex_bounds: inconsistent arrays");
+        goto release;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t j = 0; j < m; j++) {
+        int64_t s = segs[j];
+        out[j] = vertex_bound(lon, lat, kept[s], kept[s + 1], rlon[s], rlat[s], rlon[s + 1], rlat[s + 1], gap[j], cut);
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+release:
+    while (got-- > 0)
+        PyBuffer_Release(&b[got]);
+    return result;
+}
+
 /* A float or int (exactly those types) as a double; 0 when it is neither or too large. */
 static inline int exact_number(PyObject *value, double *out) {
     if (PyFloat_CheckExact(value)) {
@@ -333,6 +515,8 @@ other:
 
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, "search(z, anchor_end, init, pops, kept, seg_err) -> count"},
+    {"gaps", gaps, METH_VARARGS, "gaps(lon, lat, out)"},
+    {"vertex_bounds", vertex_bounds, METH_VARARGS, "vertex_bounds(lon, lat, kept, rlon, rlat, segs, gap, cut, out)"},
     {"read_positions", read_positions, METH_O, "read_positions(coords) -> (bytearray, width, valid) or None"},
     {NULL, NULL, 0, NULL},
 };

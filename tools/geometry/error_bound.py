@@ -44,6 +44,7 @@ import math
 
 import numpy as np
 
+from tools.geometry.compiled import kernel
 from tools.geometry.sphere import EARTH_RADIUS_M, M_PER_DEG, arc_distance_m, cross, max_cos, unit_vectors
 
 _HALF_CIRCLE_M = EARTH_RADIUS_M * math.pi  # the trivial bound on any distance
@@ -78,6 +79,11 @@ def gc_gap_m(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
     ``sin(theta) >= (dphi + dlon)^2 / 2`` (the same bound on the along-arc components);
     otherwise half the circumference is returned.
     """
+    if kernel is not None:  # the same formula in one pass
+        gap = np.empty(max(lon.size - 1, 0))
+        if lon.size:
+            kernel.gaps(_contiguous(lon), _contiguous(lat), gap)
+        return gap
     dlon, dphi = np.radians(np.abs(np.diff(lon))), np.radians(np.abs(np.diff(lat)))
     u = unit_vectors(lon, lat)
     pole = cross(u[:, :-1], u[:, 1:])
@@ -143,6 +149,10 @@ def _vertex_bounds_m(
     sum exceeds ``cut``, the exact great-circle distance to the arc is used instead. (A trivial
     gap, half the circumference, is not scaled.)
     """
+    if kernel is not None:  # the same bounds in one pass
+        out = np.empty(segs.size)
+        kernel.vertex_bounds(*map(_contiguous, (lon, lat, kept, rlon, rlat, segs, gap)), float(cut), out)
+        return out
     a, b = kept[segs], kept[segs + 1]
     count = b - a - 1
     start = np.cumsum(count) - count
@@ -158,8 +168,8 @@ def _vertex_bounds_m(
     z = np.empty(idx.size, dtype=np.complex128)
     z.real = (plon - np.repeat(rlon[segs], count)) * np.repeat(kx, count)
     z.imag = plat - np.repeat(rlat[segs], count)
-    z *= np.repeat(np.divide(1.0, chord, out=np.zeros_like(chord), where=length > 0), count)
-    t = np.minimum(np.maximum(z.real, 0.0), np.repeat(length > 0, count))  # t = 0 on a zero-length chord
+    z *= np.repeat(np.divide(1.0, chord, out=np.ones_like(chord), where=length > 0), count)
+    t = np.minimum(np.maximum(z.real, 0.0), np.repeat(length > 0, count))  # a zero-length chord: to its start
     planar = np.abs(z - t) * np.repeat(np.where(length > 0, length, 1.0) * M_PER_DEG, count)
     gap = np.repeat(gap, count)
     arc = planar + np.where(gap < _HALF_CIRCLE_M, 4 * t * (1 - t), 1.0) * gap
@@ -169,3 +179,8 @@ def _vertex_bounds_m(
         exact = arc_distance_m(plon[over], plat[over], rlon[end_a], rlat[end_a], rlon[end_b], rlat[end_b])
         arc[over] = np.maximum(planar[over], np.minimum(arc[over], exact))
     return np.maximum.reduceat(arc, start)
+
+
+def _contiguous(values: np.ndarray) -> np.ndarray:
+    """``values`` as the kernel reads them: C-contiguous float64, or int64 for indices."""
+    return np.ascontiguousarray(values, dtype=np.int64 if values.dtype.kind in "iu" else np.float64)
