@@ -252,6 +252,7 @@ static PyObject *search(PyObject *module, PyObject *args) {
     double *q = PyMem_RawMalloc(sizeof(double) * (size_t)n); /* a segment's distances */
     if (!heap || !q) {
         PyMem_RawFree(heap);
+        PyMem_RawFree(q);
         PyErr_NoMemory();
         goto release_all;
     }
