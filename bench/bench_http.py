@@ -125,7 +125,10 @@ NODE_CPU_MS = {
     ("geometry", 2): 18.9, ("geometry", 16): 17.4, ("list", 2): 5.82,
 }  # fmt: skip
 """The Node reference server's (v1.6.5, one Node 22 process) CPU ms per call by call and
-connections, measured beside this project in one sitting on 2026-12-02 (../shared/bench/README.md)."""
+connections, measured beside this project in one sitting on 2026-12-02 (../shared/bench/README.md),
+on a machine shared with other jobs (load average up to 15). On a quiet machine every figure,
+ours and Node's, is a quarter to a third of that: compare a quiet run of ours with a quiet
+figure of Node's (ADR 33's last sitting: geocode 1.435 ms at 2 connections, 1.214 at 16)."""
 GOAL_PER_CORE = {"geocode": 1.5, "routing": 3.0, "geometry": 2.0, "list": 5.0}
 """Node's CPU ms per call over ours that each call must reach (issue 36)."""
 UPSTREAM = ("per-call", "keep-alive")
