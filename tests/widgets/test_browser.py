@@ -74,6 +74,13 @@ def interact(page, frame, tool: str, position: list) -> dict:
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator("#app").screenshot(path=str(ARTIFACTS / f"{tool}.png"))
     box = page.locator("#app").bounding_box()
+    # As a user would: point at the marker once the map has settled and drawn it there.
+    frame.wait_for_function(
+        "(p) => { const map = window.tomtomMap; const at = map.project(p);"
+        " return map.loaded() && !map.isMoving() && map.queryRenderedFeatures([at.x, at.y]).length > 0; }",
+        arg=position,
+        timeout=5000,
+    )
     x, y = frame.evaluate("(p) => { const at = window.tomtomMap.project(p); return [at.x, at.y]; }", position)
     inside = 0 <= x <= box["width"] and 0 <= y <= box["height"]
     page.mouse.move(box["x"] + x, box["y"] + y)
