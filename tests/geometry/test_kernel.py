@@ -166,6 +166,22 @@ def test_the_search_refuses_inconsistent_arrays():
         kernel.search(z[:5], end, init, pops, kept, seg_err)
     with pytest.raises(BufferError):
         kernel.search(z, end, init, pops, kept, b"read-only")
+    with pytest.raises(ValueError, match="z: a buffer of 16-byte items expected"):
+        kernel.search(z.view(np.float64)[:-1].copy(), end, init, pops, kept, seg_err)
+
+
+def test_the_bounds_refuse_inconsistent_arrays():
+    lon, lat, kept = np.arange(10.0), np.zeros(10), np.array([0, 4, 9])
+    with pytest.raises(ValueError, match="gaps: inconsistent array sizes"):
+        kernel.gaps(lon, lat[:-1].copy(), np.empty(9))
+    with pytest.raises(ValueError, match="out: a buffer of 8-byte items expected"):
+        kernel.gaps(lon, lat, bytearray(9 * 8 + 1))
+    segs, gap, out = np.array([0, 1]), np.zeros(2), np.empty(2)
+    rlon, rlat = lon[kept], lat[kept]
+    kernel.vertex_bounds(lon, lat, kept, rlon, rlat, segs, gap, 0.0, out)
+    for bad_kept, bad_segs in ((kept[::-1].copy(), segs), (np.array([0, 4, 10]), segs), (kept, np.array([0, 2]))):
+        with pytest.raises(ValueError, match="vertex_bounds: inconsistent arrays"):
+            kernel.vertex_bounds(lon, lat, bad_kept, rlon, rlat, bad_segs, gap, 0.0, out)
 
 
 def walk_lines(seed: int, count: int) -> list[np.ndarray]:

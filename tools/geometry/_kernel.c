@@ -203,34 +203,53 @@ static Py_ssize_t position(const int64_t *sorted, Py_ssize_t count, int64_t valu
     return lo;
 }
 
-static int get_buffer(PyObject *object, Py_buffer *view, Py_ssize_t itemsize, int writable, const char *name) {
-    if (PyObject_GetBuffer(object, view, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
-        return -1;
-    if (view->len % itemsize) {
-        PyErr_Format(PyExc_ValueError, "%s: a buffer of %zd-byte items expected", name, itemsize);
-        PyBuffer_Release(view);
-        return -1;
+static void release_buffers(Py_buffer *views, int count) {
+    while (count-- > 0)
+        PyBuffer_Release(&views[count]);
+}
+
+/* What a function reads or writes through the buffer protocol: C-contiguous items of a size. */
+typedef struct {
+    const char *name;
+    Py_ssize_t itemsize;
+    int writable;
+} Arg;
+
+/* Every buffer of `args`, or none: on an error the ones already taken are given back. */
+static int get_buffers(PyObject *const *objects, const Arg *args, Py_buffer *views, int count) {
+    for (int i = 0; i < count; i++) {
+        int flags = PyBUF_C_CONTIGUOUS | (args[i].writable ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(objects[i], &views[i], flags) < 0) {
+            release_buffers(views, i);
+            return -1;
+        }
+        if (views[i].len % args[i].itemsize) {
+            PyErr_Format(PyExc_ValueError, "%s: a buffer of %zd-byte items expected", args[i].name, args[i].itemsize);
+            release_buffers(views, i + 1);
+            return -1;
+        }
     }
     return 0;
 }
 
-static PyObject *search(PyObject *module, PyObject *args) {
-    PyObject *z_obj, *end_obj, *init_obj, *kept_obj, *err_obj, *result = NULL;
-    Py_ssize_t pops;
-    if (!PyArg_ParseTuple(args, "OOOnOO:search", &z_obj, &end_obj, &init_obj, &pops, &kept_obj, &err_obj))
-        return NULL;
-    Py_buffer zb, endb, initb, keptb, errb;
-    if (get_buffer(z_obj, &zb, 16, 0, "z") < 0)
-        return NULL;
-    if (get_buffer(end_obj, &endb, 16, 0, "anchor_end") < 0)
-        goto release_z;
-    if (get_buffer(init_obj, &initb, 8, 0, "init") < 0)
-        goto release_end;
-    if (get_buffer(kept_obj, &keptb, 8, 1, "kept") < 0)
-        goto release_init;
-    if (get_buffer(err_obj, &errb, 8, 1, "seg_err") < 0)
-        goto release_kept;
+/* Whether the count indices are increasing and within [0, n). */
+static int increasing_within(const int64_t *indices, Py_ssize_t count, Py_ssize_t n) {
+    for (Py_ssize_t j = 0; j < count; j++)
+        if (indices[j] < 0 || indices[j] >= n || (j && indices[j] <= indices[j - 1]))
+            return 0;
+    return 1;
+}
 
+static PyObject *search(PyObject *module, PyObject *args) {
+    static const Arg spec[5] = {{"z", 16, 0}, {"anchor_end", 16, 0}, {"init", 8, 0}, {"kept", 8, 1}, {"seg_err", 8, 1}};
+    PyObject *objs[5], *result = NULL;
+    Py_ssize_t pops;
+    if (!PyArg_ParseTuple(args, "OOOnOO:search", &objs[0], &objs[1], &objs[2], &pops, &objs[3], &objs[4]))
+        return NULL;
+    Py_buffer b[5];
+    if (get_buffers(objs, spec, b, 5) < 0)
+        return NULL;
+    Py_buffer zb = b[0], endb = b[1], initb = b[2], keptb = b[3], errb = b[4];
     const double *z = zb.buf, *anchor_end = endb.buf;
     const int64_t *init = initb.buf;
     int64_t *kept = keptb.buf;
@@ -242,11 +261,9 @@ static PyObject *search(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "search: inconsistent array sizes");
         goto release_all;
     }
-    for (Py_ssize_t j = 0; j < m; j++) {
-        if (init[j] < 0 || init[j] >= n || (j && init[j] <= init[j - 1])) {
-            PyErr_SetString(PyExc_ValueError, "search: init must be increasing indices of z");
-            goto release_all;
-        }
+    if (!increasing_within(init, m, n)) {
+        PyErr_SetString(PyExc_ValueError, "search: init must be increasing indices of z");
+        goto release_all;
     }
     Node *heap = PyMem_RawMalloc(sizeof(Node) * (size_t)(m + 2 * pops));
     double *q = PyMem_RawMalloc(sizeof(double) * (size_t)n); /* a segment's distances */
@@ -276,15 +293,7 @@ static PyObject *search(PyObject *module, PyObject *args) {
     PyMem_RawFree(q);
     result = PyLong_FromSsize_t(count);
 release_all:
-    PyBuffer_Release(&errb);
-release_kept:
-    PyBuffer_Release(&keptb);
-release_init:
-    PyBuffer_Release(&initb);
-release_end:
-    PyBuffer_Release(&endb);
-release_z:
-    PyBuffer_Release(&zb);
+    release_buffers(b, 5);
     return result;
 }
 
@@ -351,16 +360,14 @@ static double gap_m(double lon0, double lat0, Vec u, double lon1, double lat1, V
 }
 
 static PyObject *gaps(PyObject *module, PyObject *args) {
-    PyObject *lon_obj, *lat_obj, *out_obj, *result = NULL;
-    if (!PyArg_ParseTuple(args, "OOO:gaps", &lon_obj, &lat_obj, &out_obj))
+    static const Arg spec[3] = {{"lon", 8, 0}, {"lat", 8, 0}, {"out", 8, 1}};
+    PyObject *objs[3], *result = NULL;
+    if (!PyArg_ParseTuple(args, "OOO:gaps", &objs[0], &objs[1], &objs[2]))
         return NULL;
-    Py_buffer lonb, latb, outb;
-    if (get_buffer(lon_obj, &lonb, 8, 0, "lon") < 0)
+    Py_buffer b[3];
+    if (get_buffers(objs, spec, b, 3) < 0)
         return NULL;
-    if (get_buffer(lat_obj, &latb, 8, 0, "lat") < 0)
-        goto release_lon;
-    if (get_buffer(out_obj, &outb, 8, 1, "out") < 0)
-        goto release_lat;
+    Py_buffer lonb = b[0], latb = b[1], outb = b[2];
     Py_ssize_t n = lonb.len / 8;
     if (latb.len != lonb.len || n < 1 || outb.len / 8 != n - 1) {
         PyErr_SetString(PyExc_ValueError, "gaps: inconsistent array sizes");
@@ -378,11 +385,7 @@ static PyObject *gaps(PyObject *module, PyObject *args) {
     Py_END_ALLOW_THREADS
     result = Py_NewRef(Py_None);
 release_all:
-    PyBuffer_Release(&outb);
-release_lat:
-    PyBuffer_Release(&latb);
-release_lon:
-    PyBuffer_Release(&lonb);
+    release_buffers(b, 3);
     return result;
 }
 
@@ -427,19 +430,17 @@ static PyObject *vertex_bounds(PyObject *module, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOOOOOdO:vertex_bounds", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5],
                           &objs[6], &cut, &objs[7]))
         return NULL;
-    static const char *names[8] = {"lon", "lat", "kept", "rlon", "rlat", "segs", "gap", "out"};
+    static const Arg spec[8] = {{"lon", 8, 0},  {"lat", 8, 0},  {"kept", 8, 0}, {"rlon", 8, 0},
+                                {"rlat", 8, 0}, {"segs", 8, 0}, {"gap", 8, 0},  {"out", 8, 1}};
     Py_buffer b[8];
-    int got = 0;
-    for (; got < 8; got++)
-        if (get_buffer(objs[got], &b[got], 8, got == 7, names[got]) < 0)
-            goto release;
+    if (get_buffers(objs, spec, b, 8) < 0)
+        return NULL;
     Py_ssize_t n = b[0].len / 8, k = b[2].len / 8, m = b[5].len / 8;
     const double *lon = b[0].buf, *lat = b[1].buf, *rlon = b[3].buf, *rlat = b[4].buf, *gap = b[6].buf;
     const int64_t *kept = b[2].buf, *segs = b[5].buf;
     double *out = b[7].buf;
-    int ok = b[1].len / 8 == n && b[3].len / 8 == k && b[4].len / 8 == k && b[6].len / 8 == m && b[7].len / 8 == m;
-    for (Py_ssize_t j = 0; ok && j < k; j++)
-        ok = kept[j] >= 0 && kept[j] < n && (!j || kept[j] > kept[j - 1]);
+    int ok = b[1].len / 8 == n && b[3].len / 8 == k && b[4].len / 8 == k && b[6].len / 8 == m && b[7].len / 8 == m &&
+             increasing_within(kept, k, n);
     for (Py_ssize_t j = 0; ok && j < m; j++)
         ok = segs[j] >= 0 && segs[j] + 1 < k;
     if (!ok) {
@@ -454,8 +455,7 @@ static PyObject *vertex_bounds(PyObject *module, PyObject *args) {
     Py_END_ALLOW_THREADS
     result = Py_NewRef(Py_None);
 release:
-    while (got-- > 0)
-        PyBuffer_Release(&b[got]);
+    release_buffers(b, 8);
     return result;
 }
 
