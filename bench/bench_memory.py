@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import httpx
-from bench_http import REPO, call_body, free_port, load_average, route_answer, worker_pids
+from bench_http import REPO, call_body, free_port, load_average, route_answer, tree_python, worker_pids
 
 AMSTERDAM, UTRECHT, BERLIN = [4.9041, 52.3676], [5.1215, 52.0907], [13.405, 52.52]
 ROTTERDAM, HAARLEM = [4.4777, 51.9244], [4.6462, 52.3874]
@@ -182,10 +182,8 @@ def main() -> None:
     results, loads = {}, {}
     try:
         for side, source in sides.items():
-            own = source / ".venv" / "bin" / "python"
-            python = str(own) if own.exists() else sys.executable
             loads[side] = load_average()
-            results[side] = measure(source, python, stub_port, args.calls, tmp / f"server-{side}.log")
+            results[side] = measure(source, tree_python(source), stub_port, args.calls, tmp / f"server-{side}.log")
     finally:
         stub.terminate()
 

@@ -202,9 +202,9 @@ def main() -> None:
 
 def run(source: Path, *arguments: str) -> Any:
     """This script in a fresh process on ``source``'s code (its own interpreter, if it has one)."""
-    own = source / ".venv" / "bin" / "python"
-    python = str(own) if own.exists() else sys.executable
-    command = [python, __file__, "--worker", str(source), *arguments]
+    from bench_http import tree_python  # the parent only: a worker runs with the tree's own packages
+
+    command = [tree_python(source), __file__, "--worker", str(source), *arguments]
     return json.loads(subprocess.run(command, check=True, capture_output=True, text=True, cwd=source).stdout)
 
 
