@@ -37,6 +37,7 @@ serve-prod: $(VENV)/.runtime
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy core tools analytics tomtom_mcp tenants
 	$(PY) manage.py check --fail-level ERROR

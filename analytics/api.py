@@ -110,8 +110,11 @@ class Filters(Schema):
     client: str = Field("", description="Only this host (client name).")
     family: str = Field("", description="Only the hosts of this host family.")
     group: Group = Field("client", description="Report hosts by exact client name or by host family.")
-    tenant: str = Field("", description=f"Only this tenant's calls (`{NO_TENANT}`: callers with an API key). Widget "
-                        "events record no tenant: widget endpoints answer 422 with it.")  # fmt: skip
+    tenant: str = Field(
+        "",
+        description=f"Only this tenant's calls (`{NO_TENANT}`: callers with an API key). Widget "
+        "events record no tenant: widget endpoints answer 422 with it.",
+    )
     backend: Literal[("", *BACKENDS)] = Field(  # type: ignore[valid-type]
         "", description="Only calls served by this TomTom backend. Widget endpoints answer 422 with it."
     )
@@ -270,10 +273,14 @@ class FunnelRowOut(Schema):
     day: datetime | None = Field(None, description="The UTC day (`by=day`): a delivery's, or an unjoined report's.")
     client: str | None = Field(None, description="The host: its client name, or its host family with `group=family`.")
     tool: str | None = None
-    size: str | None = Field(None, description="Answer-size bucket of the app data (`lt_10kb`, `10kb_100kb`, "
-                             "`100kb_1mb`, `ge_1mb`, `unknown`), `unjoined` for reports joined to no delivery.")
-    simplified: str | None = Field(None, description="`yes` when the delivery's geometry was simplified to fit, "
-                                   "`no`, or `unjoined`.")  # fmt: skip
+    size: str | None = Field(
+        None,
+        description="Answer-size bucket of the app data (`lt_10kb`, `10kb_100kb`, "
+        "`100kb_1mb`, `ge_1mb`, `unknown`), `unjoined` for reports joined to no delivery.",
+    )
+    simplified: str | None = Field(
+        None, description="`yes` when the delivery's geometry was simplified to fit, `no`, or `unjoined`."
+    )
     delivered: int = Field(description="`App data` lines: results that carried app data for a widget.")
     drawn: int = Field(description="`App drawn` reports, joined or not.")
     failed: int = Field(description="`App failed` reports, joined or not, every stage.")
@@ -285,8 +292,10 @@ class FunnelRowOut(Schema):
     failed_other: int = Field(description="`App failed` at a stage this version does not know.")
     cancelled: int = Field(description="`App cancelled` reports, joined or not.")
     reported: int = Field(description="Deliveries a report joined (each once, however many reports).")
-    unjoined_reports: int = Field(description="Reports joined to no delivery: without `delivery_request_id` "
-                                  "(a widget that predates it), late, or naming a delivery not stored.")  # fmt: skip
+    unjoined_reports: int = Field(
+        description="Reports joined to no delivery: without `delivery_request_id` "
+        "(a widget that predates it), late, or naming a delivery not stored."
+    )
     pending: int = Field(description="Deliveries within the grace window of the newest stored event, not reported yet.")
     never_reported: int = Field(description="`delivered - reported - pending`: past the grace window, no report.")
     unreported_rate: float | None = Field(description="`never_reported / (delivered - pending)`.")
@@ -312,14 +321,19 @@ def funnel_report(
 ) -> dict[str, object]:
     """The widget funnel: deliveries, what their widgets reported, never reported, per group of `by`."""
     query = filters.query()
-    dimensions = tuple(name.strip() for name in by.split(",") if name.strip())[:len(FUNNEL_DIMENSIONS)]
+    dimensions = tuple(name.strip() for name in by.split(",") if name.strip())[: len(FUNNEL_DIMENSIONS)]
     try:
         rows = _widgets(funnel, query, by=dimensions)
     except ValueError as error:
         raise HttpError(422, str(error)) from None
-    return {"start": query.start, "end": query.end, "group": query.group, "by": list(dimensions),
-            "grace_seconds": settings.ANALYTICS_WIDGET_GRACE_SECONDS,
-            "rows": [row.as_dict(FUNNEL_DIMENSIONS) for row in rows]}  # fmt: skip
+    return {
+        "start": query.start,
+        "end": query.end,
+        "group": query.group,
+        "by": list(dimensions),
+        "grace_seconds": settings.ANALYTICS_WIDGET_GRACE_SECONDS,
+        "rows": [row.as_dict(FUNNEL_DIMENSIONS) for row in rows],
+    }
 
 
 @api.get("/failing-events", response=EventPage, url_name="failing_events")
@@ -393,9 +407,17 @@ def _call_report(query: ReportQuery, by: tuple[CallDimension, ...]) -> dict[str,
 
 
 def _report_head(query: ReportQuery) -> dict[str, object]:
-    return {"start": query.start, "end": query.end, "bucket": query.bucket, "tool": query.tool,
-            "client": query.client, "family": query.family, "group": query.group, "tenant": query.tenant,
-            "backend": query.backend}  # fmt: skip
+    return {
+        "start": query.start,
+        "end": query.end,
+        "bucket": query.bucket,
+        "tool": query.tool,
+        "client": query.client,
+        "family": query.family,
+        "group": query.group,
+        "tenant": query.tenant,
+        "backend": query.backend,
+    }
 
 
 @api.get("/tool-calls", response=ToolCallReport, url_name="tool_calls")
@@ -475,13 +497,22 @@ class OverviewReport(Schema):
 
 def _ranked(rows: Any) -> list[dict[str, object]]:
     return [
-        {"name": r.name, "calls": r.now.calls, "errors": r.now.errors, "error_rate": r.now.error_rate,
-         "previous_error_rate": r.before.error_rate, "widgets_failed": r.now.failed,
-         "widgets_reported": r.now.reported, "widget_failure_rate": r.now.failure_rate,
-         "previous_widget_failure_rate": r.before.failure_rate, "p95_ms": r.now.p95_ms,
-         "previous_p95_ms": r.before.p95_ms, "small_sample": r.small_sample}
+        {
+            "name": r.name,
+            "calls": r.now.calls,
+            "errors": r.now.errors,
+            "error_rate": r.now.error_rate,
+            "previous_error_rate": r.before.error_rate,
+            "widgets_failed": r.now.failed,
+            "widgets_reported": r.now.reported,
+            "widget_failure_rate": r.now.failure_rate,
+            "previous_widget_failure_rate": r.before.failure_rate,
+            "p95_ms": r.now.p95_ms,
+            "previous_p95_ms": r.before.p95_ms,
+            "small_sample": r.small_sample,
+        }
         for r in rows
-    ]  # fmt: skip
+    ]
 
 
 @api.get("/overview", response=OverviewReport, url_name="overview")
@@ -496,15 +527,34 @@ def overview_report(request: HttpRequest, filters: Query[Filters]) -> dict[str, 
     found = overview(query, Window(query.start_time, query.end_time, label))
     fresh = found.freshness
     return {
-        "start": found.window.start, "end": found.window.end, "previous_start": found.previous.start,
-        "tenant": query.tenant, "backend": query.backend,
-        "figures": [{"name": f.name, "title": f.title, "unit": f.unit, "description": f.description, "value": f.value,
-                     "previous": f.previous, "change": f.change, "sample": f.sample, "available": f.available}
-                    for f in found.figures],
-        "worst_hosts": _ranked(found.worst_hosts), "worst_tools": _ranked(found.worst_tools),
-        "freshness": {"data_up_to": fresh.data_up_to, "last_ingest": fresh.last_ingest,
-                      "raw_events_kept_from": fresh.kept_from, "lagging": fresh.lagging},
-    }  # fmt: skip
+        "start": found.window.start,
+        "end": found.window.end,
+        "previous_start": found.previous.start,
+        "tenant": query.tenant,
+        "backend": query.backend,
+        "figures": [
+            {
+                "name": f.name,
+                "title": f.title,
+                "unit": f.unit,
+                "description": f.description,
+                "value": f.value,
+                "previous": f.previous,
+                "change": f.change,
+                "sample": f.sample,
+                "available": f.available,
+            }
+            for f in found.figures
+        ],
+        "worst_hosts": _ranked(found.worst_hosts),
+        "worst_tools": _ranked(found.worst_tools),
+        "freshness": {
+            "data_up_to": fresh.data_up_to,
+            "last_ingest": fresh.last_ingest,
+            "raw_events_kept_from": fresh.kept_from,
+            "lagging": fresh.lagging,
+        },
+    }
 
 
 class FailingCall(Schema):
@@ -554,8 +604,13 @@ def failing_calls_list(
     calls = failing_calls(query, code=code, message=message)
     groups, group_count = failing_call_groups(query, code=code)
     gap = retention_gap(query, "ToolCall")
-    return {"count": calls.count(), "groups": groups, "group_count": group_count,
-            "removed_by_retention": gap, "calls": list(calls[offset : offset + limit])}  # fmt: skip
+    return {
+        "count": calls.count(),
+        "groups": groups,
+        "group_count": group_count,
+        "removed_by_retention": gap,
+        "calls": list(calls[offset : offset + limit]),
+    }
 
 
 class RequestEventRow(Schema):

@@ -89,23 +89,34 @@ def _event_table_issues(family: Family, model: str, fields: Mapping[str, Any]) -
     for name, column in declared.items():
         field = fields.get(name)
         if field is None:
-            issues.append(Error(
-                f"{model} has no column for `{name}`, which {_declared_by(family, column)} declares.",
-                hint=_migration(model, name), obj=model, id="analytics.E001",
-            ))  # fmt: skip
+            issues.append(
+                Error(
+                    f"{model} has no column for `{name}`, which {_declared_by(family, column)} declares.",
+                    hint=_migration(model, name),
+                    obj=model,
+                    id="analytics.E001",
+                )
+            )
         elif type(field).__name__ not in HOLDS[column.kind]:
-            issues.append(Error(
-                f"{model}.{name} is a {type(field).__name__}, but {_declared_by(family, column)} declares "
-                f"a {column.kind} value (a {' or '.join(HOLDS[column.kind])} holds it).",
-                hint=_migration(model, name), obj=model, id="analytics.E001",
-            ))  # fmt: skip
+            issues.append(
+                Error(
+                    f"{model}.{name} is a {type(field).__name__}, but {_declared_by(family, column)} declares "
+                    f"a {column.kind} value (a {' or '.join(HOLDS[column.kind])} holds it).",
+                    hint=_migration(model, name),
+                    obj=model,
+                    id="analytics.E001",
+                )
+            )
     for name in fields:
         if name not in declared and name not in KEY_COLUMNS:
-            issues.append(Error(
-                f"{model}.{name} is a column no event of the {family.name} family declares.",
-                hint=f"Declare the field in core/, or drop the column: `{_makemigrations(model, 'drop_' + name)}`.",
-                obj=model, id="analytics.E002",
-            ))  # fmt: skip
+            issues.append(
+                Error(
+                    f"{model}.{name} is a column no event of the {family.name} family declares.",
+                    hint=f"Declare the field in core/, or drop the column: `{_makemigrations(model, 'drop_' + name)}`.",
+                    obj=model,
+                    id="analytics.E002",
+                )
+            )
     return issues
 
 
@@ -126,26 +137,36 @@ def _rollup_issues(family: Family, rollup: Rollup, fields: Mapping[str, Any]) ->
         if name in rollup.derived:
             missing = [source for source in rollup.derived[name] if source not in declared]
             if missing:
-                issues.append(Error(
-                    f"{model} derives `{name}` from {', '.join(f'`{m}`' for m in missing)}, which no event of the "
-                    f"{family.name} family declares.",
-                    hint="Declare the field in core/, or derive the dimension from declared fields.",
-                    obj=model, id="analytics.E004",
-                ))  # fmt: skip
+                issues.append(
+                    Error(
+                        f"{model} derives `{name}` from {', '.join(f'`{m}`' for m in missing)}, which no event of the "
+                        f"{family.name} family declares.",
+                        hint="Declare the field in core/, or derive the dimension from declared fields.",
+                        obj=model,
+                        id="analytics.E004",
+                    )
+                )
         elif name not in dimensions:
-            issues.append(Error(
-                f"{model} groups by `{name}`, which no event of the {family.name} family declares as a dimension.",
-                hint="Declare the field with DIMENSION in core/, or leave it out of the rollup.",
-                obj=model, id="analytics.E004",
-            ))  # fmt: skip
+            issues.append(
+                Error(
+                    f"{model} groups by `{name}`, which no event of the {family.name} family declares as a dimension.",
+                    hint="Declare the field with DIMENSION in core/, or leave it out of the rollup.",
+                    obj=model,
+                    id="analytics.E004",
+                )
+            )
     outcomes = {column: outcome for outcome, column in OUTCOME_COLUMNS.items()}
     for name in rollup.columns:
         if name not in fields:
             what = ""
             if name in outcomes:
                 what = f" (the calls that ended `{outcomes[name]}`, an outcome core/calls.py declares)"
-            issues.append(Error(
-                f"{model} has no column `{name}`, which the rollup adds to{what}.",
-                hint=_migration(model, name), obj=model, id="analytics.E003",
-            ))  # fmt: skip
+            issues.append(
+                Error(
+                    f"{model} has no column `{name}`, which the rollup adds to{what}.",
+                    hint=_migration(model, name),
+                    obj=model,
+                    id="analytics.E003",
+                )
+            )
     return issues

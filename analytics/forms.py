@@ -24,9 +24,10 @@ BACKENDS: tuple[str, ...] = describe(ToolCall).field("backend").values or ()
 
 class ReportForm(forms.Form):
     window = forms.ChoiceField(
-        choices=[("", "Dates below"), *((name, label) for name, (label, _) in PRESETS.items())], required=False,
+        choices=[("", "Dates below"), *((name, label) for name, (label, _) in PRESETS.items())],
+        required=False,
         label="Window",
-    )  # fmt: skip
+    )
     # Text, not type="date": a browser shows its locale's format there (mm/dd/yyyy); ISO is unambiguous.
     start = forms.DateField(required=False, input_formats=["%Y-%m-%d"], widget=forms.TextInput(attrs=ISO_DATE))
     end = forms.DateField(required=False, input_formats=["%Y-%m-%d"], widget=forms.TextInput(attrs=ISO_DATE))
@@ -75,8 +76,11 @@ class ReportForm(forms.Form):
         tenant_options = [(tenant, tenant) for tenant in tenants if tenant]
         if (tenant := data.get("tenant") or "") and tenant != NO_TENANT and tenant not in tenants:
             tenant_options.insert(0, (tenant, tenant))
-        self.fields["tenant"].widget.choices = [("", "every tenant"), (NO_TENANT, "no tenant (API key)"),
-                                                *tenant_options]  # fmt: skip
+        self.fields["tenant"].widget.choices = [
+            ("", "every tenant"),
+            (NO_TENANT, "no tenant (API key)"),
+            *tenant_options,
+        ]
 
     @property
     def preset(self) -> str:
@@ -99,13 +103,18 @@ class ReportForm(forms.Form):
             window = Window.preset(self.preset, now or datetime.now(UTC))
             since, until = window.start, window.end
         filters = {
-            "bucket": data.get("bucket"), "tool": data.get("tool"), "client": "" if family else client,
-            "family": family, "group": data.get("group"), "tenant": data.get("tenant"),
+            "bucket": data.get("bucket"),
+            "tool": data.get("tool"),
+            "client": "" if family else client,
+            "family": family,
+            "group": data.get("group"),
+            "tenant": data.get("tenant"),
             "backend": data.get("backend"),
-        }  # fmt: skip
+        }
         try:
-            return ReportQuery.from_filters(start=data.get("start"), end=data.get("end"), since=since, until=until,
-                                            **filters)  # fmt: skip
+            return ReportQuery.from_filters(
+                start=data.get("start"), end=data.get("end"), since=since, until=until, **filters
+            )
         except ValueError as error:
             self.add_error(None, str(error))
             return ReportQuery.from_filters(start=None, end=None, bucket=None, tool=None, client=None)

@@ -41,9 +41,18 @@ SIZE_LABELS = {
 }
 FAILED_COLUMNS: tuple[str, ...] = tuple(name for name in FUNNEL_OUTCOMES if name.startswith("failed_"))
 FIGURE_NAMES: tuple[str, ...] = (
-    "delivered", "drawn", "failed", *FAILED_COLUMNS, "cancelled", "reported", "unjoined_reports", "pending",
-    "never_reported", "unreported_rate", "failure_rate",
-)  # fmt: skip
+    "delivered",
+    "drawn",
+    "failed",
+    *FAILED_COLUMNS,
+    "cancelled",
+    "reported",
+    "unjoined_reports",
+    "pending",
+    "never_reported",
+    "unreported_rate",
+    "failure_rate",
+)
 """Every figure of a funnel row, in the order the API, the CSV and the dashboard give them."""
 
 
@@ -164,8 +173,9 @@ def pending(query: ReportQuery) -> list[dict[str, object]]:
     keys = [row["request_id"] for row in deliveries if row["request_id"]]
     reported: dict[str, list[datetime]] = {}
     if keys:
-        reports = AppStatusEvent.objects.filter(kind__in=FUNNEL_REPORTS, time__gt=since - window,
-                                                delivery_request_id__in=keys)  # fmt: skip
+        reports = AppStatusEvent.objects.filter(
+            kind__in=FUNNEL_REPORTS, time__gt=since - window, delivery_request_id__in=keys
+        )
         for key, moment in reports.values_list("delivery_request_id", "time"):
             reported.setdefault(key, []).append(moment)
     return [

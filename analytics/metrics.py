@@ -43,33 +43,49 @@ FAMILY_LABEL = "host_family"
 REGISTRY = CollectorRegistry(auto_describe=True)
 """Our metrics only (not the process collectors): the in-process values, when not in multiprocess mode."""
 TOOL_CALLS = Counter(
-    "tomtom_mcp_tool_calls", "Tool calls, by tool, outcome (ok or the error code) and host.",
-    ["tool", "outcome", "client"], registry=REGISTRY,
-)  # fmt: skip
+    "tomtom_mcp_tool_calls",
+    "Tool calls, by tool, outcome (ok or the error code) and host.",
+    ["tool", "outcome", "client"],
+    registry=REGISTRY,
+)
 TOOL_CALL_SECONDS = Histogram(
-    "tomtom_mcp_tool_call_seconds", "Total time of a tool call.", ["tool", "client"],
-    buckets=LATENCY_BUCKETS_S, registry=REGISTRY,
-)  # fmt: skip
+    "tomtom_mcp_tool_call_seconds",
+    "Total time of a tool call.",
+    ["tool", "client"],
+    buckets=LATENCY_BUCKETS_S,
+    registry=REGISTRY,
+)
 UPSTREAM_SECONDS = Histogram(
-    "tomtom_mcp_upstream_seconds", "Time a tool call spent in TomTom requests (calls that made one).",
-    ["tool", "client"], buckets=LATENCY_BUCKETS_S, registry=REGISTRY,
-)  # fmt: skip
+    "tomtom_mcp_upstream_seconds",
+    "Time a tool call spent in TomTom requests (calls that made one).",
+    ["tool", "client"],
+    buckets=LATENCY_BUCKETS_S,
+    registry=REGISTRY,
+)
 UPSTREAM_REQUESTS = Counter(
-    "tomtom_mcp_upstream_requests", "TomTom requests made by tool calls, retries included.",
-    ["tool", "client"], registry=REGISTRY,
-)  # fmt: skip
+    "tomtom_mcp_upstream_requests",
+    "TomTom requests made by tool calls, retries included.",
+    ["tool", "client"],
+    registry=REGISTRY,
+)
 UPSTREAM_RATE_LIMITED = Counter(
-    "tomtom_mcp_upstream_rate_limited", "TomTom requests answered 429 (rate limited), retries included.",
-    ["tool", "client"], registry=REGISTRY,
-)  # fmt: skip
+    "tomtom_mcp_upstream_rate_limited",
+    "TomTom requests answered 429 (rate limited), retries included.",
+    ["tool", "client"],
+    registry=REGISTRY,
+)
 WIDGETS = Counter(
-    "tomtom_mcp_widgets", "Widget outcomes reported by widgets: drawn, failed or cancelled, by host.",
-    ["outcome", "client"], registry=REGISTRY,
-)  # fmt: skip
+    "tomtom_mcp_widgets",
+    "Widget outcomes reported by widgets: drawn, failed or cancelled, by host.",
+    ["outcome", "client"],
+    registry=REGISTRY,
+)
 WIDGET_DELIVERIES = Counter(
-    "tomtom_mcp_widget_deliveries", "Results delivered with app data for a widget (`App data`), by host.",
-    ["client"], registry=REGISTRY,
-)  # fmt: skip
+    "tomtom_mcp_widget_deliveries",
+    "Results delivered with app data for a widget (`App data`), by host.",
+    ["client"],
+    registry=REGISTRY,
+)
 """The funnel's first step: `1 - widgets / deliveries` is the share that never reported back
 (the WidgetUnreportedRateHigh alert)."""
 
@@ -165,13 +181,22 @@ class _Families:
 
 
 INGESTION_GAUGES = (
-    ("data_up_to", "tomtom_mcp_analytics_data_up_to_timestamp_seconds",
-     "Time of the newest event stored, per family of events (AppStatus, ToolCall)."),
-    ("last_ingest", "tomtom_mcp_analytics_last_ingest_timestamp_seconds",
-     "When ingestion last stored a batch of events, per family."),
-    ("kept_from", "tomtom_mcp_analytics_raw_events_kept_from_timestamp_seconds",
-     "The retention's cutoff: raw events before it were dropped (rollups stay), per family."),
-)  # fmt: skip
+    (
+        "data_up_to",
+        "tomtom_mcp_analytics_data_up_to_timestamp_seconds",
+        "Time of the newest event stored, per family of events (AppStatus, ToolCall).",
+    ),
+    (
+        "last_ingest",
+        "tomtom_mcp_analytics_last_ingest_timestamp_seconds",
+        "When ingestion last stored a batch of events, per family.",
+    ),
+    (
+        "kept_from",
+        "tomtom_mcp_analytics_raw_events_kept_from_timestamp_seconds",
+        "The retention's cutoff: raw events before it were dropped (rollups stay), per family.",
+    ),
+)
 """The analytics store's own freshness, read from the database at each scrape (the same on every
 replica: alert rules take their `max`)."""
 

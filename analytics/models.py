@@ -164,8 +164,11 @@ FUNNEL_OUTCOMES: tuple[str, ...] = (
 version does not know, a newer widget's)."""
 FUNNEL_FIGURES: tuple[str, ...] = ("delivered", "reported", *FUNNEL_OUTCOMES)
 SIZE_BUCKETS: tuple[tuple[str, int | None], ...] = (
-    ("lt_10kb", 10_000), ("10kb_100kb", 100_000), ("100kb_1mb", 1_000_000), ("ge_1mb", None),
-)  # fmt: skip
+    ("lt_10kb", 10_000),
+    ("10kb_100kb", 100_000),
+    ("100kb_1mb", 1_000_000),
+    ("ge_1mb", None),
+)
 """Answer-size buckets of a delivery's app data (`raw_bytes`): each name with its upper bound
 (exclusive); `unknown` when the line has no size."""
 UNJOINED = ""

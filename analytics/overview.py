@@ -198,8 +198,9 @@ def tallies(query: ReportQuery, window: Window, host: Callable[[str], str] | Non
     if result.widgets_counted:
         where = Q(kind__in=_WIDGET_KINDS)
         count = {"count": Sum("count")}
-        for row in _rows(query, window, AppStatusHourlyCount, AppStatusDailyCount, ("client", "tool", "kind"),
-                         count, where):  # fmt: skip
+        for row in _rows(
+            query, window, AppStatusHourlyCount, AppStatusDailyCount, ("client", "tool", "kind"), count, where
+        ):
             for tally in (result.total, _of(result.hosts, name_of(row["client"])), _of(result.tools, row["tool"])):
                 tally.add_widgets(row["kind"], int(row["count"]))
     return result
@@ -283,20 +284,38 @@ UNREPORTED_RATE = "widget_unreported_rate"
 def unreported_rate(query: ReportQuery, window: Window) -> Figure:
     """Deliveries past the grace window that no widget report joined, of the whole UTC days the
     window touches and of the days before them (analytics/funnel.py)."""
-    description = ("Results delivered with app data whose widget never reported back (neither drawn, failed nor "
-                   "cancelled), of those past the grace window.")  # fmt: skip
+    description = (
+        "Results delivered with app data whose widget never reported back (neither drawn, failed nor "
+        "cancelled), of those past the grace window."
+    )
     if query.call_filters:
-        return Figure(UNREPORTED_RATE, "Widget unreported rate", "rate", description,
-                      note="Widget events record no tenant or backend.")  # fmt: skip
+        return Figure(
+            UNREPORTED_RATE,
+            "Widget unreported rate",
+            "rate",
+            description,
+            note="Widget events record no tenant or backend.",
+        )
     first, last = window.start.date(), (window.end - timedelta(microseconds=1)).date()
     days = (last - first).days + 1
     now = _total(funnel(replace(query, start=first, end=last, since=None, until=None), by=()))
-    before = _total(funnel(replace(query, start=first - timedelta(days=days), end=first - timedelta(days=1),
-                                   since=None, until=None), by=()))  # fmt: skip
+    before = _total(
+        funnel(
+            replace(query, start=first - timedelta(days=days), end=first - timedelta(days=1), since=None, until=None),
+            by=(),
+        )
+    )
     settled = now.sums["delivered"] - now.pending
-    return Figure(UNREPORTED_RATE, "Widget unreported rate", "rate", description, now.unreported_rate,
-                  before.unreported_rate, sample=f"{now.never_reported:,} of {settled:,} deliveries",
-                  note=f"Whole UTC days {first:%Y-%m-%d} to {last:%Y-%m-%d}.")  # fmt: skip
+    return Figure(
+        UNREPORTED_RATE,
+        "Widget unreported rate",
+        "rate",
+        description,
+        now.unreported_rate,
+        before.unreported_rate,
+        sample=f"{now.never_reported:,} of {settled:,} deliveries",
+        note=f"Whole UTC days {first:%Y-%m-%d} to {last:%Y-%m-%d}.",
+    )
 
 
 def _total(rows: list[FunnelRow]) -> FunnelRow:
@@ -312,24 +331,48 @@ def overview(query: ReportQuery, window: Window, *, now: datetime | None = None)
     now_t, then_t = current.total, before.total
     widgets_note = "" if current.widgets_counted else "Widget events record no tenant or backend."
     figures = (
-        Figure("calls", "Tool calls", "count", "Tool calls, every outcome.", now_t.calls, then_t.calls,
-               sample=""),
-        Figure("error_rate", "Error rate", "rate", "Calls that ended with an error code / all calls.",
-               now_t.error_rate, then_t.error_rate, sample=f"{now_t.errors:,} of {now_t.calls:,} calls",
-               drill="calls"),
-        Figure("widget_failure_rate", "Widget failure rate", "rate",
-               "Widgets that reported `App failed` / widgets that reported (drawn + failed).",
-               now_t.failure_rate if current.widgets_counted else None,
-               then_t.failure_rate if current.widgets_counted else None,
-               sample=f"{now_t.failed:,} of {now_t.reported:,} widgets" if current.widgets_counted else "",
-               drill="widgets" if current.widgets_counted else "", available=True, note=widgets_note),
+        Figure("calls", "Tool calls", "count", "Tool calls, every outcome.", now_t.calls, then_t.calls, sample=""),
+        Figure(
+            "error_rate",
+            "Error rate",
+            "rate",
+            "Calls that ended with an error code / all calls.",
+            now_t.error_rate,
+            then_t.error_rate,
+            sample=f"{now_t.errors:,} of {now_t.calls:,} calls",
+            drill="calls",
+        ),
+        Figure(
+            "widget_failure_rate",
+            "Widget failure rate",
+            "rate",
+            "Widgets that reported `App failed` / widgets that reported (drawn + failed).",
+            now_t.failure_rate if current.widgets_counted else None,
+            then_t.failure_rate if current.widgets_counted else None,
+            sample=f"{now_t.failed:,} of {now_t.reported:,} widgets" if current.widgets_counted else "",
+            drill="widgets" if current.widgets_counted else "",
+            available=True,
+            note=widgets_note,
+        ),
         unreported_rate(query, window),
-        Figure("p95_ms", "p95 latency", "ms", "95th percentile of a call's total time (from the histograms).",
-               now_t.p95_ms, then_t.p95_ms, sample=f"{now_t.timed:,} timed calls"),
-        Figure("upstream_calls", "TomTom requests", "count",
-               "Requests made to TomTom, retries included: what the calls cost.",
-               now_t.upstream_calls, then_t.upstream_calls),
-    )  # fmt: skip
+        Figure(
+            "p95_ms",
+            "p95 latency",
+            "ms",
+            "95th percentile of a call's total time (from the histograms).",
+            now_t.p95_ms,
+            then_t.p95_ms,
+            sample=f"{now_t.timed:,} timed calls",
+        ),
+        Figure(
+            "upstream_calls",
+            "TomTom requests",
+            "count",
+            "Requests made to TomTom, retries included: what the calls cost.",
+            now_t.upstream_calls,
+            then_t.upstream_calls,
+        ),
+    )
     return Overview(
         window=window,
         previous=window.previous,

@@ -317,11 +317,13 @@ def still_calling(query: ReportQuery) -> list[StillCalling]:
         key = (row["tool"], row["kind"], client, row["tenant"])
         seen = merged.get(key)
         merged[key] = StillCalling(
-            *key[:3], family, row["tenant"],
+            *key[:3],
+            family,
+            row["tenant"],
             calls=row["calls"] + (seen.calls if seen else 0),
             first_seen=min(row["first_seen"], seen.first_seen) if seen else row["first_seen"],
             last_seen=max(row["last_seen"], seen.last_seen) if seen else row["last_seen"],
-        )  # fmt: skip
+        )
     return sorted(merged.values(), key=lambda c: (c.tool, c.kind, -c.calls, c.client, c.tenant))
 
 
@@ -406,10 +408,16 @@ def failing_event_groups(query: ReportQuery, *, kinds: Iterable[str] = FAILING_K
         .annotate(count=Count("*"), first=Min("time"), last=Max("time"))
     )
     groups = [
-        MessageGroup(row["kind"], " ".join(filter(None, (row["error_code"], row["error"]))), row["count"],
-                     row["first"], row["last"], detail=row["stage"])
+        MessageGroup(
+            row["kind"],
+            " ".join(filter(None, (row["error_code"], row["error"]))),
+            row["count"],
+            row["first"],
+            row["last"],
+            detail=row["stage"],
+        )
         for row in grouped
-    ]  # fmt: skip
+    ]
     groups.sort(key=lambda g: (-g.count, g.code, g.message))
     return groups[:MAX_GROUPS], len(groups)
 
@@ -421,8 +429,10 @@ def call_details(request_ids: Iterable[str], start: datetime, end: datetime) -> 
     if not ids:
         return {}
     rows = ToolCallEvent.objects.filter(request_id__in=ids, time__gte=start, time__lt=end)
-    return {request_id: (tenant, backend) for request_id, tenant, backend in
-            rows.values_list("request_id", "tenant", "backend").order_by()}  # fmt: skip
+    return {
+        request_id: (tenant, backend)
+        for request_id, tenant, backend in rows.values_list("request_id", "tenant", "backend").order_by()
+    }
 
 
 REQUEST_WINDOW = timedelta(days=1)
@@ -453,8 +463,16 @@ def request_events(request_id: str, start: datetime, end: datetime, *, limit: in
     calls = ToolCallEvent.objects.filter(request_id=request_id, time__gte=start, time__lt=end).order_by("time")
     for call in calls[:limit]:
         fields = {name: getattr(call, name, None) for name in CALL_DETAIL_FIELDS}
-        found.append(RequestEvent(call.time, "Tool call", call.outcome, call.tool, call.client,
-                                  {k: v for k, v in fields.items() if v not in (None, "")}))  # fmt: skip
+        found.append(
+            RequestEvent(
+                call.time,
+                "Tool call",
+                call.outcome,
+                call.tool,
+                call.client,
+                {k: v for k, v in fields.items() if v not in (None, "")},
+            )
+        )
     own_or_named = Q(request_id=request_id) | Q(delivery_request_id=request_id)
     events = AppStatusEvent.objects.filter(own_or_named, time__gte=start, time__lt=end).order_by("time")
     for event in events[:limit]:
@@ -465,13 +483,33 @@ def request_events(request_id: str, start: datetime, end: datetime, *, limit: in
             fields["report_request_id"] = event.request_id
         fields["replica"] = getattr(event, "replica", "")
         message = kind.MESSAGE if kind else "Unknown app-status message"
-        found.append(RequestEvent(event.time, message, event.kind, event.tool, event.client,
-                                  {k: v for k, v in fields.items() if v not in (None, "")}))  # fmt: skip
+        found.append(
+            RequestEvent(
+                event.time,
+                message,
+                event.kind,
+                event.tool,
+                event.client,
+                {k: v for k, v in fields.items() if v not in (None, "")},
+            )
+        )
     return sorted(found, key=lambda e: e.time)
 
 
-CALL_DETAIL_FIELDS = ("outcome", "error", "tenant", "backend", "transport", "user_agent", "upstream_calls",
-                      "upstream_rate_limited", "upstream_ms", "total_ms", "bytes", "replica")  # fmt: skip
+CALL_DETAIL_FIELDS = (
+    "outcome",
+    "error",
+    "tenant",
+    "backend",
+    "transport",
+    "user_agent",
+    "upstream_calls",
+    "upstream_rate_limited",
+    "upstream_ms",
+    "total_ms",
+    "bytes",
+    "replica",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -492,9 +530,9 @@ def retention_gap(query: ReportQuery, family: str) -> RetentionGap | None:
         return None
     cut = min(mark.kept_from, query.end_time)
     if family == "ToolCall":
-        counted = _filtered(
-            ToolCallHourly.objects.filter(hour__gte=query.start_time, hour__lt=cut), query
-        ).aggregate(n=Sum(F("calls") - F("outcome_ok"), default=0))["n"]
+        counted = _filtered(ToolCallHourly.objects.filter(hour__gte=query.start_time, hour__lt=cut), query).aggregate(
+            n=Sum(F("calls") - F("outcome_ok"), default=0)
+        )["n"]
     else:
         counted = _filtered(
             AppStatusHourlyCount.objects.filter(hour__gte=query.start_time, hour__lt=cut, kind__in=FAILING_KINDS),

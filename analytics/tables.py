@@ -118,8 +118,11 @@ class Table:
             target = flip if sorted_as else first
             params = {**request.GET.dict(), self.param: target}
             params.pop("page", None)
-            result.append(Heading(column.name, column.title, column.description, f"?{urlencode(params)}",
-                                  sorted_as, column.numeric))  # fmt: skip
+            result.append(
+                Heading(
+                    column.name, column.title, column.description, f"?{urlencode(params)}", sorted_as, column.numeric
+                )
+            )
         return result
 
     def cells(self) -> list[list[Cell]]:

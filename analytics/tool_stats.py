@@ -39,8 +39,17 @@ OK = "ok"
 OTHER_ERRORS = "other_errors"
 ERROR_CODES: tuple[str, ...] = tuple(code.value for code in ErrorCode)
 """The closed set of error codes (core/errors.py); an outcome outside it counts as `other_errors`."""
-_SUMS = ("calls", "upstream_calls", "bytes", "total_timed", "total_ms_sum", "upstream_timed", "upstream_ms_sum",
-         *LATENCY_COLUMNS["total"], *LATENCY_COLUMNS["upstream"])  # fmt: skip
+_SUMS = (
+    "calls",
+    "upstream_calls",
+    "bytes",
+    "total_timed",
+    "total_ms_sum",
+    "upstream_timed",
+    "upstream_ms_sum",
+    *LATENCY_COLUMNS["total"],
+    *LATENCY_COLUMNS["upstream"],
+)
 _BY_OUTCOME = tuple(OUTCOME_COLUMNS[outcome] for outcome in KNOWN_OUTCOMES)
 _ALL_SUMS = (*_SUMS, *_BY_OUTCOME)
 """A rollup's figures, then its calls by outcome: `ok` and each error code (the other codes are

@@ -55,15 +55,22 @@ def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help="Skip the tenth-size run and the idempotent re-run (for large --events)."
     )
-    parser.add_argument("--no-join-keys", action="store_true",
-                        help="Widget reports without `delivery_request_id`, as widgets before the funnel sent them.")
+    parser.add_argument(
+        "--no-join-keys",
+        action="store_true",
+        help="Widget reports without `delivery_request_id`, as widgets before the funnel sent them.",
+    )
     parser.add_argument(
         "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
     )
-    parser.add_argument("--keep-database", action="store_true",
-                        help="Keep the scratch database (its name is printed) for --reports-on.")  # fmt: skip
-    parser.add_argument("--reports-on", metavar="NAME",
-                        help="Only time the reports, on a database a --keep-database run left (then drop it).")
+    parser.add_argument(
+        "--keep-database", action="store_true", help="Keep the scratch database (its name is printed) for --reports-on."
+    )
+    parser.add_argument(
+        "--reports-on",
+        metavar="NAME",
+        help="Only time the reports, on a database a --keep-database run left (then drop it).",
+    )
     parser.add_argument("--ingest-child", metavar="FILE", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.ingest_child:
@@ -113,9 +120,11 @@ def reports_only(admin_url: str, name: str) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tomtom_mcp.settings")
     django.setup()
     try:
-        rows = [("load average (1, 5, 15 min) at the start", ", ".join(f"{x:.1f}" for x in os.getloadavg())),
-                *report_latencies(),
-                ("load average (1, 5, 15 min) at the end", ", ".join(f"{x:.1f}" for x in os.getloadavg()))]  # fmt: skip
+        rows = [
+            ("load average (1, 5, 15 min) at the start", ", ".join(f"{x:.1f}" for x in os.getloadavg())),
+            *report_latencies(),
+            ("load average (1, 5, 15 min) at the end", ", ".join(f"{x:.1f}" for x in os.getloadavg())),
+        ]
     finally:
         close_django()
         with psycopg.connect(admin_url, autocommit=True) as admin:
@@ -148,9 +157,18 @@ def write_long_lines(path: Path) -> None:
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as out:
         for number in range(LONG_LINES):
             moment = END - timedelta(days=1) + timedelta(seconds=number)
-            line = {"time": moment.isoformat(timespec="milliseconds"), "level": "info", "logger": "tools.calls",
-                    "message": "Tool call", "tool": "tomtom-routing", "client": "claude-ai", "outcome": "ok",
-                    "total_ms": 12.5, "request_id": f"{number:016x}", "trace": "x" * LONG_LINE_BYTES}  # fmt: skip
+            line = {
+                "time": moment.isoformat(timespec="milliseconds"),
+                "level": "info",
+                "logger": "tools.calls",
+                "message": "Tool call",
+                "tool": "tomtom-routing",
+                "client": "claude-ai",
+                "outcome": "ok",
+                "total_ms": 12.5,
+                "request_id": f"{number:016x}",
+                "trace": "x" * LONG_LINE_BYTES,
+            }
             out.write(json.dumps(line) + "\n")
 
 
@@ -170,9 +188,11 @@ def run(full: Path, tenth: Path | None, events: int, calls: Path, call_count: in
         (version,) = cursor.fetchone()
     rows = [
         ("machine", f"PostgreSQL {version}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs"),
-        ("machine speed: orjson, SHA-256 and `fromisoformat` of 200,000 tool-call lines, one process",
-         machine_reference(calls)),
-    ]  # fmt: skip
+        (
+            "machine speed: orjson, SHA-256 and `fromisoformat` of 200,000 tool-call lines, one process",
+            machine_reference(calls),
+        ),
+    ]
     if tenth is not None:
         small = ingest(tenth)
         rows.append((f"ingest {events // 10:,} app-status events (gzip), fresh process", describe(small)))
@@ -193,15 +213,24 @@ def run(full: Path, tenth: Path | None, events: int, calls: Path, call_count: in
         truncate()
         with_tenants = ingest(tenant_calls)
         assert with_tenants["new"] == call_count, with_tenants
-        rows.append((f"ingest {call_count:,} tool-call events, 30 % from 3 tenants (gzip), fresh process",
-                     describe(with_tenants)))  # fmt: skip
+        rows.append(
+            (
+                f"ingest {call_count:,} tool-call events, 30 % from 3 tenants (gzip), fresh process",
+                describe(with_tenants),
+            )
+        )
     long_lines = calls.with_name("long-lines.jsonl.gz")
     if long_lines.exists():  # memory, not speed: about 84 of these lines fill a batch's 16 MiB
         truncate()
         result = ingest(long_lines)
         assert result["new"] == LONG_LINES, result
-        rows.append((f"ingest {LONG_LINES:,} tool-call lines of {LONG_LINE_BYTES // 1000:,} kB each (a field this "
-                     "version does not know: stored whole), fresh process", describe(result)))  # fmt: skip
+        rows.append(
+            (
+                f"ingest {LONG_LINES:,} tool-call lines of {LONG_LINE_BYTES // 1000:,} kB each (a field this "
+                "version does not know: stored whole), fresh process",
+                describe(result),
+            )
+        )
     rows.append(("load average (1, 5, 15 min) at the end", ", ".join(f"{load:.1f}" for load in os.getloadavg())))
     return rows
 
@@ -258,8 +287,19 @@ def ingest_child(path: str) -> None:
     peak = peak_rss_kb()
     events, new = report.events + report.tool_calls, report.new + report.tool_calls_new
     workers_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the largest worker's, once they ended
-    print(json.dumps({"events": events, "new": new, "seconds": seconds, "peak_kb": peak, "baseline_kb": baseline,
-                      "workers_peak_kb": workers_peak, "cpu_s": cpu_s}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "events": events,
+                "new": new,
+                "seconds": seconds,
+                "peak_kb": peak,
+                "baseline_kb": baseline,
+                "workers_peak_kb": workers_peak,
+                "cpu_s": cpu_s,
+            }
+        )
+    )
 
 
 def _cpu_seconds() -> float:
@@ -285,8 +325,11 @@ def peak_rss_kb() -> int:
 def describe(result: dict[str, float]) -> str:
     rate = result["events"] / result["seconds"]
     cpu_us = result["cpu_s"] / result["events"] * 1e6
-    print(f"  {result['events']:,} events in {result['seconds']:.1f} s: {rate:,.0f} events/s, "
-          f"{cpu_us:.1f} µs CPU per event outside PostgreSQL", file=sys.stderr)  # fmt: skip
+    print(
+        f"  {result['events']:,} events in {result['seconds']:.1f} s: {rate:,.0f} events/s, "
+        f"{cpu_us:.1f} µs CPU per event outside PostgreSQL",
+        file=sys.stderr,
+    )
     return (
         f"{result['seconds']:.1f} s, **{rate:,.0f} events/s**, {cpu_us:.1f} µs of CPU per event outside "
         f"PostgreSQL, peak RSS {result['peak_kb'] / 1024:.0f} MB "
@@ -320,9 +363,16 @@ def truncate() -> None:
 
     tables = [
         model._meta.db_table
-        for model in (models.AppStatusEvent, models.AppStatusHourlyCount, models.AppStatusDailyCount,
-                      models.OldCallerDaily, models.ToolCallEvent, models.ToolCallHourly, models.ToolCallDaily)
-    ]  # fmt: skip
+        for model in (
+            models.AppStatusEvent,
+            models.AppStatusHourlyCount,
+            models.AppStatusDailyCount,
+            models.OldCallerDaily,
+            models.ToolCallEvent,
+            models.ToolCallHourly,
+            models.ToolCallDaily,
+        )
+    ]
     with connection.cursor() as cursor:
         cursor.execute(f"TRUNCATE {', '.join(tables)}")
 
@@ -354,9 +404,12 @@ def report_latencies() -> list[tuple[str, str]]:
     # given as the preset would make them then (`since`, `until`), and one ending ten hours into a
     # day (so both edges are read from the hourly rollups).
     overview_requests = {}
-    for label, span, end_at in (("last 24 hours", timedelta(hours=24), END), ("last 7 days", timedelta(days=7), END),
-                                ("last 30 days", timedelta(days=30), END),
-                                ("30 days ending 10:00", timedelta(days=30), END - timedelta(hours=14))):  # fmt: skip
+    for label, span, end_at in (
+        ("last 24 hours", timedelta(hours=24), END),
+        ("last 7 days", timedelta(days=7), END),
+        ("last 30 days", timedelta(days=30), END),
+        ("30 days ending 10:00", timedelta(days=30), END - timedelta(hours=14)),
+    ):
         overview_requests[label] = RequestFactory().get(
             "/analytics/", {"since": (end_at - span).isoformat(), "until": end_at.isoformat()}
         )
@@ -391,16 +444,27 @@ def report_latencies() -> list[tuple[str, str]]:
             ("whole 30-day dashboard page (every query and the HTML)", median_ms(lambda: dashboard(request))),
             (f"30-day hourly rows by host and tool (API, {len(hourly()):,} rows)", median_ms(hourly)),
             ("30-day totals by host and tool from the raw events (no rollup)", median_ms(raw_totals)),
-            ("30-day tool-call totals by host family and tool",
-             median_ms(lambda: tool_call_stats(by_family, by=("client", "tool")))),
+            (
+                "30-day tool-call totals by host family and tool",
+                median_ms(lambda: tool_call_stats(by_family, by=("client", "tool"))),
+            ),
             ("30-day tool-call totals by backend", median_ms(lambda: tool_call_stats(by_family, by=("backend",)))),
-            ("30-day daily tool-call error rate by host family (chart)",
-             median_ms(lambda: tool_call_stats(by_family, by=("bucket", "client"), figures="counts"))),
-            ("whole 30-day tool-call page (every query and the HTML)",
-             median_ms(lambda: tool_calls_page(calls_request))),
-            *((f"whole overview page, {label} and the window before (rollups only; every query and the HTML)",
-               median_ms(lambda r=r: overview_page(r), cpu=True)) for label, r in overview_requests.items()),
-        ]  # fmt: skip
+            (
+                "30-day daily tool-call error rate by host family (chart)",
+                median_ms(lambda: tool_call_stats(by_family, by=("bucket", "client"), figures="counts")),
+            ),
+            (
+                "whole 30-day tool-call page (every query and the HTML)",
+                median_ms(lambda: tool_calls_page(calls_request)),
+            ),
+            *(
+                (
+                    f"whole overview page, {label} and the window before (rollups only; every query and the HTML)",
+                    median_ms(lambda r=r: overview_page(r), cpu=True),
+                )
+                for label, r in overview_requests.items()
+            ),
+        ]
 
 
 def median_ms(report: Callable[[], object], *, cpu: bool = False) -> str:
@@ -420,8 +484,9 @@ def median_ms(report: Callable[[], object], *, cpu: bool = False) -> str:
         return text
     database = (_backend_cpu_ms() - backend_started) / 7
     django_cpu = statistics.median(cpu_times)
-    return text + (f"; server CPU **{django_cpu + database:.0f} ms** ({django_cpu:.0f} ms Django, "
-                   f"{database:.0f} ms PostgreSQL)")  # fmt: skip
+    return text + (
+        f"; server CPU **{django_cpu + database:.0f} ms** ({django_cpu:.0f} ms Django, {database:.0f} ms PostgreSQL)"
+    )
 
 
 def _backend_cpu_ms() -> float:

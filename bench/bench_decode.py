@@ -102,8 +102,10 @@ def main() -> None:
             command = [sys.executable, __file__, "--worker", which, str(source)]
             out = subprocess.run(command, check=True, capture_output=True, text=True)
             results[label].append(float(out.stdout))
-    print(f"8,000-point route, {size / 1000:.0f} KB body; CPU ms per body, median of {RUNS} after {WARM_UP} "
-          f"warm-ups, median of {PROCESSES} processes")  # fmt: skip
+    print(
+        f"8,000-point route, {size / 1000:.0f} KB body; CPU ms per body, median of {RUNS} after {WARM_UP} "
+        f"warm-ups, median of {PROCESSES} processes"
+    )
     print("| decoding | process medians ms | median ms |\n| --- | --- | ---: |")
     for label, values in results.items():
         print(f"| {label} | {' / '.join(f'{v:.2f}' for v in values)} | {statistics.median(values):.2f} |")

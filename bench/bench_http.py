@@ -64,19 +64,37 @@ def free_port() -> int:
 def route_answer(points: int) -> dict:
     """A TomTom Calculate Route answer with one leg of `points` points (deterministic)."""
     line = [
-        {"latitude": round(52.37 + 0.15 * i / points + 0.01 * math.sin(i / 37), 6),
-         "longitude": round(4.90 + 8.5 * i / points + 0.01 * math.cos(i / 53), 6)}
+        {
+            "latitude": round(52.37 + 0.15 * i / points + 0.01 * math.sin(i / 37), 6),
+            "longitude": round(4.90 + 8.5 * i / points + 0.01 * math.cos(i / 53), 6),
+        }
         for i in range(points)
-    ]  # fmt: skip
-    summary = {"lengthInMeters": 657000, "travelTimeInSeconds": 23400, "trafficDelayInSeconds": 420,
-               "trafficLengthInMeters": 12000, "departureTime": "2026-11-29T09:00:00+01:00",
-               "arrivalTime": "2026-11-29T15:30:00+01:00"}  # fmt: skip
+    ]
+    summary = {
+        "lengthInMeters": 657000,
+        "travelTimeInSeconds": 23400,
+        "trafficDelayInSeconds": 420,
+        "trafficLengthInMeters": 12000,
+        "departureTime": "2026-11-29T09:00:00+01:00",
+        "arrivalTime": "2026-11-29T15:30:00+01:00",
+    }
     sections = [{"startPointIndex": 0, "endPointIndex": points - 1, "sectionType": "TRAVEL_MODE", "travelMode": "car"}]
-    sections += [{"startPointIndex": i, "endPointIndex": i + 40, "sectionType": "TRAFFIC", "simpleCategory": "JAM",
-                  "effectiveSpeedInKmh": 30, "delayInSeconds": 60, "magnitudeOfDelay": 1}
-                 for i in range(100, points - 50, 900)]  # fmt: skip
-    return {"formatVersion": "0.0.12", "routes": [{"summary": summary, "legs": [{"summary": summary, "points": line}],
-                                                   "sections": sections}]}  # fmt: skip
+    sections += [
+        {
+            "startPointIndex": i,
+            "endPointIndex": i + 40,
+            "sectionType": "TRAFFIC",
+            "simpleCategory": "JAM",
+            "effectiveSpeedInKmh": 30,
+            "delayInSeconds": 60,
+            "magnitudeOfDelay": 1,
+        }
+        for i in range(100, points - 50, 900)
+    ]
+    return {
+        "formatVersion": "0.0.12",
+        "routes": [{"summary": summary, "legs": [{"summary": summary, "points": line}], "sections": sections}],
+    }
 
 
 def geocode_answer() -> dict:
@@ -100,10 +118,24 @@ wrk.body = io.open(os.getenv("BODY_FILE")):read()
 
 def wrk(url: str, body_file: Path, script: Path, connections: int, seconds: int) -> dict:
     done = subprocess.run(
-        ["wrk", "-t", str(min(2, connections)), "-c", str(connections), "-d", f"{seconds}s", "--latency",
-         "-s", str(script), url],
-        capture_output=True, text=True, env={**os.environ, "BODY_FILE": str(body_file)}, check=True,
-    )  # fmt: skip
+        [
+            "wrk",
+            "-t",
+            str(min(2, connections)),
+            "-c",
+            str(connections),
+            "-d",
+            f"{seconds}s",
+            "--latency",
+            "-s",
+            str(script),
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "BODY_FILE": str(body_file)},
+        check=True,
+    )
     out = done.stdout
 
     def latency(pct: str) -> float:
@@ -121,9 +153,14 @@ def wrk(url: str, body_file: Path, script: Path, connections: int, seconds: int)
 
 
 NODE_CPU_MS = {
-    ("geocode", 2): 2.80, ("geocode", 16): 2.84, ("routing", 2): 20.8, ("routing", 16): 13.4,
-    ("geometry", 2): 18.9, ("geometry", 16): 17.4, ("list", 2): 5.82,
-}  # fmt: skip
+    ("geocode", 2): 2.80,
+    ("geocode", 16): 2.84,
+    ("routing", 2): 20.8,
+    ("routing", 16): 13.4,
+    ("geometry", 2): 18.9,
+    ("geometry", 16): 17.4,
+    ("list", 2): 5.82,
+}
 """The Node reference server's (v1.6.5, one Node 22 process) CPU ms per call by call and
 connections, measured beside this project in one sitting on 2026-12-02 (../shared/bench/README.md),
 on a machine shared with other jobs (load average up to 15). On a quiet machine every figure,
@@ -194,20 +231,27 @@ def start_server(tmp: Path, stub_url: str, workers: int, tree: Path | None = Non
     its code migrated."""
     port = free_port()
     python = sys.executable if tree is None else tree_python(tree)
-    env = {**os.environ, "TOMTOM_API_BASE_URL": stub_url, "DOTENV_PATH": "/nonexistent",
-           "WEB_CONCURRENCY": str(workers), "BIND": f"127.0.0.1:{port}"}  # fmt: skip
+    env = {
+        **os.environ,
+        "TOMTOM_API_BASE_URL": stub_url,
+        "DOTENV_PATH": "/nonexistent",
+        "WEB_CONCURRENCY": str(workers),
+        "BIND": f"127.0.0.1:{port}",
+    }
     if tree is not None:
         database = tmp / f"{tree.name}.sqlite3"
         env["DATABASE_URL"] = f"sqlite:///{database}"
         env.pop("PYTHONPATH", None)
         if not database.exists():
-            subprocess.run([python, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=tree, env=env,
-                           check=True)  # fmt: skip
+            subprocess.run([python, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=tree, env=env, check=True)
     log = open(tmp / f"server-{(tree or Path.cwd()).name}-{workers}.log", "ab")  # noqa: SIM115
     server = subprocess.Popen(
         [python, "-m", "gunicorn", "-c", "gunicorn.conf.py", "tomtom_mcp.asgi:application"],
-        cwd=tree or Path.cwd(), env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        cwd=tree or Path.cwd(),
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     for _ in range(300):
         try:
@@ -228,17 +272,26 @@ def start_stubs(tmp: Path) -> dict[str, tuple[subprocess.Popen, str]]:
     for mode in UPSTREAM:
         close = {"headers": {"Connection": "close"}} if mode == "per-call" else {}
         routes = [
-            {"method": "GET", "pattern": r"/maps/orbis/places/geocode/.*", "body": json.dumps(geocode_answer()),
-             **close},
-            {"method": "GET", "pattern": r"/maps/orbis/routing/calculateRoute/.*",
-             "body": json.dumps(route_answer(8000)), **close},
-        ]  # fmt: skip
+            {
+                "method": "GET",
+                "pattern": r"/maps/orbis/places/geocode/.*",
+                "body": json.dumps(geocode_answer()),
+                **close,
+            },
+            {
+                "method": "GET",
+                "pattern": r"/maps/orbis/routing/calculateRoute/.*",
+                "body": json.dumps(route_answer(8000)),
+                **close,
+            },
+        ]
         (tmp / f"routes-{mode}.json").write_text(json.dumps(routes))
         port = free_port()
         stub = subprocess.Popen(
             [sys.executable, "-m", "tests.support.tomtom_stub", str(port), str(tmp / f"routes-{mode}.json")],
-            cwd=REPO, stdout=subprocess.DEVNULL,
-        )  # fmt: skip
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+        )
         stubs[mode] = (stub, f"http://127.0.0.1:{port}")
     for _, url in stubs.values():
         for _ in range(100):
@@ -302,10 +355,14 @@ def compare(before: Path, rounds: int, seconds: int, reference: bool) -> None:
     stubs = start_stubs(tmp)
     trees = {"before": before.resolve(), "this": REPO}
     results: dict[tuple[str, str, str, int], list[float]] = {}
-    print(f"\n### A/B, server CPU per call: before = {trees['before']}, this = {REPO}; one uvicorn worker, "
-          f"wrk {seconds} s per run, runs interleaved\n")  # fmt: skip
-    print("| round | tree | upstream | call | connections | CPU ms/call | calls/s | p50 ms | errors "
-          "| load (1, 5, 15 min) |")  # fmt: skip
+    print(
+        f"\n### A/B, server CPU per call: before = {trees['before']}, this = {REPO}; one uvicorn worker, "
+        f"wrk {seconds} s per run, runs interleaved\n"
+    )
+    print(
+        "| round | tree | upstream | call | connections | CPU ms/call | calls/s | p50 ms | errors "
+        "| load (1, 5, 15 min) |"
+    )
     print("| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
     try:
         for run in range(1, rounds + 1):
@@ -319,9 +376,12 @@ def compare(before: Path, rounds: int, seconds: int, reference: bool) -> None:
                             load = load_average()
                             r = measured(url, tmp / f"{name}.json", tmp / "post.lua", pids, connections, seconds)
                             results.setdefault((label, mode, name, connections), []).append(r["cpu_ms"])
-                            print(f"| {run} | {label} | {mode} | {LABELS[name]} | {connections} "
-                                  f"| {r['cpu_ms']:.3f} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['errors']} "
-                                  f"| {load} |", flush=True)  # fmt: skip
+                            print(
+                                f"| {run} | {label} | {mode} | {LABELS[name]} | {connections} "
+                                f"| {r['cpu_ms']:.3f} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['errors']} "
+                                f"| {load} |",
+                                flush=True,
+                            )
                     finally:
                         server.terminate()
                         server.wait(20)
@@ -357,8 +417,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--memory", action="store_true", help="also measure worker memory over 20,000 calls")
     parser.add_argument("--spread-connections", type=int, default=16, help="connections of the spread row")
-    parser.add_argument("--upstream", nargs="+", choices=UPSTREAM, default=list(UPSTREAM),
-                        help="upstream connection modes for geocode (the other calls: keep-alive)")  # fmt: skip
+    parser.add_argument(
+        "--upstream",
+        nargs="+",
+        choices=UPSTREAM,
+        default=list(UPSTREAM),
+        help="upstream connection modes for geocode (the other calls: keep-alive)",
+    )
     parser.add_argument("--reference", action="store_true", help="per core against the recorded Node figures")
     parser.add_argument("--compare", type=Path, metavar="TREE", help="interleaved A/B against this checkout")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per tree with --compare")
@@ -392,8 +457,9 @@ def main() -> None:
                         run = measured(url, tmp / f"{name}.json", script, pids, args.connections, args.seconds)
                         rows.append((workers, mode, name, args.connections, run))
                     if "geocode" in names and (workers > 1 or args.reference):
-                        spread = measured(url, tmp / "geocode.json", script, pids, args.spread_connections,
-                                          args.seconds)  # fmt: skip
+                        spread = measured(
+                            url, tmp / "geocode.json", script, pids, args.spread_connections, args.seconds
+                        )
                         rows.append((workers, mode, "geocode", args.spread_connections, spread))
                     if args.memory and mode == "keep-alive":
                         idle = worker_rss_mb(server.pid)
@@ -410,11 +476,15 @@ def main() -> None:
         for stub, _ in stubs.values():
             stub.terminate()
 
-    print(f"\n### Server CPU per call: gunicorn + uvicorn workers, TomTom stubbed on loopback, wrk "
-          f"{args.connections} connections x {args.seconds} s\n")  # fmt: skip
+    print(
+        f"\n### Server CPU per call: gunicorn + uvicorn workers, TomTom stubbed on loopback, wrk "
+        f"{args.connections} connections x {args.seconds} s\n"
+    )
     print(f"Load average (uptime) before: {loads[0]}; after each worker count: {'; '.join(loads[1:])}\n")
-    head = ("| call | upstream | workers | connections | CPU ms/call | calls/s | p50 ms | p99 ms | CPU per worker % "
-            "| errors |")  # fmt: skip
+    head = (
+        "| call | upstream | workers | connections | CPU ms/call | calls/s | p50 ms | p99 ms | CPU per worker % "
+        "| errors |"
+    )
     rule = "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"
     if args.reference:
         head += " Node CPU ms/call | per core | goal |"
@@ -422,8 +492,10 @@ def main() -> None:
     print(head + "\n" + rule)
     for workers, mode, name, connections, r in rows:
         shares = "/".join(str(s) for s in r["shares"])
-        line = (f"| {LABELS[name]} | {mode} | {workers} | {connections} | {r['cpu_ms']:.2f} | {r['rps']:,.0f} "
-                f"| {r['p50']:.2f} | {r['p99']:.2f} | {shares} | {r['errors']} |")  # fmt: skip
+        line = (
+            f"| {LABELS[name]} | {mode} | {workers} | {connections} | {r['cpu_ms']:.2f} | {r['rps']:,.0f} "
+            f"| {r['p50']:.2f} | {r['p99']:.2f} | {shares} | {r['errors']} |"
+        )
         if args.reference:
             line += f" {per_core(name, connections, r['cpu_ms'] * workers)} |" if workers == 1 else " - | - | - |"
         print(line)

@@ -62,34 +62,74 @@ PATHS: list[tuple[str, str, dict, dict]] = [
     ("tomtom-poi-categories", "tomtom-poi-categories", {"filters": ["coffee"]}, {}),
     ("tomtom-area-search", "tomtom-area-search", {"query": "pharmacy", "center": AMSTERDAM, "radius": 1500}, {}),
     ("tomtom-ev-search", "tomtom-ev-search", {"position": AMSTERDAM}, {}),
-    ("tomtom-search-along-route", "tomtom-search-along-route",
-     {"origin": AMSTERDAM, "destination": UTRECHT, "query": "petrol"}, {}),
+    (
+        "tomtom-search-along-route",
+        "tomtom-search-along-route",
+        {"origin": AMSTERDAM, "destination": UTRECHT, "query": "petrol"},
+        {},
+    ),
     ("tomtom-routing (8,000 points)", "tomtom-routing", ROUTE, {}),
     ("tomtom-routing, full", "tomtom-routing", {**ROUTE, "response_detail": "full"}, {}),
-    ("tomtom-matrix-routing", "tomtom-matrix-routing",
-     {"origins": [AMSTERDAM, UTRECHT], "destinations": [ROTTERDAM, AMSTERDAM]}, TOMTOM_MAPS),
-    ("tomtom-optimize-waypoints", "tomtom-optimize-waypoints", {"stops": [AMSTERDAM, UTRECHT, ROTTERDAM, HAARLEM]},
-     TOMTOM_MAPS),
-    ("tomtom-ev-routing", "tomtom-ev-routing",
-     {"locations": [AMSTERDAM, BERLIN], "maxChargeInkWh": 75, "currentChargeInkWh": 60}, {}),
+    (
+        "tomtom-matrix-routing",
+        "tomtom-matrix-routing",
+        {"origins": [AMSTERDAM, UTRECHT], "destinations": [ROTTERDAM, AMSTERDAM]},
+        TOMTOM_MAPS,
+    ),
+    (
+        "tomtom-optimize-waypoints",
+        "tomtom-optimize-waypoints",
+        {"stops": [AMSTERDAM, UTRECHT, ROTTERDAM, HAARLEM]},
+        TOMTOM_MAPS,
+    ),
+    (
+        "tomtom-ev-routing",
+        "tomtom-ev-routing",
+        {"locations": [AMSTERDAM, BERLIN], "maxChargeInkWh": 75, "currentChargeInkWh": 60},
+        {},
+    ),
     ("tomtom-reachable-range", "tomtom-reachable-range", {"origin": AMSTERDAM, "timeBudgetInSec": 1800}, {}),
     ("tomtom-traffic", "tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4]}, {}),
     ("tomtom-routing, geometry", "tomtom-routing", {**ROUTE, "response_detail": "geometry"}, {}),
-    ("tomtom-reachable-range, geometry", "tomtom-reachable-range",
-     {"origin": AMSTERDAM, "timeBudgetInSec": 1800, "response_detail": "geometry"}, {}),
-    ("tomtom-ev-routing, geometry", "tomtom-ev-routing",
-     {"locations": [AMSTERDAM, BERLIN], "maxChargeInkWh": 75, "currentChargeInkWh": 60,
-      "response_detail": "geometry"}, {}),
-    ("tomtom-area-search, geometry", "tomtom-area-search",
-     {"query": "pharmacy", "center": AMSTERDAM, "radius": 1500, "response_detail": "geometry"}, {}),
-    ("tomtom-search-along-route, geometry", "tomtom-search-along-route",
-     {"origin": AMSTERDAM, "destination": UTRECHT, "query": "petrol", "response_detail": "geometry"}, {}),
-    ("tomtom-traffic, geometry", "tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4], "response_detail": "geometry"},
-     {}),
+    (
+        "tomtom-reachable-range, geometry",
+        "tomtom-reachable-range",
+        {"origin": AMSTERDAM, "timeBudgetInSec": 1800, "response_detail": "geometry"},
+        {},
+    ),
+    (
+        "tomtom-ev-routing, geometry",
+        "tomtom-ev-routing",
+        {
+            "locations": [AMSTERDAM, BERLIN],
+            "maxChargeInkWh": 75,
+            "currentChargeInkWh": 60,
+            "response_detail": "geometry",
+        },
+        {},
+    ),
+    (
+        "tomtom-area-search, geometry",
+        "tomtom-area-search",
+        {"query": "pharmacy", "center": AMSTERDAM, "radius": 1500, "response_detail": "geometry"},
+        {},
+    ),
+    (
+        "tomtom-search-along-route, geometry",
+        "tomtom-search-along-route",
+        {"origin": AMSTERDAM, "destination": UTRECHT, "query": "petrol", "response_detail": "geometry"},
+        {},
+    ),
+    (
+        "tomtom-traffic, geometry",
+        "tomtom-traffic",
+        {"bbox": [4.8, 52.33, 4.95, 52.4], "response_detail": "geometry"},
+        {},
+    ),
     ("tomtom-routing, show_ui (widget)", "tomtom-routing", {**ROUTE, "show_ui": True}, {}),
     ("tomtom-geocode, show_ui (widget)", "tomtom-geocode", {"query": "Dam 1, Amsterdam", "show_ui": True}, {}),
     ("tomtom-dynamic-map", "tomtom-dynamic-map", {"routePlans": [{"locations": [AMSTERDAM, UTRECHT]}]}, {}),
-]  # fmt: skip
+]
 """(row label, tool, arguments, extra request headers), in the order they run."""
 FORMER_TOOLS = {"tomtom-poi-search nearest": "tomtom-nearby"}
 """Row label -> the tool that served that path in older code (a `--before` checkout): the path's
@@ -108,15 +148,24 @@ def memory_mb(pid: int) -> tuple[float, float]:
 def start(source: Path, python: str, stub_port: int, log: Path) -> tuple[subprocess.Popen, str]:
     """One worker from `source` on a SQLite database (beside `log`) that its own code migrated."""
     port = free_port()
-    env = {**os.environ, "TOMTOM_API_BASE_URL": f"http://127.0.0.1:{stub_port}", "DOTENV_PATH": "/nonexistent",
-           "WEB_CONCURRENCY": "1", "BIND": f"127.0.0.1:{port}", "LOG_LEVEL": "WARNING",
-           "DATABASE_URL": f"sqlite:///{log.with_suffix('.sqlite3')}"}  # fmt: skip
+    env = {
+        **os.environ,
+        "TOMTOM_API_BASE_URL": f"http://127.0.0.1:{stub_port}",
+        "DOTENV_PATH": "/nonexistent",
+        "WEB_CONCURRENCY": "1",
+        "BIND": f"127.0.0.1:{port}",
+        "LOG_LEVEL": "WARNING",
+        "DATABASE_URL": f"sqlite:///{log.with_suffix('.sqlite3')}",
+    }
     env.pop("PYTHONPATH", None)
     subprocess.run([python, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=source, env=env, check=True)
     server = subprocess.Popen(
         [python, "-m", "gunicorn", "-c", "gunicorn.conf.py", "tomtom_mcp.asgi:application"],
-        cwd=source, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        cwd=source,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     for _ in range(600):
         try:
@@ -139,12 +188,14 @@ def measure(source: Path, python: str, stub_port: int, calls: int, log: Path) ->
         with httpx.Client(timeout=60) as client:
             for label, tool, arguments, headers in PATHS:
                 for call in range(calls):
-                    answer = client.post(base + "/mcp", content=call_body(tool, arguments),
-                                         headers={**HEADERS, **headers}).json()  # fmt: skip
+                    answer = client.post(
+                        base + "/mcp", content=call_body(tool, arguments), headers={**HEADERS, **headers}
+                    ).json()
                     if answer["result"].get("isError") and call == 0 and label in FORMER_TOOLS:
                         tool = FORMER_TOOLS[label]  # older code: the path had a tool of its own
-                        answer = client.post(base + "/mcp", content=call_body(tool, arguments),
-                                             headers={**HEADERS, **headers}).json()  # fmt: skip
+                        answer = client.post(
+                            base + "/mcp", content=call_body(tool, arguments), headers={**HEADERS, **headers}
+                        ).json()
                         print(f"{source}: row {label!r} called {tool} (that path's tool in this code)")
                     if answer["result"].get("isError"):
                         raise SystemExit(f"{label}: {answer['result']['content'][0]['text'][:300]}")
@@ -165,19 +216,25 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="a checkout of the code to compare with")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-memory-"))
-    routes = [{"method": method, "pattern": pattern, "body": (REPO / "tests/data" / answer).read_text()}
-              for pattern, answer in ANSWERS.items() for method in ("GET", "POST")]  # fmt: skip
+    routes = [
+        {"method": method, "pattern": pattern, "body": (REPO / "tests/data" / answer).read_text()}
+        for pattern, answer in ANSWERS.items()
+        for method in ("GET", "POST")
+    ]
     route = json.dumps(route_answer(8000))
     routes += [{"method": method, "pattern": r".*/calculateRoute/.*", "body": route} for method in ("GET", "POST")]
     optimized = (REPO / "tests/data/optimized_route.json").read_text()  # three stops or more: the optimizer's route
-    routes += [{"method": method, "pattern": r".*/calculateRoute/[^/]*:[^/]*:[^/]*/.*", "body": optimized}
-               for method in ("GET", "POST")]  # fmt: skip
+    routes += [
+        {"method": method, "pattern": r".*/calculateRoute/[^/]*:[^/]*:[^/]*/.*", "body": optimized}
+        for method in ("GET", "POST")
+    ]
     (tmp / "routes.json").write_text(json.dumps(routes))
     stub_port = free_port()
     stub = subprocess.Popen(
         [sys.executable, "-m", "tests.support.tomtom_stub", str(stub_port), str(tmp / "routes.json")],
-        cwd=REPO, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+    )
     sides = {"after": REPO} if args.before is None else {"before": args.before.resolve(), "after": REPO}
     results, loads = {}, {}
     try:
@@ -187,8 +244,10 @@ def main() -> None:
     finally:
         stub.terminate()
 
-    print(f"\n### Worker memory after each path: gunicorn + 1 uvicorn worker, {args.calls} calls of each path, "
-          "TomTom stubbed on loopback\n")  # fmt: skip
+    print(
+        f"\n### Worker memory after each path: gunicorn + 1 uvicorn worker, {args.calls} calls of each path, "
+        "TomTom stubbed on loopback\n"
+    )
     print("Load average (uptime) at the start of each run: " + "; ".join(f"{s}: {v}" for s, v in loads.items()) + "\n")
     head, rule = "| path |", "| --- |"
     for side in sides:
@@ -204,8 +263,10 @@ def main() -> None:
         print(row)
     for side in sides:
         peak = max(hwm for _, _, hwm in results[side])
-        print(f"\n{side}: peak VmHWM {peak:.1f} MB (target: at most 180 MB; the Node server after every path: "
-              "171 MB, peak 353 MB)")  # fmt: skip
+        print(
+            f"\n{side}: peak VmHWM {peak:.1f} MB (target: at most 180 MB; the Node server after every path: "
+            "171 MB, peak 353 MB)"
+        )
 
 
 if __name__ == "__main__":

@@ -100,8 +100,12 @@ def own_inputs() -> dict[str, dict[str, Any]]:
     for i in range(800):
         a = 2 * math.pi * i / 800
         r = 25000 * (1 + 0.18 * math.sin(3 * a + 0.7) + 0.05 * rnd.uniform(-1, 1))
-        ring.append([round(4.9 + r * math.cos(a) / (DEG_M * math.cos(math.radians(52.37))), 6),
-                     round(52.37 + r * math.sin(a) / DEG_M, 6)])  # fmt: skip
+        ring.append(
+            [
+                round(4.9 + r * math.cos(a) / (DEG_M * math.cos(math.radians(52.37))), 6),
+                round(52.37 + r * math.sin(a) / DEG_M, 6),
+            ]
+        )
     ring.append(ring[0])
     lines = {"road_7577": road, "synthetic_30308": chain(4), "synthetic_90924": chain(12), "zigzag_50000": zigzag}
     features = {n: feature(n, "LineString", c) for n, c in lines.items()}
@@ -215,9 +219,11 @@ def warm(sides: dict[str, Path], inputs: Path, origin: str) -> None:
         for side, source in sides.items():
             loads.append(f"{side} {load_average()}")
             runs[side].append(run(source, "--inputs", str(inputs)))
-    print(f"Inputs: {origin}. cap + Feature + JSON (orjson), CPU ms: median of {RUNS} runs after {WARM_UP} "
-          f"warm-ups, median of {PROCESSES} processes (each process's median in brackets). The reference's "
-          f"figures are its latest sitting (the range over the sittings in brackets).\n")  # fmt: skip
+    print(
+        f"Inputs: {origin}. cap + Feature + JSON (orjson), CPU ms: median of {RUNS} runs after {WARM_UP} "
+        f"warm-ups, median of {PROCESSES} processes (each process's median in brackets). The reference's "
+        f"figures are its latest sitting (the range over the sittings in brackets).\n"
+    )
     print("Load average at the start of each process: " + "; ".join(loads) + "\n")
     head = "| Input | Node (reference) ms |"
     rule = "| --- | ---: |"
@@ -246,8 +252,10 @@ def cold(sides: dict[str, Path], inputs: Path, origin: str) -> None:
         for side, source in sides.items():
             loads.append(f"{name} {side} {load_average()}")
             rows[side][name] = run(source, "--inputs", str(inputs), "--name", name)
-    print(f"Inputs: {origin}. The first cap + Feature + JSON in a fresh process (its modules imported) against "
-          f"the median of {RUNS} after {WARM_UP} warm-ups in the same process, CPU ms.\n")  # fmt: skip
+    print(
+        f"Inputs: {origin}. The first cap + Feature + JSON in a fresh process (its modules imported) against "
+        f"the median of {RUNS} after {WARM_UP} warm-ups in the same process, CPU ms.\n"
+    )
     print("Load average at the start of each process: " + "; ".join(loads) + "\n")
     head, rule = "| Input |", "| --- |"
     for side in sides:

@@ -75,13 +75,17 @@ def main() -> None:
     places = "/maps/orbis/places"
     reverse = (data / "reverse_geocode.json").read_text()
     routes = [
-        {"method": "GET", "pattern": rf"{places}/geocode/bomb\.json", "headers": {"Content-Encoding": "gzip"},
-         "body_base64": base64.b64encode(gzip_bomb(200 * 2**20)).decode()},
+        {
+            "method": "GET",
+            "pattern": rf"{places}/geocode/bomb\.json",
+            "headers": {"Content-Encoding": "gzip"},
+            "body_base64": base64.b64encode(gzip_bomb(200 * 2**20)).decode(),
+        },
         {"method": "GET", "pattern": rf"{places}/geocode/.*", "body": json.dumps(geocode_answer())},
         {"method": "GET", "pattern": rf"{places}/reverseGeocode/.*", "body": reverse},
         {"method": "GET", "pattern": rf"{places}/search/.*", "body": (data / "poi_search.json").read_text()},
         {"method": "GET", "pattern": r"/maps/orbis/routing/calculateRoute/.*", "body": json.dumps(route_answer(2000))},
-    ]  # fmt: skip
+    ]
     (tmp / "routes.json").write_text(json.dumps(routes[::-1]))  # the stub's newest route wins: bomb last
     calls = {
         "geocode": call_body("tomtom-geocode", {"query": "Dam 1, Amsterdam"}),
@@ -94,16 +98,26 @@ def main() -> None:
     stub_port, port = free_port(), free_port()
     stub = subprocess.Popen(
         [sys.executable, "-m", "tests.support.tomtom_stub", str(stub_port), str(tmp / "routes.json")],
-        cwd=REPO, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
-    env = {**os.environ, "TOMTOM_API_BASE_URL": f"http://127.0.0.1:{stub_port}", "DOTENV_PATH": "/nonexistent",
-           "WEB_CONCURRENCY": "2", "BIND": f"127.0.0.1:{port}", "GUNICORN_MAX_REQUESTS": "0",
-           "LOG_LEVEL": "WARNING"}  # fmt: skip
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+    )
+    env = {
+        **os.environ,
+        "TOMTOM_API_BASE_URL": f"http://127.0.0.1:{stub_port}",
+        "DOTENV_PATH": "/nonexistent",
+        "WEB_CONCURRENCY": "2",
+        "BIND": f"127.0.0.1:{port}",
+        "GUNICORN_MAX_REQUESTS": "0",
+        "LOG_LEVEL": "WARNING",
+    }
     log = open(tmp / "server.log", "wb")  # noqa: SIM115
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "tomtom_mcp.asgi:application"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     url = base + "/mcp"
     rows: list[tuple[str, list[float]]] = []

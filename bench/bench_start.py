@@ -34,11 +34,19 @@ UV = Path(sys.executable).with_name("uv")
 TLS = {name: os.environ[name] for name in ("SSL_CERT_FILE", "SSL_CERT_DIR") if name in os.environ}
 """The machine's certificate authorities, for uv's downloads (not the server's environment)."""
 MESSAGES = [
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}},
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"},
+        },
+    },
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-]  # fmt: skip
+]
 
 
 def build_wheel(out: Path) -> Path:
@@ -49,14 +57,23 @@ def build_wheel(out: Path) -> Path:
 
 def start(wheel: Path, cache: Path, home: Path) -> tuple[float, float, int]:
     """One start: (wall s, CPU s of the process tree, tools listed)."""
-    env = {"HOME": str(home), "PATH": f"{UV.parent}:/usr/bin:/bin", "UV_CACHE_DIR": str(cache),
-           "TOMTOM_API_KEY": "bench-key-not-sent", **TLS}  # fmt: skip
+    env = {
+        "HOME": str(home),
+        "PATH": f"{UV.parent}:/usr/bin:/bin",
+        "UV_CACHE_DIR": str(cache),
+        "TOMTOM_API_KEY": "bench-key-not-sent",
+        **TLS,
+    }
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     process = subprocess.Popen(
         [UV, "tool", "run", "--python", sys.executable, "--from", wheel, "tomtom-maps-mcp"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
-    )  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
     assert process.stdin and process.stdout
     process.stdin.write("".join(json.dumps(message) + "\n" for message in MESSAGES))
     process.stdin.flush()

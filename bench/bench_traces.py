@@ -89,16 +89,22 @@ def main() -> None:
     stub_port, collector_port = free_port(), free_port()
     collector_url = f"http://127.0.0.1:{collector_port}"
     helpers = [
-        subprocess.Popen([sys.executable, "-m", "tests.support.tomtom_stub", str(stub_port), str(tmp / "routes.json")],
-                         cwd=REPO, stdout=subprocess.DEVNULL),
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.support.tomtom_stub", str(stub_port), str(tmp / "routes.json")],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+        ),
         subprocess.Popen([sys.executable, "-c", COLLECTOR, str(collector_port)]),
-    ]  # fmt: skip
+    ]
     settings = {
         "off": {},
         "on": {"TRACES_ENABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": collector_url},
-        "sampled out": {"TRACES_ENABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": collector_url,
-                        "OTEL_TRACES_SAMPLER": "always_off"},
-    }  # fmt: skip
+        "sampled out": {
+            "TRACES_ENABLED": "true",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": collector_url,
+            "OTEL_TRACES_SAMPLER": "always_off",
+        },
+    }
     results: dict[str, list[dict]] = {name: [] for name in settings}
     loads = [load_average()]
     saved = dict(os.environ)
@@ -111,8 +117,15 @@ def main() -> None:
                 server, base = start_server(tmp, stub_port, 1)
                 try:
                     url = base + "/mcp"
-                    check = httpx.post(url, content=body.read_text(), headers={"Content-Type": "application/json",
-                                       "Accept": "application/json", "tomtom-api-key": "k"}).json()  # fmt: skip
+                    check = httpx.post(
+                        url,
+                        content=body.read_text(),
+                        headers={
+                            "Content-Type": "application/json",
+                            "Accept": "application/json",
+                            "tomtom-api-key": "k",
+                        },
+                    ).json()
                     assert "result" in check and not check["result"].get("isError"), check
                     wrk(url, body, tmp / "post.lua", args.connections, 1)  # warm-up
                     results[name].append(
@@ -129,8 +142,10 @@ def main() -> None:
         for helper in helpers:
             helper.terminate()
 
-    print(f"\n### Server CPU per tomtom-geocode call, traces off and on: gunicorn, 1 uvicorn worker, wrk "
-          f"{args.connections} connections x {args.seconds} s, {args.rounds} interleaved rounds\n")  # fmt: skip
+    print(
+        f"\n### Server CPU per tomtom-geocode call, traces off and on: gunicorn, 1 uvicorn worker, wrk "
+        f"{args.connections} connections x {args.seconds} s, {args.rounds} interleaved rounds\n"
+    )
     print(f"Load average (uptime) before: {loads[0]}; after: {loads[-1]}\n")
     print("| traces | CPU ms/call (each round) | mean | vs off | calls/s (mean) | p50 ms | p99 ms | errors |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -141,8 +156,10 @@ def main() -> None:
         p50 = sum(r["p50"] for r in runs) / len(runs)
         p99 = sum(r["p99"] for r in runs) / len(runs)
         errors = sum(r["errors"] for r in runs)
-        print(f"| {name} | {each} | {mean[name]:.2f} | {mean[name] - mean['off']:+.2f} | {rps:,.0f} | {p50:.2f} "
-              f"| {p99:.2f} | {errors} |")  # fmt: skip
+        print(
+            f"| {name} | {each} | {mean[name]:.2f} | {mean[name] - mean['off']:+.2f} | {rps:,.0f} | {p50:.2f} "
+            f"| {p99:.2f} | {errors} |"
+        )
     print(f"\nThe collector stand-in received {exported[0]} OTLP/HTTP export requests ({int(exported[1]):,} bytes).")
 
 

@@ -16,8 +16,16 @@ from app_status_lines import HOSTS, formatted
 
 from core.calls import ToolCall
 
-TOOLS = ("tomtom-geocode", "tomtom-routing", "tomtom-traffic", "tomtom-fuzzy-search", "tomtom-poi-search",
-         "tomtom-dynamic-map", "tomtom-ev-routing", "tomtom-reverse-geocode")  # fmt: skip
+TOOLS = (
+    "tomtom-geocode",
+    "tomtom-routing",
+    "tomtom-traffic",
+    "tomtom-fuzzy-search",
+    "tomtom-poi-search",
+    "tomtom-dynamic-map",
+    "tomtom-ev-routing",
+    "tomtom-reverse-geocode",
+)
 TOOL_WEIGHTS = (0.25, 0.2, 0.1, 0.12, 0.1, 0.08, 0.05, 0.1)
 OUTCOMES = ("ok", "invalid_arguments", "unavailable", "retry_later", "unauthorized", "malformed", "internal")
 OUTCOME_WEIGHTS = (0.93, 0.035, 0.015, 0.01, 0.005, 0.003, 0.002)

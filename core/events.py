@@ -251,8 +251,10 @@ def _kind(typ: Any) -> Kind:
         return "records"
     if isinstance(typ, inspect.StructType):
         return "record"
-    raise TypeError(f"an event field cannot be of type {typ!r}: declare text, a whole number, a number, "
-                    "a list of texts, a nested record or a list of them")  # fmt: skip
+    raise TypeError(
+        f"an event field cannot be of type {typ!r}: declare text, a whole number, a number, "
+        "a list of texts, a nested record or a list of them"
+    )
 
 
 def _record_of(typ: Any) -> type | None:

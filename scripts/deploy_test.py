@@ -46,9 +46,16 @@ REPLICAS = 3
 REFRESH_SECONDS = 5
 CLIENT = "Deploy Test Client/1.0"
 STAFF = ("operator", secrets.token_urlsafe(16))
-GEOCODE = {"summary": {"query": "dam", "numResults": 1}, "results": [
-    {"type": "Point Address", "address": {"freeformAddress": "Dam 1, Amsterdam"},
-     "position": {"lat": 52.37314, "lon": 4.89273}}]}  # fmt: skip
+GEOCODE = {
+    "summary": {"query": "dam", "numResults": 1},
+    "results": [
+        {
+            "type": "Point Address",
+            "address": {"freeformAddress": "Dam 1, Amsterdam"},
+            "position": {"lat": 52.37314, "lon": 4.89273},
+        }
+    ],
+}
 
 
 def free_port() -> int:
@@ -67,32 +74,48 @@ def self_signed(directory: Path) -> tuple[Path, Path]:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = dt.datetime.now(dt.UTC)
     cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=1))
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=1))
         .not_valid_after(now + dt.timedelta(days=1))
         .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
-    )  # fmt: skip
+    )
     cert_path, key_path = directory / "cert.pem", directory / "key.pem"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))  # fmt: skip
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return cert_path, key_path
 
 
 def replica_env(database_url: str, stub_url: str, origin: str) -> dict[str, str]:
     """deploy/tomtom-mcp.env with its placeholders filled, pointed at loopback."""
-    fills = {"DJANGO_SECRET_KEY": secrets.token_urlsafe(50), "MCP_SESSION_SECRETS": secrets.token_urlsafe(32),
-             "MCP_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_CSRF_TRUSTED_ORIGINS": origin}  # fmt: skip
+    fills = {
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "MCP_SESSION_SECRETS": secrets.token_urlsafe(32),
+        "MCP_ALLOWED_HOSTS": "127.0.0.1",
+        "DJANGO_CSRF_TRUSTED_ORIGINS": origin,
+    }
     env = {}
     for line in (REPO / "deploy" / "tomtom-mcp.env").read_text().splitlines():
         if line and not line.startswith("#"):
             name, value = line.split("=", 1)
             env[name] = fills[name] if value.startswith("<") else value
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "MCP_", "TOMTOM_", "DATABASE_"))}
-    return {**clean, **env, "DATABASE_URL": database_url, "TOMTOM_API_BASE_URL": stub_url, "WEB_CONCURRENCY": "1",
-            "DOTENV_PATH": "/nonexistent", "GOVERNANCE_REFRESH_SECONDS": str(REFRESH_SECONDS)}  # fmt: skip
+    return {
+        **clean,
+        **env,
+        "DATABASE_URL": database_url,
+        "TOMTOM_API_BASE_URL": stub_url,
+        "WEB_CONCURRENCY": "1",
+        "DOTENV_PATH": "/nonexistent",
+        "GOVERNANCE_REFRESH_SECONDS": str(REFRESH_SECONDS),
+    }
 
 
 def nginx_config(tmp: Path, port: int, replica_ports: list[int], cert: Path, key: Path) -> Path:
@@ -190,8 +213,16 @@ def admin_retire(nginx: Nginx, tool: str, replaced_by: str) -> None:
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text).group(1)
     today = dt.datetime.now(dt.UTC).date().isoformat()
     # The tool is live: retiring it is the kill switch, which the form asks to confirm.
-    data = {"csrfmiddlewaretoken": token, "tool": tool, "replaced_by": [replaced_by], "since": today,
-            "release": "", "message": f"Use {replaced_by}.", "confirm_kill_switch": "on", "_save": "Save"}  # fmt: skip
+    data = {
+        "csrfmiddlewaretoken": token,
+        "tool": tool,
+        "replaced_by": [replaced_by],
+        "since": today,
+        "release": "",
+        "message": f"Use {replaced_by}.",
+        "confirm_kill_switch": "on",
+        "_save": "Save",
+    }
     saved, _ = nginx.request("POST", "/admin/tools/retiredtool/add/", data=data, headers={"Referer": str(form.url)})
     assert saved.status_code == 302, (saved.status_code, re.findall(r'class="errorlist[^>]*>(.*?)</ul>', saved.text))
 
@@ -213,22 +244,34 @@ def main() -> None:
         routes = [{"method": "GET", "pattern": r"/maps/orbis/places/geocode/.*", "body": json.dumps(GEOCODE)}]
         (tmp / "routes.json").write_text(json.dumps(routes))
         manage = [sys.executable, "manage.py"]
-        for command in (["migrate", "--no-input", "-v", "0"], ["collectstatic", "--no-input", "-v", "0"],
-                        ["createsuperuser", "--no-input", "--username", STAFF[0], "--email", "ops@example.com"],
-                        ["check", "--deploy", "--database", "default", "--fail-level", "WARNING"]):  # fmt: skip
+        for command in (
+            ["migrate", "--no-input", "-v", "0"],
+            ["collectstatic", "--no-input", "-v", "0"],
+            ["createsuperuser", "--no-input", "--username", STAFF[0], "--email", "ops@example.com"],
+            ["check", "--deploy", "--database", "default", "--fail-level", "WARNING"],
+        ):
             extra = {"DJANGO_SUPERUSER_PASSWORD": STAFF[1]}
             subprocess.run([*manage, *command], cwd=REPO, env={**env, **extra}, check=True, stdout=subprocess.DEVNULL)
-        processes.append(subprocess.Popen([sys.executable, "-m", "tests.support.tomtom_stub", str(stub_port),
-                                           str(tmp / "routes.json")], cwd=REPO, stdout=subprocess.DEVNULL))  # fmt: skip
+        processes.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.support.tomtom_stub", str(stub_port), str(tmp / "routes.json")],
+                cwd=REPO,
+                stdout=subprocess.DEVNULL,
+            )
+        )
         logs = []
         for i, replica_port in enumerate(replica_ports, 1):
             log = tmp / f"replica-{i}.log"
             logs.append(log)
-            processes.append(subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "tomtom_mcp.asgi:application"],
-                cwd=REPO, env={**env, "BIND": f"127.0.0.1:{replica_port}", "HOSTNAME": f"replica-{i}"},
-                stdout=log.open("wb"), stderr=subprocess.STDOUT,
-            ))  # fmt: skip
+            processes.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "tomtom_mcp.asgi:application"],
+                    cwd=REPO,
+                    env={**env, "BIND": f"127.0.0.1:{replica_port}", "HOSTNAME": f"replica-{i}"},
+                    stdout=log.open("wb"),
+                    stderr=subprocess.STDOUT,
+                )
+            )
         for replica_port, process in zip(replica_ports, processes[1:], strict=True):
             wait_for(f"http://127.0.0.1:{replica_port}/readyz", True, process, f"replica on {replica_port}")
         cert, key = self_signed(tmp)
@@ -291,8 +334,14 @@ def run_checks(nginx: Nginx, env: dict[str, str], logs: list[Path], replica_port
     assert app_data, "the widget's app data is empty"
     # 3. App-status reports from every replica.
     for i in range(2 * REPLICAS):
-        report = {"tool": "tomtom-geocode", "outcome": "failed", "source": "inline", "stage": "render",
-                  "duration_ms": 10 + i, "error": "WebGL context lost"}  # fmt: skip
+        report = {
+            "tool": "tomtom-geocode",
+            "outcome": "failed",
+            "source": "inline",
+            "stage": "render",
+            "duration_ms": 10 + i,
+            "error": "WebGL context lost",
+        }
         assert nginx.call("tomtom-report-app-status", report, session)[0]["isError"] is False
     # 4. Staff retire a tool over https; every replica answers `retired` within the refresh time.
     admin_login(nginx)
@@ -313,8 +362,14 @@ def run_checks(nginx: Nginx, env: dict[str, str], logs: list[Path], replica_port
     seconds_to_retire = max(first_retired.values())
     assert seconds_to_retire <= REFRESH_SECONDS + 2, f"{seconds_to_retire:.1f} s to retire everywhere"
     # 5. The replicas' logs ingested; the dashboard and the API show all three.
-    done = subprocess.run([sys.executable, "manage.py", "ingest_app_status", *map(str, logs)], cwd=REPO, env=env,
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "manage.py", "ingest_app_status", *map(str, logs)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert ", 0 malformed" in done.stdout, done.stdout + done.stderr
     for page in ("/analytics/", "/analytics/widgets/", "/analytics/events/"):
         dashboard, _ = nginx.request("GET", page)

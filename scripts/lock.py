@@ -32,10 +32,24 @@ def canonical(name: str) -> str:
 def main() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["name"]
     report = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--dry-run", "--ignore-installed",
-         "--report", "-", "-e", ".[test]"],
-        cwd=REPO, check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--dry-run",
+            "--ignore-installed",
+            "--report",
+            "-",
+            "-e",
+            ".[test]",
+        ],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     pins = {
         canonical(item["metadata"]["name"]): f"{item['metadata']['name']}=={item['metadata']['version']}"
         for item in json.loads(report)["install"]

@@ -158,11 +158,29 @@ def server_process(env: dict[str, str] | None = None, *, workers: int = 0, port:
         **(env or {}),
     }
     if workers:
-        command = [sys.executable, "-m", "gunicorn", "-c", str(REPO / "gunicorn.conf.py"), "-w", str(workers),
-                   "-b", f"127.0.0.1:{port}", "tomtom_mcp.asgi:application"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-c",
+            str(REPO / "gunicorn.conf.py"),
+            "-w",
+            str(workers),
+            "-b",
+            f"127.0.0.1:{port}",
+            "tomtom_mcp.asgi:application",
+        ]
     else:
-        command = [sys.executable, "-m", "uvicorn", "tomtom_mcp.asgi:application", "--port", str(port),
-                   "--log-level", "warning"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "tomtom_mcp.asgi:application",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ]
     log = tempfile.NamedTemporaryFile(prefix=f"server-{port}-", suffix=".log", delete=False)  # noqa: SIM115
     process = subprocess.Popen(command, cwd=REPO, env=full_env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"

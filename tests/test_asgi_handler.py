@@ -161,10 +161,19 @@ STACK = [f"{HERE}.Outer", f"{HERE}.Unused", f"{HERE}.SyncOnly", f"{HERE}.Inner"]
 
 async def get(handler: ASGIHandler, url: str) -> tuple[int, dict[str, str], bytes]:
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
-        "path": url, "raw_path": url.encode(), "query_string": b"", "root_path": "",
-        "headers": [(b"host", b"127.0.0.1")], "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000),
-    }  # fmt: skip
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": url,
+        "raw_path": url.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"127.0.0.1")],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+    }
     messages = [{"type": "http.request", "body": b"", "more_body": False}]
     sent: list[dict[str, Any]] = []
 
@@ -218,11 +227,15 @@ async def test_request_view_and_response_hooks_run_in_the_documented_order(handl
     status, headers, body = await get(handler, "/ok")
     assert (status, body, headers["x-sync-only"]) == (200, b"ok", "yes")
     assert CALLS == [
-        "Outer.request", "SyncOnly", "Inner.request",
-        "Outer.view", "Inner.view",
+        "Outer.request",
+        "SyncOnly",
+        "Inner.request",
+        "Outer.view",
+        "Inner.view",
         "view",
-        "Inner.response", "Outer.response",
-    ]  # fmt: skip
+        "Inner.response",
+        "Outer.response",
+    ]
 
 
 async def test_exception_hooks_run_innermost_first(handler):

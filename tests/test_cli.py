@@ -22,9 +22,13 @@ def test_version_is_the_packages():
 
 @pytest.mark.parametrize(
     ("args", "prog"),
-    [(["--help"], "tomtom-maps-mcp"), (["stdio", "--help"], "tomtom-maps-mcp"),
-     (["exec", "--help"], "tomtom-maps-mcp exec"), (["serve", "--help"], "tomtom-maps-mcp serve")],
-)  # fmt: skip
+    [
+        (["--help"], "tomtom-maps-mcp"),
+        (["stdio", "--help"], "tomtom-maps-mcp"),
+        (["exec", "--help"], "tomtom-maps-mcp exec"),
+        (["serve", "--help"], "tomtom-maps-mcp serve"),
+    ],
+)
 def test_help_names_the_program(args, prog):
     usage = run(*args)
     assert usage.startswith(f"usage: {prog} [-h]")

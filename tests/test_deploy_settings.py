@@ -37,8 +37,11 @@ def check_deploy(env: dict[str, str], tmp_path) -> subprocess.CompletedProcess:
     env = {**env, "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3"}
     return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--database", "default"],
-        cwd=REPO, env={**clean, "DOTENV_PATH": "/nonexistent", **env}, capture_output=True, text=True,
-    )  # fmt: skip
+        cwd=REPO,
+        env={**clean, "DOTENV_PATH": "/nonexistent", **env},
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_the_documented_production_environment_has_no_issue(tmp_path):

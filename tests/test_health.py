@@ -29,7 +29,10 @@ def test_readyz_is_ready_with_the_database_migrated_and_the_rules_fresh(client):
     body = response.json()
     assert body["status"] == "ready" and response["Cache-Control"] == "no-store"
     assert {name: check["ok"] for name, check in body["checks"].items()} == {
-        "database": True, "migrations": True, "governance": True}  # fmt: skip
+        "database": True,
+        "migrations": True,
+        "governance": True,
+    }
     assert body["checks"]["governance"]["detail"].startswith("rules read from the tables")
 
 
@@ -49,7 +52,9 @@ def test_readyz_names_a_migration_not_applied(client, monkeypatch):
 
     assert response.status_code == 503
     assert response.json()["checks"]["migrations"] == {
-        "ok": False, "detail": "1 not applied: analytics.0013_ingestion_marks"}  # fmt: skip
+        "ok": False,
+        "detail": "1 not applied: analytics.0013_ingestion_marks",
+    }
 
 
 def test_readyz_is_not_ready_without_its_database(client, monkeypatch):
@@ -78,7 +83,9 @@ async def test_rules_from_the_committed_fixture_or_too_old_are_not_ready():
     from_fixture = Governance(refresh_seconds=5, load=unreadable, fallback=Surface, clock=lambda: now[0])
     from_fixture.prime()
     assert await from_fixture.readiness() == (
-        False, "the tool-surface tables are unreadable: answering from the committed fixture")  # fmt: skip
+        False,
+        "the tool-surface tables are unreadable: answering from the committed fixture",
+    )
 
     reads = [Surface(), None]  # the second read fails: the last snapshot is kept
     tables = Governance(refresh_seconds=5, load=lambda: reads.pop(0) or unreadable(), clock=lambda: now[0])
@@ -112,8 +119,12 @@ def test_staff_are_linked_to_the_admin_and_view_site_lands_on_the_root_page(clie
 @pytest.mark.live_server_process
 def test_gunicorn_says_where_it_listens_and_static_files_log_no_warning(tmp_path):
     static = tmp_path / "static"
-    env = {**os.environ, "DJANGO_STATIC_ROOT": str(static), "DOTENV_PATH": "/nonexistent",
-           "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}  # fmt: skip
+    env = {
+        **os.environ,
+        "DJANGO_STATIC_ROOT": str(static),
+        "DOTENV_PATH": "/nonexistent",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    }
     subprocess.run([sys.executable, "manage.py", "collectstatic", "--no-input", "-v0"], cwd=REPO, env=env, check=True)
     css = json.loads((static / "staticfiles.json").read_text())["paths"]["admin/css/base.css"]
 

@@ -36,9 +36,13 @@ def echoing(name: str) -> dict:
 async def test_no_leak_on_success(stub, caplog, backend, detail, source):
     caplog.set_level(logging.DEBUG)
     dispatcher = build_dispatcher()
-    keys = {"header": KeySources(header=CANARY_KEY), "bearer": KeySources(bearer=CANARY_KEY),
-            "cli": KeySources(cli=CANARY_KEY), "server": KeySources(),
-            "tenant": KeySources(tenant=CANARY_KEY, signed_in=True)}[source]  # fmt: skip
+    keys = {
+        "header": KeySources(header=CANARY_KEY),
+        "bearer": KeySources(bearer=CANARY_KEY),
+        "cli": KeySources(cli=CANARY_KEY),
+        "server": KeySources(),
+        "tenant": KeySources(tenant=CANARY_KEY, signed_in=True),
+    }[source]
     config = make_config(stub, server_key=CANARY_KEY if source == "server" else "other")
     for name, (arguments, path, answer) in CALLS.items():
         stub.route("GET", path, json_body=echoing(answer))
@@ -130,11 +134,21 @@ def test_a_tenants_key_is_never_shown_again_nor_stored_in_the_clear(admin_client
 
     acme = Tenant.objects.create(name="Acme", claim="acme")
     form = {
-        "name": "Acme", "claim": "acme", "enabled": "on", "default_backend": "", "allowed_tools": "",
-        "calls_per_minute": "", "calls_per_day": "",
-        "keys-TOTAL_FORMS": "1", "keys-INITIAL_FORMS": "0", "keys-MIN_NUM_FORMS": "0", "keys-MAX_NUM_FORMS": "1000",
-        "keys-0-label": "first", "keys-0-new_key": CANARY_KEY, "keys-0-active": "on",
-    }  # fmt: skip
+        "name": "Acme",
+        "claim": "acme",
+        "enabled": "on",
+        "default_backend": "",
+        "allowed_tools": "",
+        "calls_per_minute": "",
+        "calls_per_day": "",
+        "keys-TOTAL_FORMS": "1",
+        "keys-INITIAL_FORMS": "0",
+        "keys-MIN_NUM_FORMS": "0",
+        "keys-MAX_NUM_FORMS": "1000",
+        "keys-0-label": "first",
+        "keys-0-new_key": CANARY_KEY,
+        "keys-0-active": "on",
+    }
     saved = admin_client.post(f"/admin/tenants/tenant/{acme.pk}/change/", form)
     assert saved.status_code == 302, saved.content.decode()[:2000]
     key = TenantKey.objects.get(tenant=acme)
@@ -162,9 +176,13 @@ async def test_no_leak_into_traces(stub, spans, source):
     from tests.support.traces import everything_recorded
 
     dispatcher = build_dispatcher()
-    keys = {"header": KeySources(header=CANARY_KEY), "bearer": KeySources(bearer=CANARY_KEY),
-            "cli": KeySources(cli=CANARY_KEY), "server": KeySources(),
-            "tenant": KeySources(tenant=CANARY_KEY, signed_in=True)}[source]  # fmt: skip
+    keys = {
+        "header": KeySources(header=CANARY_KEY),
+        "bearer": KeySources(bearer=CANARY_KEY),
+        "cli": KeySources(cli=CANARY_KEY),
+        "server": KeySources(),
+        "tenant": KeySources(tenant=CANARY_KEY, signed_in=True),
+    }[source]
     config = make_config(stub, server_key=CANARY_KEY if source == "server" else "other")
     for status in (200, 400, 401, 503):
         for name, (arguments, path, answer) in CALLS.items():

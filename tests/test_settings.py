@@ -50,8 +50,10 @@ def test_postgres_from_database_url():
 def test_nothing_is_written_beside_the_code_by_default(tmp_path):
     """The embedded database and the static files live in the user's data directory (made when
     the embedded database is in use), never in the checkout or the installed package."""
-    show = ("import django, json; django.setup(); from django.conf import settings as s; "
-            "print(json.dumps([str(s.DATABASES['default']['NAME']), str(s.STATIC_ROOT)]))")  # fmt: skip
+    show = (
+        "import django, json; django.setup(); from django.conf import settings as s; "
+        "print(json.dumps([str(s.DATABASES['default']['NAME']), str(s.STATIC_ROOT)]))"
+    )
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("TOMTOM_", "DATABASE_URL", "DJANGO_", "XDG_"))}
     env = {**clean, "HOME": str(tmp_path), "DOTENV_PATH": "/nonexistent"}
     env["DJANGO_SETTINGS_MODULE"] = "tomtom_mcp.settings"
@@ -60,6 +62,12 @@ def test_nothing_is_written_beside_the_code_by_default(tmp_path):
     data = tmp_path / ".local" / "share" / "tomtom-maps-mcp"
     assert (database, static) == (str(data / "db.sqlite3"), str(data / "static"))
     assert data.is_dir()
-    moved = subprocess.run([sys.executable, "-c", show], cwd=REPO, capture_output=True, text=True, check=True,
-                           env={**env, "TOMTOM_MCP_DATA_DIR": str(tmp_path / "moved")}).stdout  # fmt: skip
+    moved = subprocess.run(
+        [sys.executable, "-c", show],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**env, "TOMTOM_MCP_DATA_DIR": str(tmp_path / "moved")},
+    ).stdout
     assert json.loads(moved) == [str(tmp_path / "moved" / "db.sqlite3"), str(tmp_path / "moved" / "static")]

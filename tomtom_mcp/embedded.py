@@ -41,8 +41,10 @@ def migrate_embedded_database() -> int:
             if pending:
                 call_command("migrate", interactive=False, verbosity=0)
     except Exception as error:  # an unwritable data directory must not stop a desktop client's server
-        log(EmbeddedDatabaseNotMigrated(path=clip(str(path), PATH_LENGTH), error=clip(repr(error), 2_000)),
-            exc_info=True)  # fmt: skip
+        log(
+            EmbeddedDatabaseNotMigrated(path=clip(str(path), PATH_LENGTH), error=clip(repr(error), 2_000)),
+            exc_info=True,
+        )
         return 0
     finally:
         connections[DEFAULT_DB_ALIAS].close()

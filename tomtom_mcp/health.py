@@ -93,8 +93,12 @@ async def readyz(request: HttpRequest) -> JsonResponse:
     else:
         results += [("migrations", False, "database unreachable"), ("governance", False, "database unreachable")]
     ready = all(ok for _, ok, _ in results)
-    body = {"status": "ready" if ready else "not ready", "name": SERVER_NAME, "version": version(),
-            "checks": {name: {"ok": ok, "detail": detail} for name, ok, detail in results}}  # fmt: skip
+    body = {
+        "status": "ready" if ready else "not ready",
+        "name": SERVER_NAME,
+        "version": version(),
+        "checks": {name: {"ok": ok, "detail": detail} for name, ok, detail in results},
+    }
     response = JsonResponse(body, status=200 if ready else 503)
     response["Cache-Control"] = "no-store"
     return response

@@ -146,10 +146,15 @@ class ReplacementOrderWidget(forms.Widget):
         positions = {tool: index + 1 for index, tool in enumerate(value or [])}
         base = context["widget"]["attrs"].get("id") or f"id_{name}"
         context["widget"]["rows"] = [
-            {"name": f"{name}__{tool}", "id": f"{base}_{index}", "tool": tool, "label": label,
-             "position": positions.get(tool, "")}
+            {
+                "name": f"{name}__{tool}",
+                "id": f"{base}_{index}",
+                "tool": tool,
+                "label": label,
+                "position": positions.get(tool, ""),
+            }
             for index, (tool, label) in enumerate(self.choices)
-        ]  # fmt: skip
+        ]
         return context
 
     def value_from_datadict(self, data: Any, files: Any, name: str) -> list[str]:
@@ -378,8 +383,14 @@ class ToolNameAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: ToolName, form: Any, change: bool) -> None:
         data = form.cleaned_data
-        services.ledger_update(entry=obj, first_seen=data["first_seen"], first_release=data["first_release"],
-                               note=data["note"], by=request.user, via=VIA_ADMIN)  # fmt: skip
+        services.ledger_update(
+            entry=obj,
+            first_seen=data["first_seen"],
+            first_release=data["first_release"],
+            note=data["note"],
+            by=request.user,
+            via=VIA_ADMIN,
+        )
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         actions = [{"url": reverse("admin:tools_toolname_fixture"), "label": "Compare with the committed fixture"}]
@@ -406,8 +417,11 @@ class ToolNameAdmin(admin.ModelAdmin):
         if entry is None and not events.exists():
             raise Http404(f"{name} is not in the tool name ledger.")
         pages = []
-        for relation, route in (("deprecation", "deprecatedtool"), ("alias", "toolalias"),
-                                ("retirement", "retiredtool")):  # fmt: skip
+        for relation, route in (
+            ("deprecation", "deprecatedtool"),
+            ("alias", "toolalias"),
+            ("retirement", "retiredtool"),
+        ):
             row = getattr(entry, relation, None)
             if row is not None:
                 pages.append((reverse(f"admin:tools_{route}_change", args=[row.pk]), relation.capitalize()))
@@ -472,8 +486,9 @@ def diff_lines(before: str, after: str) -> list[dict[str, str]]:
         before.splitlines(), after.splitlines(), "committed", "tables (download)", n=2, lineterm=""
     )
     kinds = {"+": "added", "-": "removed", "@": "hunk"}
-    return [{"text": line, "kind": kinds.get(line[:1], "") if line[:3] not in ("+++", "---") else "file"}
-            for line in lines]  # fmt: skip
+    return [
+        {"text": line, "kind": kinds.get(line[:1], "") if line[:3] not in ("+++", "---") else "file"} for line in lines
+    ]
 
 
 def surface_changes(committed: Surface, tables: Surface) -> list[dict[str, str]]:
@@ -483,9 +498,12 @@ def surface_changes(committed: Surface, tables: Surface) -> list[dict[str, str]]
         ("deprecated", dict(committed.deprecated_by_name), dict(tables.deprecated_by_name)),
         ("aliases", dict(committed.aliases_by_name), dict(tables.aliases_by_name)),
         ("retired", dict(committed.retired_by_name), dict(tables.retired_by_name)),
-        ("contract changes", {f"{c.tool}.{c.input}": c for c in committed.changes},
-         {f"{c.tool}.{c.input}": c for c in tables.changes}),
-    ]  # fmt: skip
+        (
+            "contract changes",
+            {f"{c.tool}.{c.input}": c for c in committed.changes},
+            {f"{c.tool}.{c.input}": c for c in tables.changes},
+        ),
+    ]
     changes = []
     for section, before, after in sections:
         for key in sorted(set(before) | set(after)):
@@ -534,9 +552,12 @@ class DeprecatedToolForm(forms.ModelForm):
         stored = DeprecatedTool.objects.get(pk=self.instance.pk) if self.instance.pk else None
         name = stored.name if stored else getattr(data.get("tool"), "name", None)
         if name is not None:
-            refused(self, lambda: services.deprecation_validate(
-                name=name, replaced_by=data.get("replaced_by") or [], retire_on=data.get("retire_on"), stored=stored
-            ))  # fmt: skip
+            refused(
+                self,
+                lambda: services.deprecation_validate(
+                    name=name, replaced_by=data.get("replaced_by") or [], retire_on=data.get("retire_on"), stored=stored
+                ),
+            )
         return data
 
 
@@ -580,8 +601,13 @@ class DeprecatedToolAdmin(LifecycleAdmin):
 
     def save_model(self, request: HttpRequest, obj: DeprecatedTool, form: Any, change: bool) -> None:
         data = form.cleaned_data
-        fields = {"replaced_by": data["replaced_by"], "reason": data["reason"], "retire_on": data["retire_on"],
-                  "by": request.user, "via": VIA_ADMIN}  # fmt: skip
+        fields = {
+            "replaced_by": data["replaced_by"],
+            "reason": data["reason"],
+            "retire_on": data["retire_on"],
+            "by": request.user,
+            "via": VIA_ADMIN,
+        }
         if change:
             services.deprecation_update(deprecation=obj, since=data["since"], **fields)
             return
@@ -677,10 +703,16 @@ class ToolAliasForm(forms.ModelForm):
         stored_date = ToolAlias.objects.get(pk=self.instance.pk).retire_on if existing else None
         retire_on = data.get("retire_on")
         target = getattr(data.get("target"), "name", "")
-        if refused(self, lambda: services.alias_validate(
-            name=name, target=target, arguments=data.get("arguments") or {},
-            retire_on=None if existing and retire_on == stored_date else retire_on, existing=existing,
-        )):  # fmt: skip
+        if refused(
+            self,
+            lambda: services.alias_validate(
+                name=name,
+                target=target,
+                arguments=data.get("arguments") or {},
+                retire_on=None if existing and retire_on == stored_date else retire_on,
+                existing=existing,
+            ),
+        ):
             return data
         live = selectors.ledger_statuses().get(name) in ("live", "deprecated")
         if not existing and live and not data.get("confirm_redirect"):
@@ -709,22 +741,33 @@ class ToolAliasAdmin(LifecycleAdmin):
     def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
         fields = ("tool", "target", "arguments", "retire_on", "reason", "since")
         if obj is None:
-            return [(None, {"fields": fields, "description": in_force_text()}),
-                    ("Live names", {"fields": ("confirm_redirect",)})]  # fmt: skip
-        return [(None, {"fields": fields, "description": in_force_text()}),
-                ("History and callers", {"fields": ("links",)})]  # fmt: skip
+            return [
+                (None, {"fields": fields, "description": in_force_text()}),
+                ("Live names", {"fields": ("confirm_redirect",)}),
+            ]
+        return [
+            (None, {"fields": fields, "description": in_force_text()}),
+            ("History and callers", {"fields": ("links",)}),
+        ]
 
     def save_model(self, request: HttpRequest, obj: ToolAlias, form: Any, change: bool) -> None:
         data = form.cleaned_data
-        fields = {"target": data["target"].name, "arguments": data["arguments"], "reason": data["reason"],
-                  "retire_on": data["retire_on"], "by": request.user, "via": VIA_ADMIN}  # fmt: skip
+        fields = {
+            "target": data["target"].name,
+            "arguments": data["arguments"],
+            "reason": data["reason"],
+            "retire_on": data["retire_on"],
+            "by": request.user,
+            "via": VIA_ADMIN,
+        }
         if change:
             services.alias_update(alias=obj, since=data["since"], **fields)
             return
         saved = services.alias_create(name=data["tool"].name, since=data["since"], **fields)
         obj.pk = saved.pk
-        self.message_user(request, f"{saved.name} is an alias of {saved.target_id}. {in_force_text()}",
-                          messages.SUCCESS)  # fmt: skip
+        self.message_user(
+            request, f"{saved.name} is an alias of {saved.target_id}. {in_force_text()}", messages.SUCCESS
+        )
 
     def undo(self, obj: ToolAlias, *, reason: str, by: Any) -> None:
         services.alias_remove(alias=obj, reason=reason, by=by, via=VIA_ADMIN)
@@ -767,8 +810,11 @@ class RetiredToolForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if "tool" in self.fields:
             self.fields["tool"].statuses = selectors.ledger_statuses()  # type: ignore[attr-defined]
-        offer_replacements(self.fields["replaced_by"], but=self.instance_name,  # type: ignore[arg-type]
-                           stored=self.initial.get("replaced_by") or [])  # fmt: skip
+        offer_replacements(
+            self.fields["replaced_by"],  # type: ignore[arg-type]
+            but=self.instance_name,
+            stored=self.initial.get("replaced_by") or [],
+        )
 
     @property
     def instance_name(self) -> str | None:

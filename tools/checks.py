@@ -195,8 +195,11 @@ def _lifecycle_issues(
     """The deprecations' and aliases' rules: tools.E012-E017, W002, W003."""
     issues: list[CheckMessage] = []
     states: dict[str, list[str]] = {}
-    for label, rows in (("deprecated", surface.deprecated), ("an alias", surface.aliases),
-                        ("retired", surface.retired)):  # fmt: skip
+    for label, rows in (
+        ("deprecated", surface.deprecated),
+        ("an alias", surface.aliases),
+        ("retired", surface.retired),
+    ):
         for row in rows:
             states.setdefault(row.name, []).append(label)
     for name, labels in sorted(states.items()):

@@ -139,8 +139,10 @@ class Tool:
     def with_notice(self, notice: str) -> Tool:
         """The tool with `notice` starting its description, as every caller is listed it (a
         deprecation: tools.governance)."""
-        listings = {key: replace(listing, description=f"{notice} {listing.description}")
-                    for key, listing in self.listings.items()}  # fmt: skip
+        listings = {
+            key: replace(listing, description=f"{notice} {listing.description}")
+            for key, listing in self.listings.items()
+        }
         return replace(self, description=f"{notice} {self.description}", listings=MappingProxyType(listings))
 
     def unavailable(self, backend: Backend) -> str:

@@ -224,8 +224,11 @@ def _internal_error(call: ToolCall) -> ToolOutcome:
     details = traceback.format_exc()
     for secret in call.context.secrets():
         details = details.replace(secret, "***")
-    log(ToolCallFailed(tool=clip(call.name, TOOL_NAME_LENGTH), request_id=request_id,
-                       exception=details[-TRACEBACK_LENGTH:]))  # fmt: skip
+    log(
+        ToolCallFailed(
+            tool=clip(call.name, TOOL_NAME_LENGTH), request_id=request_id, exception=details[-TRACEBACK_LENGTH:]
+        )
+    )
     return ToolOutcome.from_error(
         ToolError(
             ErrorCode.INTERNAL,

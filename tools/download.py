@@ -93,22 +93,56 @@ SPECIAL_PURPOSE: tuple[Network, ...] = tuple(
     ipaddress.ip_network(cidr)
     for cidr in (
         # IANA IPv4 Special-Purpose Address Registry
-        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
-        "192.0.0.0/24", "192.0.2.0/24", "192.31.196.0/24", "192.52.193.0/24", "192.88.99.0/24",
-        "192.168.0.0/16", "192.175.48.0/24", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
-        "240.0.0.0/4", "255.255.255.255/32",
+        "0.0.0.0/8",
+        "10.0.0.0/8",
+        "100.64.0.0/10",
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+        "172.16.0.0/12",
+        "192.0.0.0/24",
+        "192.0.2.0/24",
+        "192.31.196.0/24",
+        "192.52.193.0/24",
+        "192.88.99.0/24",
+        "192.168.0.0/16",
+        "192.175.48.0/24",
+        "198.18.0.0/15",
+        "198.51.100.0/24",
+        "203.0.113.0/24",
+        "240.0.0.0/4",
+        "255.255.255.255/32",
         "224.0.0.0/4",  # multicast
         # IANA IPv6 Special-Purpose Address Registry
-        "::/128", "::1/128", "::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64",
-        "100:0:0:1::/64", "2001::/23", "2001::/32", "2001:1::1/128", "2001:1::2/128", "2001:1::3/128",
-        "2001:2::/48", "2001:3::/32", "2001:4:112::/48", "2001:10::/28", "2001:20::/28", "2001:30::/28",
-        "2001:db8::/32", "2002::/16", "2620:4f:8000::/48", "3fff::/20", "5f00::/16", "fc00::/7",
+        "::/128",
+        "::1/128",
+        "::ffff:0:0/96",
+        "64:ff9b::/96",
+        "64:ff9b:1::/48",
+        "100::/64",
+        "100:0:0:1::/64",
+        "2001::/23",
+        "2001::/32",
+        "2001:1::1/128",
+        "2001:1::2/128",
+        "2001:1::3/128",
+        "2001:2::/48",
+        "2001:3::/32",
+        "2001:4:112::/48",
+        "2001:10::/28",
+        "2001:20::/28",
+        "2001:30::/28",
+        "2001:db8::/32",
+        "2002::/16",
+        "2620:4f:8000::/48",
+        "3fff::/20",
+        "5f00::/16",
+        "fc00::/7",
         "fe80::/10",
         "::/96",  # IPv4-compatible (deprecated)
         "fec0::/10",  # site-local (deprecated)
         "ff00::/8",  # multicast
     )
-)  # fmt: skip
+)
 """Ranges never downloaded from, whatever `ipaddress` thinks of them (unless allowed by policy)."""
 
 
@@ -213,9 +247,13 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         self._inner = httpcore.AnyIOBackend()
 
     async def connect_tcp(
-        self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
         socket_options: Any = None,
-    ) -> httpcore.AsyncNetworkStream:  # fmt: skip
+    ) -> httpcore.AsyncNetworkStream:
         target, target_port = self._connect(self._address, port) if self._connect else (self._address, port)
         return await self._inner.connect_tcp(target, target_port, timeout, local_address, socket_options)
 
@@ -227,8 +265,11 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
 
 
 async def _fetch(url: str, host: str, port: int, address: str, policy: DownloadPolicy) -> bytes:
-    headers = [(b"Accept", b"application/geo+json, application/json;q=0.9, */*;q=0.1"),
-               (b"Accept-Encoding", b"identity"), (b"User-Agent", b"tomtom-maps-mcp data-viz")]  # fmt: skip
+    headers = [
+        (b"Accept", b"application/geo+json, application/json;q=0.9, */*;q=0.1"),
+        (b"Accept-Encoding", b"identity"),
+        (b"User-Agent", b"tomtom-maps-mcp data-viz"),
+    ]
     pool = httpcore.AsyncConnectionPool(
         ssl_context=policy.ssl_context or _default_ssl_context(),
         network_backend=_PinnedBackend(address, policy.connect),

@@ -20,12 +20,19 @@ CREDIT_STEP = "Credit the data as the results' `attribution` says."
 """The last step of every plan: TomTom's terms ask that the data be credited (tools.attribution)."""
 
 GEOCODE, FUZZY, POI_SEARCH, CATEGORIES = (
-    "tomtom-geocode", "tomtom-fuzzy-search", "tomtom-poi-search", "tomtom-poi-categories",
-)  # fmt: skip
+    "tomtom-geocode",
+    "tomtom-fuzzy-search",
+    "tomtom-poi-search",
+    "tomtom-poi-categories",
+)
 ROUTING, MATRIX, OPTIMIZE, EV_ROUTING, EV_SEARCH, MAP = (
-    "tomtom-routing", "tomtom-matrix-routing", "tomtom-optimize-waypoints", "tomtom-ev-routing", "tomtom-ev-search",
+    "tomtom-routing",
+    "tomtom-matrix-routing",
+    "tomtom-optimize-waypoints",
+    "tomtom-ev-routing",
+    "tomtom-ev-search",
     "tomtom-dynamic-map",
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,9 +128,12 @@ def language_of(uri: str) -> str | None:
     language = uri.removeprefix(prefix)
     if not LANGUAGE_TAG.fullmatch(language):
         raise ReadError(
-            {"code": "invalid_arguments", "argument": "language",
-             "message": f"language: {language[:40]!r} is not a language tag; send one such as de-DE or en-GB"}
-        )  # fmt: skip
+            {
+                "code": "invalid_arguments",
+                "argument": "language",
+                "message": f"language: {language[:40]!r} is not a language tag; send one such as de-DE or en-GB",
+            }
+        )
     return language
 
 

@@ -19,11 +19,29 @@ from jsonschema import Draft202012Validator
 
 SUPPORTED_KEYWORDS = frozenset(
     {
-        "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
-        "uniqueItems", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-        "minLength", "maxLength", "pattern", "format", "description", "default", "examples",
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "enum",
+        "const",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "description",
+        "default",
+        "examples",
     }
-)  # fmt: skip
+)
 """No `$ref`, `oneOf`/`anyOf` or `prefixItems`: several hosts reject or mangle them."""
 
 KEY_ORDER = ("type", "description", "properties", "required", "items")

@@ -93,8 +93,19 @@ class IngestReport:
     def add(self, other: IngestReport) -> None:
         """Add a chunk's counts (`other.lines` is the number of the chunk's last line)."""
         self.lines = other.lines
-        for name in ("events", "new", "unknown", "tool_calls", "tool_calls_new", "unknown_fields", "expired",
-                     "tool_calls_expired", "skipped", "batches", "worker_batches"):  # fmt: skip
+        for name in (
+            "events",
+            "new",
+            "unknown",
+            "tool_calls",
+            "tool_calls_new",
+            "unknown_fields",
+            "expired",
+            "tool_calls_expired",
+            "skipped",
+            "batches",
+            "worker_batches",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for number, reason in other.malformed_lines:
             self.add_malformed(number, reason)
@@ -185,9 +196,7 @@ Chunk = tuple[int, list[bytes], str | None]
 the input broke off after them (None when it did not)."""
 
 
-def chunks(
-    lines: Iterable[bytes | Idle], size: int = BATCH_SIZE, max_bytes: int = BATCH_BYTES
-) -> Iterator[Chunk]:
+def chunks(lines: Iterable[bytes | Idle], size: int = BATCH_SIZE, max_bytes: int = BATCH_BYTES) -> Iterator[Chunk]:
     """`lines` in chunks, each ending at `size` lines, with the line that brings it to
     `max_bytes` bytes, or at `IDLE`. When the input breaks off, the last chunk holds every line
     before the break and says why."""

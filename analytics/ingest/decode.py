@@ -357,9 +357,11 @@ class Compiled:
         for record in family.records:
             parts = [family.columns[i] for i in family.parts_of(record)]
             shape = msgspec.defstruct(  # a null part is not held: the part's type takes no null
-                f"{family.name}{record.title()}", [(p.name, _number_type(p), None) for p in parts],
-                forbid_unknown_fields=True, gc=False,
-            )  # fmt: skip
+                f"{family.name}{record.title()}",
+                [(p.name, _number_type(p), None) for p in parts],
+                forbid_unknown_fields=True,
+                gc=False,
+            )
             fields.append((record, shape | None, None))
             records.append((record, tuple(p.name for p in parts)))
         line = msgspec.defstruct(f"{family.name}Line", fields, kw_only=True, forbid_unknown_fields=True, gc=False)

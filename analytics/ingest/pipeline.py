@@ -59,8 +59,9 @@ def ingest(
     (`store_while_starting=False` waits for them). Inside a transaction every batch is written in
     it, by this process."""
     if workers > 0 and connection.vendor == "postgresql" and not connection.in_atomic_block:
-        return _in_workers(lines, batch_size, batch_bytes, progress, progress_every, workers,
-                           start_method, store_while_starting)  # fmt: skip
+        return _in_workers(
+            lines, batch_size, batch_bytes, progress, progress_every, workers, start_method, store_while_starting
+        )
     report = IngestReport()
     store = Store()
     handed: queue.Queue[Batch | BaseException | None] = queue.Queue(maxsize=2)

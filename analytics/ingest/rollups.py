@@ -97,9 +97,18 @@ Deltas = dict[Rollup, list[tuple]]
 
 CALL_DIMENSIONS = ("client", "tool", "backend", "tenant")
 CALL_FIGURES: tuple[str, ...] = (
-    "calls", "upstream_calls", "bytes", "total_timed", "total_ms_sum", "upstream_timed", "upstream_ms_sum",
-    *LATENCY_COLUMNS["total"], *LATENCY_COLUMNS["upstream"], *OUTCOME_COLUMNS.values(), OTHER_OUTCOMES_COLUMN,
-)  # fmt: skip
+    "calls",
+    "upstream_calls",
+    "bytes",
+    "total_timed",
+    "total_ms_sum",
+    "upstream_timed",
+    "upstream_ms_sum",
+    *LATENCY_COLUMNS["total"],
+    *LATENCY_COLUMNS["upstream"],
+    *OUTCOME_COLUMNS.values(),
+    OTHER_OUTCOMES_COLUMN,
+)
 """The figures of a tool-call rollup row, hourly or daily, in the order `tool_call_deltas` gives
 them: sums, cumulative latency buckets, then the calls by outcome (`ok`, each error code, and
 the other outcomes')."""
@@ -130,12 +139,40 @@ DAILY: dict[Rollup, tuple[Rollup, ...]] = {
 }
 """The daily rollups summed from each hourly one."""
 COUNTED: dict[Family, Any] = {
-    APP_STATUS: namedtuple("CountedAppStatus", ("time", "client", "tool", "kind", "tenant", "replaced_by", "input",
-                                                 "change", "request_id", "delivery_request_id", "stage", "raw_bytes",
-                                                 "original_points")),
-    TOOL_CALLS: namedtuple("CountedToolCall", ("time", "client", "tool", "backend", "tenant", "outcome",
-                                               "upstream_calls", "bytes", "upstream_ms", "total_ms")),
-}  # fmt: skip
+    APP_STATUS: namedtuple(
+        "CountedAppStatus",
+        (
+            "time",
+            "client",
+            "tool",
+            "kind",
+            "tenant",
+            "replaced_by",
+            "input",
+            "change",
+            "request_id",
+            "delivery_request_id",
+            "stage",
+            "raw_bytes",
+            "original_points",
+        ),
+    ),
+    TOOL_CALLS: namedtuple(
+        "CountedToolCall",
+        (
+            "time",
+            "client",
+            "tool",
+            "backend",
+            "tenant",
+            "outcome",
+            "upstream_calls",
+            "bytes",
+            "upstream_ms",
+            "total_ms",
+        ),
+    ),
+}
 """The columns of a family's events its rollups count: what an insert returns of the rows it stored."""
 
 _HOUR = timedelta(hours=1)
@@ -310,7 +347,14 @@ def app_status_deltas(rows: Iterable[Any]) -> Deltas:
         counts[key] = counts.get(key, 0) + 1
         if row.kind in _OLD_CALLER_KINDS:
             day_key = (
-                hour.replace(hour=0), row.kind, row.client, row.tenant, row.tool, row.replaced_by, row.input, row.change
+                hour.replace(hour=0),
+                row.kind,
+                row.client,
+                row.tenant,
+                row.tool,
+                row.replaced_by,
+                row.input,
+                row.change,
             )
             if (seen := old_callers.get(day_key)) is None:
                 old_callers[day_key] = [1, moment, moment]

@@ -233,9 +233,13 @@ class Store:
                 f"SELECT {', '.join(Counted._fields)} FROM {table} WHERE time >= %s AND time <= %s AND ("
                 f"(kind = 'app_data' AND {dialect.among('request_id')}) "
                 f"OR (kind IN ({kinds}) AND {dialect.among('delivery_request_id')}))",
-                [dialect.adapt(part.first - window), dialect.adapt(part.last + window),
-                 dialect.listed(named), dialect.listed(delivered | named)],
-            )  # fmt: skip
+                [
+                    dialect.adapt(part.first - window),
+                    dialect.adapt(part.last + window),
+                    dialect.listed(named),
+                    dialect.listed(delivered | named),
+                ],
+            )
             found = cursor.fetchall()
         return [Counted._make((dialect.returned(row[0]), *row[1:])) for row in found]
 

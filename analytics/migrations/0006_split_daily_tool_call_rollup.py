@@ -11,13 +11,13 @@ from django.db import migrations, models
 
 DIMENSIONS = "client, tool, backend, tenant"
 OUTCOMES = ("ok", "invalid_arguments", "unknown_tool", "retired", "unauthorized", "unsupported", "unavailable",
-            "retry_later", "malformed", "internal")  # fmt: skip
+            "retry_later", "malformed", "internal")
 """The outcomes known when this migration was written (tools/errors.py), each counted in a column."""
 BOUNDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 60000)
 FIGURES = (
     "calls", "upstream_calls", "bytes", "total_timed", "total_ms_sum", "upstream_timed", "upstream_ms_sum",
     *(f"{metric}_le_{bound}" for metric in ("total", "upstream") for bound in BOUNDS),
-)  # fmt: skip
+)
 
 
 def _day(schema_editor) -> str:

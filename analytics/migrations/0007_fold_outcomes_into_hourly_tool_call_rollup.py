@@ -16,13 +16,13 @@ from django.db import migrations, models
 
 DIMENSIONS = "hour, client, tool, backend, tenant"
 OUTCOMES = ("ok", "invalid_arguments", "unknown_tool", "retired", "unauthorized", "unsupported", "unavailable",
-            "retry_later", "malformed", "internal")  # fmt: skip
+            "retry_later", "malformed", "internal")
 """The outcomes known when this migration was written (tools/errors.py), each counted in a column."""
 BOUNDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 60000)
 FIGURES = (
     "calls", "upstream_calls", "bytes", "total_timed", "total_ms_sum", "upstream_timed", "upstream_ms_sum",
     *(f"{metric}_le_{bound}" for metric in ("total", "upstream") for bound in BOUNDS),
-)  # fmt: skip
+)
 OUTCOME_COLUMNS = (*(f"outcome_{outcome}" for outcome in OUTCOMES), "outcome_other")
 
 
@@ -66,7 +66,7 @@ def unfold(apps, schema_editor):
         *(f"count(*) FILTER (WHERE total_ms <= {bound})" for bound in BOUNDS),
         *(f"count(*) FILTER (WHERE {timed} AND upstream_ms <= {bound})" for bound in BOUNDS),
         *("0" for _ in OUTCOME_COLUMNS),  # still columns, without a database default
-    ]  # fmt: skip
+    ]
     with schema_editor.connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO analytics_toolcallhourly ({DIMENSIONS}, outcome, {', '.join((*FIGURES, *OUTCOME_COLUMNS))}) "

@@ -106,10 +106,19 @@ def call_line(
 ) -> str:
     """One `Tool call` line as the dispatcher's call log writes it, logged at `at` (UTC)."""
     call = ToolCall(
-        tool=tool, client=client, user_agent=f"{client}/1.0", transport="http", tenant=tenant, backend=backend,
-        outcome=outcome, upstream_calls=upstream_calls, upstream_ms=upstream_ms, total_ms=total_ms, bytes=bytes,
+        tool=tool,
+        client=client,
+        user_agent=f"{client}/1.0",
+        transport="http",
+        tenant=tenant,
+        backend=backend,
+        outcome=outcome,
+        upstream_calls=upstream_calls,
+        upstream_ms=upstream_ms,
+        total_ms=total_ms,
+        bytes=bytes,
         request_id="req-1",
-    )  # fmt: skip
+    )
     return written(call, at, **extra)
 
 
@@ -136,8 +145,9 @@ KNOWN_DATA = [
     line(HostDropped, f"{D1}T10:40:00", client="cursor-vscode", source="inline"),
     line(Failed, f"{D1}T10:40:01", client="cursor-vscode", source="none", stage="result"),
     line(TooLarge, f"{D1}T12:00:00", client="goose", raw_bytes=900_000, result_chars=160_000),
-    line(RetiredToolCalled, f"{D1}T12:30:00", client="goose", tool="tomtom-fuzzy-search",
-         replaced_by=["tomtom-geocode"]),
+    line(
+        RetiredToolCalled, f"{D1}T12:30:00", client="goose", tool="tomtom-fuzzy-search", replaced_by=["tomtom-geocode"]
+    ),
     line(FetchFailed, f"{D1}T10:00:00", client="ChatGPT", tool="tomtom-data-viz", error_code="upstream"),
     line(Failed, f"{D1}T10:00:01", client="ChatGPT", tool="tomtom-data-viz", source="data_url", stage="fetch"),
     line(DecodeFailed, f"{D1}T10:30:00", client="ChatGPT", tool="tomtom-data-viz", source="inline", error="bad"),
@@ -145,11 +155,18 @@ KNOWN_DATA = [
     line(Drawn, f"{D1}T11:00:00", client="ChatGPT", tool="tomtom-data-viz", source="data_url"),
     line(Drawn, f"{D2}T09:00:00", source="inline"),
     line(Failed, f"{D2}T09:00:00", client="cursor-vscode", source="none", stage="result"),
-    line(RetiredToolCalled, f"{D2}T09:30:00", client="goose", tool="tomtom-fuzzy-search",
-         replaced_by=["tomtom-geocode"]),
-    line(OutdatedCall, f"{D2}T09:45:00", client="ChatGPT", tool="tomtom-traffic", input="language",
-         change="string_now_list"),
-]  # fmt: skip
+    line(
+        RetiredToolCalled, f"{D2}T09:30:00", client="goose", tool="tomtom-fuzzy-search", replaced_by=["tomtom-geocode"]
+    ),
+    line(
+        OutdatedCall,
+        f"{D2}T09:45:00",
+        client="ChatGPT",
+        tool="tomtom-traffic",
+        input="language",
+        change="string_now_list",
+    ),
+]
 
 
 @pytest.fixture
@@ -162,18 +179,25 @@ KNOWN_CALLS = [
     call_line(f"{D1}T10:00:00", total_ms=100, upstream_ms=80),
     call_line(f"{D1}T10:10:00", total_ms=300, upstream_ms=250, upstream_calls=2, bytes=4_000),
     call_line(f"{D1}T10:20:00", total_ms=15, upstream_ms=0, upstream_calls=0, outcome="invalid_arguments", bytes=200),
-    call_line(f"{D1}T11:00:00", total_ms=1_500, upstream_ms=1_450, outcome="unavailable", bytes=300,
-              backend="tomtom-maps"),
+    call_line(
+        f"{D1}T11:00:00", total_ms=1_500, upstream_ms=1_450, outcome="unavailable", bytes=300, backend="tomtom-maps"
+    ),
     # claude-code (family Claude Code), geocode
-    call_line(f"{D1}T10:30:00", client="claude-code", tool="tomtom-geocode", total_ms=40, upstream_ms=30,
-              bytes=1_000),
+    call_line(f"{D1}T10:30:00", client="claude-code", tool="tomtom-geocode", total_ms=40, upstream_ms=30, bytes=1_000),
     # Two ChatGPT versions, one family
     call_line(f"{D1}T10:00:00", client="ChatGPT/1.2026.1", tool="tomtom-geocode", total_ms=60, upstream_ms=45),
-    call_line(f"{D2}T09:00:00", client="ChatGPT/1.2026.2", tool="tomtom-geocode", total_ms=70, upstream_ms=55,
-              outcome="retry_later", bytes=250),
+    call_line(
+        f"{D2}T09:00:00",
+        client="ChatGPT/1.2026.2",
+        tool="tomtom-geocode",
+        total_ms=70,
+        upstream_ms=55,
+        outcome="retry_later",
+        bytes=250,
+    ),
     # An unknown host stays as it is
     call_line(f"{D2}T09:30:00", client="fleet-agent", tool="tomtom-routing", total_ms=900, upstream_ms=850),
-]  # fmt: skip
+]
 """Tool calls on the two days of KNOWN_DATA (tests assert their reports whole)."""
 
 

@@ -51,14 +51,31 @@ def test_the_totals_are_the_dashboard_tables_numbers(staff_client, known_data):
         {key: value for key, value in row.as_dict().items() if key != "bucket"}
         for row in failure_counts(query, by=("client", "tool"))
     ]
-    assert body == {"start": "2026-11-02", "end": "2026-11-03", "bucket": "day", "tool": "", "client": "",
-                    "family": "", "group": "client", "tenant": "", "backend": "", "rows": expected}  # fmt: skip
+    assert body == {
+        "start": "2026-11-02",
+        "end": "2026-11-03",
+        "bucket": "day",
+        "tool": "",
+        "client": "",
+        "family": "",
+        "group": "client",
+        "tenant": "",
+        "backend": "",
+        "rows": expected,
+    }
     assert body["rows"][3] == {
-        "client": "cursor-vscode", "tool": "tomtom-routing", "widgets_drawn": 0, "widgets_failed": 3,
+        "client": "cursor-vscode",
+        "tool": "tomtom-routing",
+        "widgets_drawn": 0,
+        "widgets_failed": 3,
         "widgets_cancelled": 0,
-        "too_large": 0, "host_dropped": 2, "decode_failed": 0, "fetch_failed": 0, "unknown_events": 0,
+        "too_large": 0,
+        "host_dropped": 2,
+        "decode_failed": 0,
+        "fetch_failed": 0,
+        "unknown_events": 0,
         "failure_rate": 1.0,
-    }  # fmt: skip
+    }
 
 
 def test_the_series_by_host_are_the_dashboard_charts_numbers(staff_client, known_data):
@@ -149,7 +166,7 @@ def test_tool_call_totals_by_family_and_backend_are_the_selectors_numbers(staff_
         ("Claude (desktop, web)", "tomtom-orbis-maps", None, 3, 1, 75.0),
         ("Claude Code", "tomtom-orbis-maps", None, 1, 0, 35.0),
         ("fleet-agent", "tomtom-orbis-maps", None, 1, 0, 750.0),
-    ]  # fmt: skip
+    ]
     assert body["rows"][1]["unavailable"] == 1
 
 
@@ -211,9 +228,13 @@ def test_the_overview_the_failing_calls_and_the_filters_widgets_cannot_honour(st
 
     calls = staff_client.get("/api/analytics/failing-calls?start=2026-11-02&end=2026-11-03&tenant=-").json()
     assert calls["count"] == 3 and {group["code"] for group in calls["groups"]} == {
-        "invalid_arguments", "unavailable", "retry_later"}  # fmt: skip
-    by_backend = staff_client.get("/api/analytics/tool-calls/totals?start=2026-11-02&end=2026-11-03"
-                                  "&backend=tomtom-maps&by=backend").json()  # fmt: skip
+        "invalid_arguments",
+        "unavailable",
+        "retry_later",
+    }
+    by_backend = staff_client.get(
+        "/api/analytics/tool-calls/totals?start=2026-11-02&end=2026-11-03&backend=tomtom-maps&by=backend"
+    ).json()
     assert [(row["backend"], row["calls"]) for row in by_backend["rows"]] == [("tomtom-maps", 1)]
 
     refused = staff_client.get("/api/analytics/failures/totals?start=2026-11-02&end=2026-11-03&backend=tomtom-maps")

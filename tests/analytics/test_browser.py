@@ -12,8 +12,15 @@ import pytest
 from tests.analytics.conftest import KNOWN_DATA, ingest
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-quic"]  # fmt: skip
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 DASHBOARD = "/analytics/widgets/?start=2026-11-02&end=2026-11-03"
 
 pytestmark = [
@@ -63,7 +70,10 @@ def test_staff_see_the_chart_and_the_table(live_server, staff_cookies, browser):
     assert chart.is_visible()
     assert chart.bounding_box()["width"] > 300
     assert page.locator("#failure-rate-chart g.series").evaluate_all("gs => gs.map(g => g.dataset.host)") == [
-        "ChatGPT", "claude-ai", "cursor-vscode"]  # fmt: skip
+        "ChatGPT",
+        "claude-ai",
+        "cursor-vscode",
+    ]
     assert page.locator("#failure-rate-chart path").count() == 3
     assert page.locator("#failure-table tbody tr").count() == 5
     first = page.locator("#failure-table tbody tr").first.locator("th, td").all_inner_texts()
@@ -116,14 +126,24 @@ def test_the_tool_call_page_by_family_with_hollow_points_and_a_host_select(
 
     assert page.locator("#error-rate-chart").is_visible()
     assert page.locator("#error-rate-chart g.series").evaluate_all("gs => gs.map(g => g.dataset.host)") == [
-        "ChatGPT", "Claude (desktop, web)", "Claude Code", "fleet-agent"]  # fmt: skip
+        "ChatGPT",
+        "Claude (desktop, web)",
+        "Claude Code",
+        "fleet-agent",
+    ]
     assert page.locator("#error-rate-chart circle.hollow").count() == 5  # every point is below 20 calls
     titles = page.locator("#error-rate-chart circle title").evaluate_all("ts => ts.map(t => t.textContent)")
     assert titles[2] == "Claude (desktop, web), 2026-11-02: 50.0% (2 of 4 calls failed; n = 4)"
     assert page.locator("#calls-by-host tbody tr th").all_inner_texts() == [
-        "ChatGPT", "Claude (desktop, web)", "Claude Code", "fleet-agent"]  # fmt: skip
+        "ChatGPT",
+        "Claude (desktop, web)",
+        "Claude Code",
+        "fleet-agent",
+    ]
     assert page.locator("select[name=client] optgroup").evaluate_all("gs => gs.map(g => g.label)") == [
-        "Host families", "Hosts"]  # fmt: skip
+        "Host families",
+        "Hosts",
+    ]
     assert page.locator("input[name=start]").input_value() == "2026-11-02"
     if os.environ.get("ANALYTICS_SCREENSHOT"):
         page.screenshot(path=os.environ["ANALYTICS_SCREENSHOT"].replace(".png", "-calls.png"), full_page=True)

@@ -181,7 +181,10 @@ def test_a_failure_figure_leads_to_its_calls_grouped_by_message_and_a_request_to
 
     page.goto(page.base + page.pages["request"])
     assert page.locator("#request-events tbody tr td:nth-child(2)").all_inner_texts() == [
-        "Tool call", "App data", "App failed"]  # fmt: skip
+        "Tool call",
+        "App data",
+        "App failed",
+    ]
     screenshot(page, "request")
 
 

@@ -31,19 +31,30 @@ HEADER_BG = "rgb(65, 118, 144)"
 
 
 def manage(env: dict[str, str], *command: str) -> None:
-    subprocess.run([sys.executable, "manage.py", *command], cwd=REPO, env={**os.environ, **env}, check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "manage.py", *command], cwd=REPO, env={**os.environ, **env}, check=True, capture_output=True
+    )
 
 
 @pytest.fixture(scope="module")
 def production_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("production")
-    env = {"DATABASE_URL": f"sqlite:///{root / 'db.sqlite3'}", "DJANGO_STATIC_ROOT": str(root / "static"),
-           "DOTENV_PATH": "/nonexistent"}  # fmt: skip
+    env = {
+        "DATABASE_URL": f"sqlite:///{root / 'db.sqlite3'}",
+        "DJANGO_STATIC_ROOT": str(root / "static"),
+        "DOTENV_PATH": "/nonexistent",
+    }
     manage(env, "migrate", "--no-input", "-v", "0")
     manage(env, "collectstatic", "--no-input", "-v", "0")
-    manage({**env, "DJANGO_SUPERUSER_PASSWORD": STAFF[1]}, "createsuperuser", "--no-input", "--username", STAFF[0],
-           "--email", "ops@example.com")  # fmt: skip
+    manage(
+        {**env, "DJANGO_SUPERUSER_PASSWORD": STAFF[1]},
+        "createsuperuser",
+        "--no-input",
+        "--username",
+        STAFF[0],
+        "--email",
+        "ops@example.com",
+    )
     assert (root / "static" / "staticfiles.json").is_file()  # the manifest: hash-named files
     with server_process(env, workers=2) as base:
         yield base
@@ -58,8 +69,9 @@ def page(production_server: str) -> Iterator[Any]:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         page = chromium.new_context(color_scheme="light").new_page()
         page.failed = []
-        page.on("response", lambda response: response.status >= 400 and page.failed.append(
-            (response.status, response.url)))  # fmt: skip
+        page.on(
+            "response", lambda response: response.status >= 400 and page.failed.append((response.status, response.url))
+        )
         page.on("requestfailed", lambda request: page.failed.append(("failed", request.url)))
         yield page
         chromium.close()

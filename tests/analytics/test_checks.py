@@ -56,10 +56,20 @@ class Redrawn(AppStatusEvent, kw_only=True, frozen=True):
 
 
 def test_a_new_field_asks_for_its_column_and_a_dropped_one_for_its_removal():
-    newer = Family("AppStatus", (*APP_STATUS_EVENTS, Redrawn), APP_STATUS.logger, APP_STATUS.marks,
-                   {**(APP_STATUS.kinds or {}), Redrawn.MESSAGE: Redrawn.KIND})  # fmt: skip
-    older = Family("AppStatus", tuple(e for e in APP_STATUS_EVENTS if "error_code" not in e.__struct_fields__),
-                   APP_STATUS.logger, APP_STATUS.marks, APP_STATUS.kinds)  # fmt: skip
+    newer = Family(
+        "AppStatus",
+        (*APP_STATUS_EVENTS, Redrawn),
+        APP_STATUS.logger,
+        APP_STATUS.marks,
+        {**(APP_STATUS.kinds or {}), Redrawn.MESSAGE: Redrawn.KIND},
+    )
+    older = Family(
+        "AppStatus",
+        tuple(e for e in APP_STATUS_EVENTS if "error_code" not in e.__struct_fields__),
+        APP_STATUS.logger,
+        APP_STATUS.marks,
+        APP_STATUS.kinds,
+    )
 
     assert declaration_issues([newer], {}, migrated_fields()) == [
         Error(
@@ -89,24 +99,36 @@ def test_a_column_of_another_kind_and_a_rollup_by_a_detail_are_refused():
     issues = declaration_issues([TOOL_CALLS], {TOOL_CALLS: [by_transport]}, tables)
 
     assert [(issue.id, issue.msg) for issue in issues] == [
-        ("analytics.E001", "ToolCallEvent.bytes is a TextField, but ToolCall declares a whole value (a "
-                           "BigIntegerField or IntegerField holds it)."),
-        ("analytics.E004", "ToolCallHourly groups by `transport`, which no event of the ToolCall family declares "
-                           "as a dimension."),
+        (
+            "analytics.E001",
+            "ToolCallEvent.bytes is a TextField, but ToolCall declares a whole value (a "
+            "BigIntegerField or IntegerField holds it).",
+        ),
+        (
+            "analytics.E004",
+            "ToolCallHourly groups by `transport`, which no event of the ToolCall family declares as a dimension.",
+        ),
         ("analytics.E003", "ToolCallHourly has no column `transport`, which the rollup adds to."),
-    ]  # fmt: skip
+    ]
 
 
 def test_a_derived_dimension_needs_the_fields_it_is_derived_from():
-    funnel = Rollup(WidgetFunnelDaily, "day", ("client", "tool", "size", "simplified"), ("delivered",),
-                    derived={"size": ("raw_bytes",), "simplified": ("frames",)})  # fmt: skip
+    funnel = Rollup(
+        WidgetFunnelDaily,
+        "day",
+        ("client", "tool", "size", "simplified"),
+        ("delivered",),
+        derived={"size": ("raw_bytes",), "simplified": ("frames",)},
+    )
 
     issues = declaration_issues([APP_STATUS], {APP_STATUS: [funnel]}, migrated_fields())
 
     assert [(issue.id, issue.msg) for issue in issues] == [
-        ("analytics.E004", "WidgetFunnelDaily derives `simplified` from `frames`, which no event of the AppStatus "
-                           "family declares."),
-    ]  # fmt: skip
+        (
+            "analytics.E004",
+            "WidgetFunnelDaily derives `simplified` from `frames`, which no event of the AppStatus family declares.",
+        ),
+    ]
 
 
 class Twin(ToolCall, kw_only=True, frozen=True):

@@ -27,8 +27,10 @@ def table_rows(html: str, table_id: str) -> list[list[str]]:
     body = re.search(rf'<table id="{table_id}".*?<tbody>(.*?)</tbody>', html, re.S)
     assert body, f"no table {table_id}"
     rows = re.findall(r"<tr>(.*?)</tr>", body.group(1), re.S)
-    return [[re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
-            for row in rows]  # fmt: skip
+    return [
+        [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
+        for row in rows
+    ]
 
 
 @pytest.mark.parametrize("user", [None, "someone"])
@@ -61,24 +63,51 @@ def test_the_table_sorts_by_any_column(staff_client, known_data):
     by_rate_ascending = staff_client.get(f"{DASHBOARD}&failure-table-sort=failure_rate").content.decode()
 
     assert [row[:2] for row in table_rows(by_drawn, "failure-table")] == [
-        ["claude-ai", "tomtom-routing"], ["ChatGPT", "tomtom-data-viz"], ["claude-ai", "tomtom-geocode"],
-        ["cursor-vscode", "tomtom-routing"], ["goose", "tomtom-routing"],
-    ]  # fmt: skip
+        ["claude-ai", "tomtom-routing"],
+        ["ChatGPT", "tomtom-data-viz"],
+        ["claude-ai", "tomtom-geocode"],
+        ["cursor-vscode", "tomtom-routing"],
+        ["goose", "tomtom-routing"],
+    ]
     assert [row[-2] for row in table_rows(by_rate_ascending, "failure-table")] == [
-        "0.0%", "25.0%", "66.7%", "100.0%", "—"]  # fmt: skip
+        "0.0%",
+        "25.0%",
+        "66.7%",
+        "100.0%",
+        "—",
+    ]
 
 
 def test_the_chart_has_a_line_per_host_and_the_old_callers_are_listed(staff_client, known_data):
     html = staff_client.get(DASHBOARD).content.decode()
 
     assert re.findall(r'<g class="series series-\d" data-host="([^"]+)">', html) == [
-        "ChatGPT", "claude-ai", "cursor-vscode"]  # fmt: skip
+        "ChatGPT",
+        "claude-ai",
+        "cursor-vscode",
+    ]
     assert table_rows(html, "old-callers") == [
-        ["ChatGPT", "—", "outdated input", "tomtom-traffic", "language (string_now_list)", "1",
-         "2026-11-03 09:45", "2026-11-03 09:45"],
-        ["goose", "—", "retired tool", "tomtom-fuzzy-search", "tomtom-geocode", "2", "2026-11-02 12:30",
-         "2026-11-03 09:30"],
-    ]  # fmt: skip
+        [
+            "ChatGPT",
+            "—",
+            "outdated input",
+            "tomtom-traffic",
+            "language (string_now_list)",
+            "1",
+            "2026-11-03 09:45",
+            "2026-11-03 09:45",
+        ],
+        [
+            "goose",
+            "—",
+            "retired tool",
+            "tomtom-fuzzy-search",
+            "tomtom-geocode",
+            "2",
+            "2026-11-02 12:30",
+            "2026-11-03 09:30",
+        ],
+    ]
 
 
 def test_filters_narrow_the_table_and_bad_ones_are_explained(staff_client, known_data):
@@ -125,8 +154,19 @@ def test_the_tool_call_page_shows_every_table_by_family(staff_client, known_call
 
     header = re.search(r'<table id="calls-by-host".*?</thead>', html, re.S).group(0)
     assert re.findall(r"<a[^>]*>([^<]*)</a>", header) == [
-        "Host", "Tool", "Calls", "Errors", "By code", "Error rate", "p50 ms", "p95 ms", "p95 upstream ms",
-        "Upstream calls", "Answer bytes", "Bytes per call"]  # fmt: skip
+        "Host",
+        "Tool",
+        "Calls",
+        "Errors",
+        "By code",
+        "Error rate",
+        "p50 ms",
+        "p95 ms",
+        "p95 upstream ms",
+        "Upstream calls",
+        "Answer bytes",
+        "Bytes per call",
+    ]
     assert [row[:7] for row in table_rows(html, "calls-by-host")] == [
         # the errors by code in one cell: the table fits the page (the CSV has a column per code)
         ["ChatGPT", "tomtom-geocode", "2", "1", "retry_later 1", "50.0%", "75.0"],
@@ -140,7 +180,9 @@ def test_the_tool_call_page_shows_every_table_by_family(staff_client, known_call
         ["tomtom-routing", "5", "350.0", "1,750.0", "1,800.0", "5", "8,500", "1,700"],
     ]
     assert [row[:3] for row in table_rows(html, "calls-by-backend")] == [
-        ["tomtom-maps", "1", "1"], ["tomtom-orbis-maps", "7", "2"]]  # fmt: skip
+        ["tomtom-maps", "1", "1"],
+        ["tomtom-orbis-maps", "7", "2"],
+    ]
     assert 'id="error-rate-chart"' in html
     assert "calls-by-tenant" not in html  # no tenant logged yet
 
@@ -152,8 +194,10 @@ def test_every_table_downloads_as_csv(staff_client, known_data, known_calls):
     assert failures["Content-Type"] == "text/csv; charset=utf-8"
     assert failures["Content-Disposition"] == 'attachment; filename="failure-table_2026-11-02_2026-11-03.csv"'
     lines = failures.content.decode().splitlines()
-    assert lines[0] == ("host,tool,widgets_drawn,widgets_failed,widgets_cancelled,too_large,host_dropped,"
-                        "decode_failed,fetch_failed,unknown_events,failure_rate")  # fmt: skip
+    assert lines[0] == (
+        "host,tool,widgets_drawn,widgets_failed,widgets_cancelled,too_large,host_dropped,"
+        "decode_failed,fetch_failed,unknown_events,failure_rate"
+    )
     assert lines[1:] == [
         "cursor-vscode,tomtom-routing,0,3,0,0,2,0,0,0,1.0",
         "ChatGPT,tomtom-data-viz,1,2,0,0,0,1,1,0,0.6666666666666666",
@@ -163,7 +207,8 @@ def test_every_table_downloads_as_csv(staff_client, known_data, known_calls):
     ]
     assert staff_client.get(f"{DASHBOARD}&csv=old-callers").content.decode().splitlines()[1] == (
         "ChatGPT,,outdated_call,tomtom-traffic,,language,string_now_list,1,2026-11-03T09:45:00+00:00,"
-        "2026-11-03T09:45:00+00:00")  # fmt: skip
+        "2026-11-03T09:45:00+00:00"
+    )
     assert calls.content.decode().splitlines()[1].startswith("tomtom-maps,1,1,1.0,0,0,0,0,0,1,0,0,0,0,1500.0,")
     assert staff_client.get(f"{DASHBOARD}&csv=nope").status_code == 404
 
@@ -200,8 +245,16 @@ def test_the_host_filter_offers_the_families_and_hosts_present(staff_client, kno
 
     select = re.search(r'<select name="client".*?</select>', html, re.S).group(0)
     assert re.findall(r'<option value="([^"]*)"', select) == [
-        "", "family:Claude (desktop, web)", "family:ChatGPT", "family:Cursor", "family:Goose",
-        "ChatGPT", "claude-ai", "cursor-vscode", "goose"]  # fmt: skip
+        "",
+        "family:Claude (desktop, web)",
+        "family:ChatGPT",
+        "family:Cursor",
+        "family:Goose",
+        "ChatGPT",
+        "claude-ai",
+        "cursor-vscode",
+        "goose",
+    ]
     assert 'value="family:Cursor" selected' in select
     assert [row[0] for row in table_rows(html, "failure-table")] == ["cursor-vscode"]
     assert 'name="start" value="2026-11-02"' in html and 'placeholder="YYYY-MM-DD"' in html

@@ -31,9 +31,15 @@ from tests.analytics.conftest import call_line, line, written
 
 AT = "2026-11-02T10:00:01"
 APP_STATUS_LINES = {
-    "app data": line(AppData, AT, delivery="inline", raw_bytes=93_000, encoded_chars=41_000,
-                     result_chars=44_000, simplification={"original_points": 20_571, "points": 14_065,
-                                                          "max_error_m": 2.0}),
+    "app data": line(
+        AppData,
+        AT,
+        delivery="inline",
+        raw_bytes=93_000,
+        encoded_chars=41_000,
+        result_chars=44_000,
+        simplification={"original_points": 20_571, "points": 14_065, "max_error_m": 2.0},
+    ),
     "too large": line(TooLarge, AT, raw_bytes=2_000_000, result_chars=900_000),
     "fetched": line(Fetched, AT, source="data_url", reason="too_large", raw_bytes=40_000),
     "host dropped": line(HostDropped, AT, source="inline", reason="host_dropped"),
@@ -41,10 +47,11 @@ APP_STATUS_LINES = {
     "fetch failed": line(FetchFailed, AT, error="timeout", error_code="unavailable"),
     "drawn": line(Drawn, AT, source="inline", duration_ms=412.5, features=3),
     "failed": line(Failed, AT, source="none", stage="result", duration_ms=20.0, error="no app data"),
-    "retired tool": line(RetiredToolCalled, AT, tool="tomtom-fuzzy-search",
-                         replaced_by=["tomtom-geocode", "tomtom-poi-search"]),
+    "retired tool": line(
+        RetiredToolCalled, AT, tool="tomtom-fuzzy-search", replaced_by=["tomtom-geocode", "tomtom-poi-search"]
+    ),
     "outdated call": line(OutdatedCall, AT, input="avoid", change="renamed"),
-}  # fmt: skip
+}
 TOOL_CALL = call_line(AT, tenant="acme", upstream_ms=98.25, total_ms=120.5)
 NO_TENANT = call_line(AT)  # `"tenant": null`, as `log_calls` writes it for a caller with an API key
 
@@ -73,9 +80,23 @@ DRAWN, APP_DATA, RETIRED = APP_STATUS_LINES["drawn"], APP_STATUS_LINES["app data
 CASES = {
     # Tool-call lines.
     "whole milliseconds": ("compiled", changed(TOOL_CALL, upstream_ms=80, total_ms=0)),
-    "no optional fields": ("compiled", changed(TOOL_CALL, backend=..., transport=..., tenant=..., user_agent=...,
-                                               request_id=..., replica=..., pid=..., upstream_calls=..., bytes=...,
-                                               upstream_ms=..., total_ms=...)),
+    "no optional fields": (
+        "compiled",
+        changed(
+            TOOL_CALL,
+            backend=...,
+            transport=...,
+            tenant=...,
+            user_agent=...,
+            request_id=...,
+            replica=...,
+            pid=...,
+            upstream_calls=...,
+            bytes=...,
+            upstream_ms=...,
+            total_ms=...,
+        ),
+    ),
     "an empty tool name": ("compiled", changed(TOOL_CALL, tool="")),
     "any level": ("compiled", changed(TOOL_CALL, level={"name": None})),
     "no level": ("compiled", changed(TOOL_CALL, level=...)),
@@ -83,7 +104,7 @@ CASES = {
     "another UTC offset": ("compiled", changed(TOOL_CALL, time=f"{AT}.000+02:00")),
     "surrounding whitespace": ("compiled", f" \t{TOOL_CALL}\r"),
     "a field twice": ("compiled", TOOL_CALL[:-1] + ',"tool":"tomtom-geocode"}'),
-    "escapes": ("compiled", changed(TOOL_CALL, client="caf\u00e9 \"quoted\" \\ \u2603")),
+    "escapes": ("compiled", changed(TOOL_CALL, client='caf\u00e9 "quoted" \\ \u2603')),
     "unknown field": ("general", changed(TOOL_CALL, cache="hit")),
     "an exception": ("general", changed(TOOL_CALL, exception="Traceback ...")),
     "an event field": ("general", changed(TOOL_CALL, event="other")),
@@ -117,8 +138,10 @@ CASES = {
     "part of a simplification": ("compiled", changed(APP_DATA, simplification={"points": 3})),
     "a whole error bound": ("compiled", changed(APP_DATA, simplification={"max_error_m": 2})),
     "negative duration": ("general", changed(DRAWN, duration_ms=-1.5)),
-    "a logger not where the formatter writes it": ("general", json.dumps({"padding": "x" * 200, **json.loads(DRAWN)},
-                                                                         separators=(",", ":"))),
+    "a logger not where the formatter writes it": (
+        "general",
+        json.dumps({"padding": "x" * 200, **json.loads(DRAWN)}, separators=(",", ":")),
+    ),
     "app-status Z": ("compiled", changed(DRAWN, time=f"{AT}.000Z")),
     "one replacement": ("compiled", changed(RETIRED, replaced_by=["tomtom-geocode"])),
     "unknown message": ("general", changed(DRAWN, message="App drawn twice")),
@@ -147,7 +170,7 @@ CASES = {
     "app-status without an offset": ("general", changed(DRAWN, time=AT)),
     # Servers before the event declarations wrote `"user_agent": null` for a client that sent none: as absent.
     "a null user agent": ("compiled", changed(DRAWN, user_agent=None)),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize(("path", "text"), CASES.values(), ids=CASES.keys())

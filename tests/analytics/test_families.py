@@ -13,15 +13,38 @@ pytestmark = pytest.mark.django_db
 def test_the_seeded_families_group_the_common_hosts_and_leave_others_alone():
     families = Families.load()
 
-    assert {name: families.family_of(name) for name in (
-        "claude-ai", "claude-code", "ChatGPT/1.2026.310", "openai-mcp", "cursor-vscode", "Visual Studio Code",
-        "windsurf-client", "Zed", "Cline", "goose", "mcp-inspector", "inspector-client", "fleet-agent",
-    )} == {
-        "claude-ai": "Claude (desktop, web)", "claude-code": "Claude Code", "ChatGPT/1.2026.310": "ChatGPT",
-        "openai-mcp": "ChatGPT", "cursor-vscode": "Cursor", "Visual Studio Code": "VS Code",
-        "windsurf-client": "Windsurf", "Zed": "Zed", "Cline": "Cline", "goose": "Goose",
-        "mcp-inspector": "MCP Inspector", "inspector-client": "MCP Inspector", "fleet-agent": "fleet-agent",
-    }  # fmt: skip
+    assert {
+        name: families.family_of(name)
+        for name in (
+            "claude-ai",
+            "claude-code",
+            "ChatGPT/1.2026.310",
+            "openai-mcp",
+            "cursor-vscode",
+            "Visual Studio Code",
+            "windsurf-client",
+            "Zed",
+            "Cline",
+            "goose",
+            "mcp-inspector",
+            "inspector-client",
+            "fleet-agent",
+        )
+    } == {
+        "claude-ai": "Claude (desktop, web)",
+        "claude-code": "Claude Code",
+        "ChatGPT/1.2026.310": "ChatGPT",
+        "openai-mcp": "ChatGPT",
+        "cursor-vscode": "Cursor",
+        "Visual Studio Code": "VS Code",
+        "windsurf-client": "Windsurf",
+        "Zed": "Zed",
+        "Cline": "Cline",
+        "goose": "Goose",
+        "mcp-inspector": "MCP Inspector",
+        "inspector-client": "MCP Inspector",
+        "fleet-agent": "fleet-agent",
+    }
 
 
 def test_families_are_tried_in_position_order():

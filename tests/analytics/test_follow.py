@@ -142,10 +142,12 @@ def test_the_command_follows_a_log_until_it_is_stopped(tmp_path):
     [
         (["--follow", "a.log", "b.log"], "--follow takes exactly one log file (not '-')"),
         (["--follow", "-"], "--follow takes exactly one log file (not '-')"),
-        (["--follow", "--poll", "0", "a.log"], "Error: argument --poll: must be a number of seconds from 0.01 to "
-                                              "3,600, not '0'"),
+        (
+            ["--follow", "--poll", "0", "a.log"],
+            "Error: argument --poll: must be a number of seconds from 0.01 to 3,600, not '0'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_command_refuses_a_follow_it_cannot_do(arguments, message):
     from django.core.management import call_command
     from django.core.management.base import CommandError

@@ -25,8 +25,11 @@ def marks() -> dict[str, IngestionMark]:
 
 def test_a_batch_marks_its_newest_event_and_when_it_was_stored():
     before = datetime.now(UTC)
-    ingest(call_line("2026-11-02T10:00:00"), call_line("2026-11-02T12:30:00", tool="tomtom-geocode"),
-           line(Drawn, "2026-11-02T11:00:00", source="inline"))  # fmt: skip
+    ingest(
+        call_line("2026-11-02T10:00:00"),
+        call_line("2026-11-02T12:30:00", tool="tomtom-geocode"),
+        line(Drawn, "2026-11-02T11:00:00", source="inline"),
+    )
 
     found = marks()
     assert found["ToolCall"].data_up_to == datetime(2026, 11, 2, 12, 30, tzinfo=UTC)
@@ -77,8 +80,11 @@ def test_the_metrics_endpoint_exposes_the_marks(client, settings):
 
     response = client.get("/analytics/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
 
-    samples = {(s.name, tuple(s.labels.items())): s.value
-               for family in text_string_to_metric_families(response.text) for s in family.samples}  # fmt: skip
+    samples = {
+        (s.name, tuple(s.labels.items())): s.value
+        for family in text_string_to_metric_families(response.text)
+        for s in family.samples
+    }
     up_to = samples[("tomtom_mcp_analytics_data_up_to_timestamp_seconds", (("family", "ToolCall"),))]
     assert up_to == datetime(2026, 11, 2, 12, 30, tzinfo=UTC).timestamp()
     last = samples[("tomtom_mcp_analytics_last_ingest_timestamp_seconds", (("family", "ToolCall"),))]

@@ -25,8 +25,16 @@ DASHBOARD = f"/analytics/widgets/?{RANGE}"
 
 def delivery(at: str, key: str, client: str, *, raw_bytes: int = 5_000, simplified: bool = False) -> str:
     reduced = Simplification(original_points=40_000, points=9_000, max_error_m=4.0) if simplified else None
-    return line(AppData, f"{DAY}T{at}", client=client, request_id=key, delivery="inline", raw_bytes=raw_bytes,
-                result_chars=raw_bytes // 7 + 900, simplification=reduced)  # fmt: skip
+    return line(
+        AppData,
+        f"{DAY}T{at}",
+        client=client,
+        request_id=key,
+        delivery="inline",
+        raw_bytes=raw_bytes,
+        result_chars=raw_bytes // 7 + 900,
+        simplification=reduced,
+    )
 
 
 def report(outcome: str, at: str, key: str | None, client: str, **fields: object) -> str:
@@ -35,8 +43,16 @@ def report(outcome: str, at: str, key: str | None, client: str, **fields: object
     defaults: dict[str, object] = {"features": 3} if outcome == "drawn" else {}
     if outcome == "failed":
         defaults["error"] = "x"
-    return line(event, f"{DAY}T{at}", client=client, request_id=f"report-{at}", source="inline",
-                delivery_request_id=key, **defaults, **fields)  # fmt: skip
+    return line(
+        event,
+        f"{DAY}T{at}",
+        client=client,
+        request_id=f"report-{at}",
+        source="inline",
+        delivery_request_id=key,
+        **defaults,
+        **fields,
+    )
 
 
 CLAUDE, GPT_1, GPT_2, CURSOR = "claude-ai", "ChatGPT/1.2026.1", "ChatGPT/1.2026.2", "cursor-vscode"
@@ -81,8 +97,21 @@ REPORTS = [
 NEWEST = [line(Fetched, f"{DAY}T12:00:00", client=CLAUDE, tool="tomtom-data-viz", source="data_url")]
 EVERYTHING = sorted([*DELIVERIES, *REPORTS, *NEWEST], key=lambda text: text.split('"time":"')[1][:23])
 
-FIGURES = ("delivered", "drawn", "failed", "failed_init", "failed_result", "failed_decode", "failed_fetch",
-           "failed_render", "cancelled", "reported", "unjoined_reports", "pending", "never_reported")  # fmt: skip
+FIGURES = (
+    "delivered",
+    "drawn",
+    "failed",
+    "failed_init",
+    "failed_result",
+    "failed_decode",
+    "failed_fetch",
+    "failed_render",
+    "cancelled",
+    "reported",
+    "unjoined_reports",
+    "pending",
+    "never_reported",
+)
 EXPECTED = {
     # host: delivered, drawn, failed (init, result, decode, fetch, render), cancelled, reported, unjoined,
     #       pending, never reported; then the unreported rate and the failure rate
@@ -110,8 +139,13 @@ def ingested(order: str) -> None:
         ingest(*DELIVERIES[1::2])
 
 
-ORDERS = ["in time order", "reports first, then deliveries", "batches of three", "deliveries around the reports",
-          "every other line, then everything again"]
+ORDERS = [
+    "in time order",
+    "reports first, then deliveries",
+    "batches of three",
+    "deliveries around the reports",
+    "every other line, then everything again",
+]
 
 
 @pytest.fixture
@@ -152,13 +186,23 @@ def test_families_sizes_and_simplification(staff_client, settings):
     assert (chatgpt["delivered"], chatgpt["reported"], chatgpt["never_reported"]) == (5, 4, 1)
     assert chatgpt["unreported_rate"] == pytest.approx(1 / 5)
     sized = staff_client.get(f"{FUNNEL_API}&client={CLAUDE}&by=size,simplified").json()["rows"]
-    assert [(r["size"], r["simplified"], r["delivered"], r["reported"], r["pending"], r["never_reported"],
-             r["unjoined_reports"]) for r in sized] == [
+    assert [
+        (
+            r["size"],
+            r["simplified"],
+            r["delivered"],
+            r["reported"],
+            r["pending"],
+            r["never_reported"],
+            r["unjoined_reports"],
+        )
+        for r in sized
+    ] == [
         ("100kb_1mb", "yes", 1, 1, 0, 0, 0),
         ("10kb_100kb", "no", 2, 2, 0, 0, 0),
         ("lt_10kb", "no", 5, 3, 1, 1, 0),
         ("unjoined", "unjoined", 0, 0, 0, 0, 3),
-    ]  # fmt: skip
+    ]
 
 
 def test_a_longer_grace_window_makes_a_late_report_count(staff_client, settings):
@@ -199,7 +243,10 @@ def test_the_request_page_shows_the_reports_joined_to_the_delivering_call(staff_
     at = f"{DAY}T10:04:00Z"
     events = staff_client.get(f"/api/analytics/requests/g5?at={at}").json()
     assert [(e["message"], e["fields"].get("report_request_id")) for e in events] == [
-        ("App data", None), ("App drawn", "report-10:04:05"), ("App drawn", "report-10:04:30")]  # fmt: skip
+        ("App data", None),
+        ("App drawn", "report-10:04:05"),
+        ("App drawn", "report-10:04:30"),
+    ]
     assert {e["fields"].get("delivery_request_id") for e in events[1:]} == {"g5"}
     page = staff_client.get(f"/analytics/requests/g5/?at={at}").content.decode()
     assert [row[1] for row in table_rows(page, "request-events")] == ["App data", "App drawn", "App drawn"]

@@ -37,15 +37,34 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.django_db
 
 EVENTS = [
-    line(AppData, "2026-11-02T10:00:01", delivery="inline", raw_bytes=93_000, encoded_chars=41_000,
-         result_chars=44_000, simplification={"original_points": 20_571, "points": 14_065, "max_error_m": 2.0}),
+    line(
+        AppData,
+        "2026-11-02T10:00:01",
+        delivery="inline",
+        raw_bytes=93_000,
+        encoded_chars=41_000,
+        result_chars=44_000,
+        simplification={"original_points": 20_571, "points": 14_065, "max_error_m": 2.0},
+    ),
     line(Drawn, "2026-11-02T10:00:02", source="inline", duration_ms=412.5, features=3),
     line(HostDropped, "2026-11-02T10:30:00", client="cursor-vscode", source="inline", reason="host_dropped"),
-    line(Failed, "2026-11-02T10:30:01", client="cursor-vscode", source="none", stage="result",
-         duration_ms=20.0, error="no app data"),
-    line(RetiredToolCalled, "2026-11-02T11:05:00", tool="tomtom-fuzzy-search", client="goose",
-         replaced_by=["tomtom-geocode", "tomtom-poi-search"]),
-]  # fmt: skip
+    line(
+        Failed,
+        "2026-11-02T10:30:01",
+        client="cursor-vscode",
+        source="none",
+        stage="result",
+        duration_ms=20.0,
+        error="no app data",
+    ),
+    line(
+        RetiredToolCalled,
+        "2026-11-02T11:05:00",
+        tool="tomtom-fuzzy-search",
+        client="goose",
+        replaced_by=["tomtom-geocode", "tomtom-poi-search"],
+    ),
+]
 TOOL_CALL = call_line("2026-11-02T10:00:00", total_ms=120.5, upstream_ms=98.25, upstream_calls=2, bytes=1_234)
 
 
@@ -79,13 +98,26 @@ def test_an_event_keeps_every_field_of_its_line():
 
     app_data = AppStatusEvent.objects.get(kind="app_data")
     assert (app_data.delivery, app_data.raw_bytes, app_data.encoded_chars, app_data.result_chars) == (
-        "inline", 93_000, 41_000, 44_000)  # fmt: skip
+        "inline",
+        93_000,
+        41_000,
+        44_000,
+    )
     assert (app_data.original_points, app_data.points, app_data.max_error_m) == (20_571, 14_065, 2.0)
     failed = AppStatusEvent.objects.get(kind="failed")
     assert (failed.client, failed.tool, failed.source, failed.stage, failed.duration_ms, failed.error) == (
-        "cursor-vscode", "tomtom-routing", "none", "result", 20.0, "no app data")  # fmt: skip
+        "cursor-vscode",
+        "tomtom-routing",
+        "none",
+        "result",
+        20.0,
+        "no app data",
+    )
     assert (failed.user_agent, failed.request_id, failed.time) == (
-        "claude-ai/1.0", "req-1", datetime(2026, 11, 2, 10, 30, 1, tzinfo=UTC))  # fmt: skip
+        "claude-ai/1.0",
+        "req-1",
+        datetime(2026, 11, 2, 10, 30, 1, tzinfo=UTC),
+    )
     assert failed.replica and failed.pid
     assert failed.raw == ""  # the columns hold the whole line
     dropped = AppStatusEvent.objects.get(kind="host_dropped")
@@ -216,8 +248,9 @@ def test_a_truncated_gzip_file_keeps_the_lines_before_the_break(tmp_path):
 def distinct_events(count: int, start: int = 0) -> bytes:
     """`count` different app-status lines (one second apart), as a log."""
     seconds = range(start, start + count)
-    return log(*(line(Drawn, f"2026-11-02T1{i // 3600}:{i // 60 % 60:02d}:{i % 60:02d}", source="inline")
-                 for i in seconds))  # fmt: skip
+    return log(
+        *(line(Drawn, f"2026-11-02T1{i // 3600}:{i // 60 % 60:02d}:{i % 60:02d}", source="inline") for i in seconds)
+    )
 
 
 def complete_lines_in(after: bytes) -> int:
@@ -267,8 +300,9 @@ def test_a_message_the_contract_does_not_know_is_kept_as_kind_unknown():
 
 
 def test_no_event_is_lost_across_batches_duplicates_and_reruns():
-    hours = [f"2026-11-{day:02d}T{hour:02d}:{minute:02d}:00" for day in (2, 3) for hour in (0, 9, 23)
-             for minute in (0, 59)]  # fmt: skip
+    hours = [
+        f"2026-11-{day:02d}T{hour:02d}:{minute:02d}:00" for day in (2, 3) for hour in (0, 9, 23) for minute in (0, 59)
+    ]
     lines = [line(Drawn, at, client=f"host-{i % 3}", source="inline") for i, at in enumerate(hours)]
     doubled = [text for pair in zip(lines, lines, strict=True) for text in pair]
 
@@ -283,10 +317,22 @@ def test_no_event_is_lost_across_batches_duplicates_and_reruns():
 def test_old_callers_are_counted_once_across_batches_duplicates_and_reruns():
     calls = [
         line(RetiredToolCalled, at, client=client, tool="tomtom-fuzzy-search", replaced_by=["tomtom-geocode"])
-        for at, client in [("2026-11-02T23:59:59.999", "goose"), ("2026-11-02T08:00:00", "goose"),
-                           ("2026-11-03T00:00:00", "goose"), ("2026-11-02T12:00:00", "cline")]
-    ] + [line(OutdatedCall, "2026-11-03T07:00:00", client="ChatGPT", tool="tomtom-traffic",
-              input="language", change="string_now_list")]  # fmt: skip
+        for at, client in [
+            ("2026-11-02T23:59:59.999", "goose"),
+            ("2026-11-02T08:00:00", "goose"),
+            ("2026-11-03T00:00:00", "goose"),
+            ("2026-11-02T12:00:00", "cline"),
+        ]
+    ] + [
+        line(
+            OutdatedCall,
+            "2026-11-03T07:00:00",
+            client="ChatGPT",
+            tool="tomtom-traffic",
+            input="language",
+            change="string_now_list",
+        )
+    ]
     doubled = [text for pair in zip(calls, calls, strict=True) for text in pair]
 
     ingest(*doubled[:2], batch_size=3)  # goose's last call of the day first
@@ -296,18 +342,59 @@ def test_old_callers_are_counted_once_across_batches_duplicates_and_reruns():
     def at(text: str) -> datetime:
         return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
-    rows = OldCallerDaily.objects.values_list("day", "kind", "client", "tool", "replaced_by", "input", "change",
-                                              "calls", "first_seen", "last_seen")  # fmt: skip
+    rows = OldCallerDaily.objects.values_list(
+        "day", "kind", "client", "tool", "replaced_by", "input", "change", "calls", "first_seen", "last_seen"
+    )
     assert sorted(rows) == [
-        (at("2026-11-02T00:00"), "retired_tool", "cline", "tomtom-fuzzy-search", "tomtom-geocode", "", "", 1,
-         at("2026-11-02T12:00"), at("2026-11-02T12:00")),
-        (at("2026-11-02T00:00"), "retired_tool", "goose", "tomtom-fuzzy-search", "tomtom-geocode", "", "", 2,
-         at("2026-11-02T08:00"), at("2026-11-02T23:59:59.999")),
-        (at("2026-11-03T00:00"), "outdated_call", "ChatGPT", "tomtom-traffic", "", "language", "string_now_list", 1,
-         at("2026-11-03T07:00"), at("2026-11-03T07:00")),
-        (at("2026-11-03T00:00"), "retired_tool", "goose", "tomtom-fuzzy-search", "tomtom-geocode", "", "", 1,
-         at("2026-11-03T00:00"), at("2026-11-03T00:00")),
-    ]  # fmt: skip
+        (
+            at("2026-11-02T00:00"),
+            "retired_tool",
+            "cline",
+            "tomtom-fuzzy-search",
+            "tomtom-geocode",
+            "",
+            "",
+            1,
+            at("2026-11-02T12:00"),
+            at("2026-11-02T12:00"),
+        ),
+        (
+            at("2026-11-02T00:00"),
+            "retired_tool",
+            "goose",
+            "tomtom-fuzzy-search",
+            "tomtom-geocode",
+            "",
+            "",
+            2,
+            at("2026-11-02T08:00"),
+            at("2026-11-02T23:59:59.999"),
+        ),
+        (
+            at("2026-11-03T00:00"),
+            "outdated_call",
+            "ChatGPT",
+            "tomtom-traffic",
+            "",
+            "language",
+            "string_now_list",
+            1,
+            at("2026-11-03T07:00"),
+            at("2026-11-03T07:00"),
+        ),
+        (
+            at("2026-11-03T00:00"),
+            "retired_tool",
+            "goose",
+            "tomtom-fuzzy-search",
+            "tomtom-geocode",
+            "",
+            "",
+            1,
+            at("2026-11-03T00:00"),
+            at("2026-11-03T00:00"),
+        ),
+    ]
 
 
 def test_a_batch_ends_at_its_byte_limit_before_its_event_count():
@@ -315,8 +402,10 @@ def test_a_batch_ends_at_its_byte_limit_before_its_event_count():
     longest = max(len(text) for text in lines)
     store = Store()
 
-    by_bytes = [sum(part.count for part in batch)
-                for batch in batches(lines, store, IngestReport(), size=100, max_bytes=2 * longest)]  # fmt: skip
+    by_bytes = [
+        sum(part.count for part in batch)
+        for batch in batches(lines, store, IngestReport(), size=100, max_bytes=2 * longest)
+    ]
     report = events_ingest(lines, batch_size=100, batch_bytes=2 * longest)
     stored_by_bytes = stored_tables()
     truncate_all()
@@ -358,7 +447,12 @@ def test_a_batch_that_fails_stores_neither_its_events_nor_its_counts(monkeypatch
     assert (report.new, stored()) == (5, 5)
     assert hourly_matches_events()
     assert list(AppStatusDailyCount.objects.values_list("kind", "count").order_by("kind")) == [
-        ("app_data", 1), ("drawn", 1), ("failed", 1), ("host_dropped", 1), ("retired_tool", 1)]  # fmt: skip
+        ("app_data", 1),
+        ("drawn", 1),
+        ("failed", 1),
+        ("host_dropped", 1),
+        ("retired_tool", 1),
+    ]
 
 
 class Unaware(Store):
@@ -455,8 +549,15 @@ def ingested_tables() -> tuple[type, ...]:
     """Every table ingestion writes: the raw events and their rollups."""
     from analytics import models
 
-    return (models.AppStatusEvent, models.AppStatusHourlyCount, models.AppStatusDailyCount, models.OldCallerDaily,
-            models.ToolCallEvent, models.ToolCallHourly, models.ToolCallDaily)  # fmt: skip
+    return (
+        models.AppStatusEvent,
+        models.AppStatusHourlyCount,
+        models.AppStatusDailyCount,
+        models.OldCallerDaily,
+        models.ToolCallEvent,
+        models.ToolCallHourly,
+        models.ToolCallDaily,
+    )
 
 
 def stored_tables() -> dict[str, list[tuple]]:
@@ -478,8 +579,18 @@ def mixed_lines() -> list[bytes]:
     that are not events and lines that are malformed."""
     from tests.analytics.conftest import KNOWN_CALLS, KNOWN_DATA
 
-    mixed = [*KNOWN_DATA[:9], "not json", *KNOWN_CALLS[:4], KNOWN_DATA[3], "", *KNOWN_DATA[9:], "[1]",
-             *KNOWN_CALLS[4:], KNOWN_CALLS[0], '{"message":"Not Found: /favicon.ico"}']  # fmt: skip
+    mixed = [
+        *KNOWN_DATA[:9],
+        "not json",
+        *KNOWN_CALLS[:4],
+        KNOWN_DATA[3],
+        "",
+        *KNOWN_DATA[9:],
+        "[1]",
+        *KNOWN_CALLS[4:],
+        KNOWN_CALLS[0],
+        '{"message":"Not Found: /favicon.ico"}',
+    ]
     return [text.encode() for text in mixed]
 
 

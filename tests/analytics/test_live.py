@@ -88,8 +88,18 @@ def test_tool_call_lines_take_the_live_path_too(attached):
     for handler in attached:
         calls_logger.addHandler(handler)
 
-    log(ToolCall(tool="tomtom-geocode", client="goose", outcome="ok", backend="tomtom-maps", upstream_calls=1,
-                 upstream_ms=40.0, total_ms=52.5, bytes=900))  # fmt: skip
+    log(
+        ToolCall(
+            tool="tomtom-geocode",
+            client="goose",
+            outcome="ok",
+            backend="tomtom-maps",
+            upstream_calls=1,
+            upstream_ms=40.0,
+            total_ms=52.5,
+            bytes=900,
+        )
+    )
     assert live.flush()
 
     assert list(ToolCallEvent.objects.values_list("client", "tool", "total_ms")) == [("goose", "tomtom-geocode", 52.5)]

@@ -37,8 +37,17 @@ def handler() -> Iterator[MetricsHandler]:
 
 
 def call(tool: str, client: str, outcome: str = "ok", upstream_ms: float = 120.0) -> None:
-    log(ToolCall(tool=tool, client=client, outcome=outcome, upstream_calls=1, upstream_ms=upstream_ms,
-                 total_ms=upstream_ms + 5, bytes=100))  # fmt: skip
+    log(
+        ToolCall(
+            tool=tool,
+            client=client,
+            outcome=outcome,
+            upstream_calls=1,
+            upstream_ms=upstream_ms,
+            total_ms=upstream_ms + 5,
+            bytes=100,
+        )
+    )
 
 
 def samples(text: str) -> dict[tuple[str, tuple], float]:
@@ -106,14 +115,18 @@ def test_workers_add_up_in_multiprocess_mode(tmp_path, monkeypatch):
     (metric,) = [m for m in by_family(collected(), lambda client: client.title()) if m.name == "tomtom_mcp_tool_calls"]
 
     assert [(s.labels, s.value) for s in metric.samples] == [
-        ({"tool": "tomtom-geocode", "outcome": "ok", "host_family": "Goose"}, 2.0)]  # fmt: skip
+        ({"tool": "tomtom-geocode", "outcome": "ok", "host_family": "Goose"}, 2.0)
+    ]
 
 
 def test_tomtom_requests_and_their_429s_are_counted(client, settings, handler):
     settings.ANALYTICS_METRICS_TOKEN = TOKEN
     log(ToolCall(tool="tomtom-metrics-429", client="goose", outcome="ok", upstream_calls=3, upstream_rate_limited=2))
-    log(ToolCall(tool="tomtom-metrics-429", client="goose", outcome="retry_later", upstream_calls=3,
-                 upstream_rate_limited=3))  # fmt: skip
+    log(
+        ToolCall(
+            tool="tomtom-metrics-429", client="goose", outcome="retry_later", upstream_calls=3, upstream_rate_limited=3
+        )
+    )
 
     found = samples(client.get("/analytics/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").text)
 

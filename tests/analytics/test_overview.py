@@ -53,8 +53,9 @@ def figures(found) -> tuple[dict, dict]:
 @pytest.mark.parametrize("preset", ["24h", "7d", "30d"])
 def test_every_preset_equals_the_raw_events_now_and_before(ops, preset):
     window = Window.preset(preset, NOW)
-    query = ReportQuery.from_filters(start=None, end=None, bucket=None, tool=None, client=None, since=window.start,
-                                     until=window.end)  # fmt: skip
+    query = ReportQuery.from_filters(
+        start=None, end=None, bucket=None, tool=None, client=None, since=window.start, until=window.end
+    )
 
     now, before = figures(overview(query, window, now=NOW))
 
@@ -75,18 +76,23 @@ def test_whole_days_and_the_tenant_and_backend_filters_equal_the_raw_events(ops)
 
 def test_a_window_is_read_from_whole_days_and_hourly_edges():
     hours, days = spans(datetime(2026, 11, 23, 15, tzinfo=UTC), datetime(2026, 11, 30, 15, tzinfo=UTC))
-    assert hours == [(datetime(2026, 11, 23, 15, tzinfo=UTC), datetime(2026, 11, 24, tzinfo=UTC)),
-                     (datetime(2026, 11, 30, tzinfo=UTC), datetime(2026, 11, 30, 15, tzinfo=UTC))]  # fmt: skip
+    assert hours == [
+        (datetime(2026, 11, 23, 15, tzinfo=UTC), datetime(2026, 11, 24, tzinfo=UTC)),
+        (datetime(2026, 11, 30, tzinfo=UTC), datetime(2026, 11, 30, 15, tzinfo=UTC)),
+    ]
     assert days == (datetime(2026, 11, 24, tzinfo=UTC), datetime(2026, 11, 30, tzinfo=UTC))
     assert spans(datetime(2026, 11, 30, 1, tzinfo=UTC), datetime(2026, 11, 30, 5, tzinfo=UTC)) == (
-        [(datetime(2026, 11, 30, 1, tzinfo=UTC), datetime(2026, 11, 30, 5, tzinfo=UTC))], None)  # fmt: skip
+        [(datetime(2026, 11, 30, 1, tzinfo=UTC), datetime(2026, 11, 30, 5, tzinfo=UTC))],
+        None,
+    )
 
 
 def test_the_worst_host_is_the_one_failing_most_with_its_change(ops, settings):
     settings.ANALYTICS_MIN_EVENTS = 5
     window = Window.preset("30d", NOW)
-    query = ReportQuery.from_filters(start=None, end=None, bucket=None, tool=None, client=None, since=window.start,
-                                     until=window.end)  # fmt: skip
+    query = ReportQuery.from_filters(
+        start=None, end=None, bucket=None, tool=None, client=None, since=window.start, until=window.end
+    )
 
     found = overview(query, window, now=NOW)
 
@@ -95,8 +101,12 @@ def test_the_worst_host_is_the_one_failing_most_with_its_change(ops, settings):
     assert worst.name == "ChatGPT/1.2026.317"
     calls = ToolCallEvent.objects.filter(client=worst.name, time__gte=window.start, time__lt=window.end)
     assert (worst.now.calls, worst.now.errors) == (calls.count(), calls.exclude(outcome="ok").count())
-    assert worst.before.calls == ToolCallEvent.objects.filter(
-        client=worst.name, time__gte=window.previous.start, time__lt=window.start).count()  # fmt: skip
+    assert (
+        worst.before.calls
+        == ToolCallEvent.objects.filter(
+            client=worst.name, time__gte=window.previous.start, time__lt=window.start
+        ).count()
+    )
 
 
 def test_the_failing_calls_group_by_message_and_a_request_id_finds_every_event(ops):
@@ -105,11 +115,18 @@ def test_the_failing_calls_group_by_message_and_a_request_id_finds_every_event(o
     groups, count = failing_call_groups(query)
 
     assert count == 3 and {(g.code, g.message) for g in groups} == set(ERRORS.items())
-    assert sum(g.count for g in groups) == ToolCallEvent.objects.filter(
-        time__gte=query.start_time, time__lt=query.end_time).exclude(outcome="ok").count()  # fmt: skip
+    assert (
+        sum(g.count for g in groups)
+        == ToolCallEvent.objects.filter(time__gte=query.start_time, time__lt=query.end_time)
+        .exclude(outcome="ok")
+        .count()
+    )
     events = request_events(JOINED, NOW - timedelta(days=1), NOW + timedelta(days=1))
     assert [(e.message, e.kind) for e in events] == [
-        ("Tool call", "ok"), ("App data", "app_data"), ("App failed", "failed")]  # fmt: skip
+        ("Tool call", "ok"),
+        ("App data", "app_data"),
+        ("App failed", "failed"),
+    ]
 
 
 def test_what_the_retention_removed_is_said_with_what_the_figures_still_count(ops):
@@ -122,6 +139,13 @@ def test_what_the_retention_removed_is_said_with_what_the_figures_still_count(op
 
     assert gap is not None and gap.kept_from == kept_from
     window = Window(query.start_time, kept_from, "")
-    assert gap.counted == overview(query, window, now=NOW).figures[1].value * overview(  # errors of those days
-        query, window, now=NOW).figures[0].value  # fmt: skip
+    assert (
+        gap.counted
+        == overview(query, window, now=NOW).figures[1].value
+        * overview(  # errors of those days
+            query, window, now=NOW
+        )
+        .figures[0]
+        .value
+    )
     assert retention_gap(ReportQuery(date(2026, 11, 10), date(2026, 11, 30)), "ToolCall") is None

@@ -21,8 +21,16 @@ from tests.analytics.conftest import D1, D2
 pytestmark = pytest.mark.django_db
 
 BOTH_DAYS = ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3))
-STATS = ("widgets_drawn", "widgets_failed", "too_large", "host_dropped", "decode_failed", "fetch_failed",
-         "unknown_events", "failure_rate")  # fmt: skip
+STATS = (
+    "widgets_drawn",
+    "widgets_failed",
+    "too_large",
+    "host_dropped",
+    "decode_failed",
+    "fetch_failed",
+    "unknown_events",
+    "failure_rate",
+)
 
 
 def day(text: str, hour: int = 0) -> datetime:
@@ -85,11 +93,31 @@ def test_a_range_without_events_is_empty(known_data):
 
 def test_who_still_calls_retired_names_or_outdated_inputs(known_data):
     assert old_callers(BOTH_DAYS) == [
-        OldCaller("outdated_call", "ChatGPT", "", "tomtom-traffic", "", "language", "string_now_list", 1,
-                  day(D2).replace(hour=9, minute=45), day(D2).replace(hour=9, minute=45)),
-        OldCaller("retired_tool", "goose", "", "tomtom-fuzzy-search", "tomtom-geocode", "", "", 2,
-                  day(D1).replace(hour=12, minute=30), day(D2).replace(hour=9, minute=30)),
-    ]  # fmt: skip
+        OldCaller(
+            "outdated_call",
+            "ChatGPT",
+            "",
+            "tomtom-traffic",
+            "",
+            "language",
+            "string_now_list",
+            1,
+            day(D2).replace(hour=9, minute=45),
+            day(D2).replace(hour=9, minute=45),
+        ),
+        OldCaller(
+            "retired_tool",
+            "goose",
+            "",
+            "tomtom-fuzzy-search",
+            "tomtom-geocode",
+            "",
+            "",
+            2,
+            day(D1).replace(hour=12, minute=30),
+            day(D2).replace(hour=9, minute=30),
+        ),
+    ]
 
 
 def test_drill_down_lists_a_hosts_failing_events_newest_first(known_data):
@@ -132,7 +160,10 @@ def test_points_from_few_events_are_hollow_and_zoom_keeps_low_rates_apart(known_
     zoomed = failure_rate_chart(BOTH_DAYS.buckets(), [r for r in rows if r.client == "claude-ai"], "day", zoom=True)
 
     assert {line.host: [p.hollow for p in line.points] for line in chart.lines} == {
-        "ChatGPT": [True], "claude-ai": [False, True], "cursor-vscode": [True, True]}  # fmt: skip
+        "ChatGPT": [True],
+        "claude-ai": [False, True],
+        "cursor-vscode": [True, True],
+    }
     # claude-ai's highest rate is 25 %: the axis ends there, so 25 % is the top (y 12) and 0 % the bottom
     assert [tick.label for tick in zoomed.y_ticks] == ["0%", "6%", "12%", "19%", "25%"]
     assert zoomed.lines[0].path == "M48.0,12.0 L860.0,260.0"
@@ -155,4 +186,6 @@ def test_totals_by_host_family(known_data):
         (None, "Goose", None, 0, 0, 1, 0, 0, 0, 0, None),
     ]
     assert [(c.client, c.kind, c.calls) for c in old_callers(query)] == [
-        ("ChatGPT", "outdated_call", 1), ("Goose", "retired_tool", 2)]  # fmt: skip
+        ("ChatGPT", "outdated_call", 1),
+        ("Goose", "retired_tool", 2),
+    ]

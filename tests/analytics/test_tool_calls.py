@@ -24,9 +24,22 @@ pytestmark = pytest.mark.django_db
 
 BOTH_DAYS = ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3))
 BY_FAMILY = ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3), group="family")
-STATS = ("calls", "errors", "error_rate", "invalid_arguments", "unavailable", "retry_later", "other_errors",
-         "p50_total_ms", "p95_total_ms", "p50_upstream_ms", "p95_upstream_ms", "upstream_calls", "bytes",
-         "bytes_per_call")  # fmt: skip
+STATS = (
+    "calls",
+    "errors",
+    "error_rate",
+    "invalid_arguments",
+    "unavailable",
+    "retry_later",
+    "other_errors",
+    "p50_total_ms",
+    "p95_total_ms",
+    "p50_upstream_ms",
+    "p95_upstream_ms",
+    "upstream_calls",
+    "bytes",
+    "bytes_per_call",
+)
 
 
 def table(rows, *dimensions: str) -> list[tuple]:
@@ -53,7 +66,12 @@ def test_a_tool_call_line_is_stored_with_every_field_once():
     assert (again.tool_calls, again.tool_calls_new) == (8, 0)
     event = ToolCallEvent.objects.get(outcome="unavailable")
     assert (event.time, event.tool, event.client, event.backend, event.transport) == (
-        datetime(2026, 11, 2, 11, tzinfo=UTC), "tomtom-routing", "claude-ai", "tomtom-maps", "http")  # fmt: skip
+        datetime(2026, 11, 2, 11, tzinfo=UTC),
+        "tomtom-routing",
+        "claude-ai",
+        "tomtom-maps",
+        "http",
+    )
     assert (event.upstream_calls, event.upstream_ms, event.total_ms, event.bytes) == (1, 1450.0, 1500.0, 300)
     assert (event.user_agent, event.request_id) == ("claude-ai/1.0", "req-1")
     assert event.raw == ""  # the columns hold the whole line
@@ -99,37 +117,61 @@ def test_totals_by_host_family_and_tool(known_calls):
     assert table(tool_call_stats(BY_FAMILY, by=("client", "tool")), "client", "tool") == [
         # calls, errors, rate, invalid, unavailable, retry, other, p50, p95, up p50, up p95, upstream, bytes, per call
         ("ChatGPT", "tomtom-geocode", 2, 1, 0.5, 0, 0, 1, 0, 75.0, 97.5, 50.0, 95.0, 2, 2_250, 1_125),
-        ("Claude (desktop, web)", "tomtom-routing", 4, 2, 0.5, 1, 1, 0, 0, 100.0, 1800.0, 350.0, 1850.0, 4, 6_500,
-         1_625),
+        (
+            "Claude (desktop, web)",
+            "tomtom-routing",
+            4,
+            2,
+            0.5,
+            1,
+            1,
+            0,
+            0,
+            100.0,
+            1800.0,
+            350.0,
+            1850.0,
+            4,
+            6_500,
+            1_625,
+        ),
         ("Claude Code", "tomtom-geocode", 1, 0, 0.0, 0, 0, 0, 0, 35.0, 48.5, 35.0, 48.5, 1, 1_000, 1_000),
         ("fleet-agent", "tomtom-routing", 1, 0, 0.0, 0, 0, 0, 0, 750.0, 975.0, 750.0, 975.0, 1, 2_000, 2_000),
-    ]  # fmt: skip
+    ]
 
 
 def test_exact_client_names_and_backends(known_calls):
     assert [(r.client, r.stats()["calls"]) for r in tool_call_stats(BOTH_DAYS, by=("client",))] == [
-        ("ChatGPT/1.2026.1", 1), ("ChatGPT/1.2026.2", 1), ("claude-ai", 4), ("claude-code", 1),
-        ("fleet-agent", 1)]  # fmt: skip
+        ("ChatGPT/1.2026.1", 1),
+        ("ChatGPT/1.2026.2", 1),
+        ("claude-ai", 4),
+        ("claude-code", 1),
+        ("fleet-agent", 1),
+    ]
     assert table(tool_call_stats(BOTH_DAYS, by=("backend",)), "backend") == [
         ("tomtom-maps", 1, 1, 1.0, 0, 1, 0, 0, 1500.0, 1950.0, 1500.0, 1950.0, 1, 300, 300),
         ("tomtom-orbis-maps", 7, 2, 2 / 7, 1, 0, 1, 0, 75.0, 825.0, 75.0, 850.0, 7, 11_450, 1_636),
-    ]  # fmt: skip
+    ]
 
 
 def test_daily_series_by_family_for_one_tool(known_calls):
     query = ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3), tool="tomtom-geocode", group="family")
 
-    assert [(r.bucket, r.client, r.stats()["calls"], r.stats()["errors"])
-            for r in tool_call_stats(query, by=("bucket", "client"))] == [
+    assert [
+        (r.bucket, r.client, r.stats()["calls"], r.stats()["errors"])
+        for r in tool_call_stats(query, by=("bucket", "client"))
+    ] == [
         (datetime(2026, 11, 2, tzinfo=UTC), "ChatGPT", 1, 0),
         (datetime(2026, 11, 2, tzinfo=UTC), "Claude Code", 1, 0),
         (datetime(2026, 11, 3, tzinfo=UTC), "ChatGPT", 1, 1),
-    ]  # fmt: skip
+    ]
 
 
 def test_a_chart_sums_only_the_counts_and_gets_the_same_calls_and_errors(known_calls):
-    for query in (ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3), group="family"),
-                  ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3), bucket="hour")):  # fmt: skip
+    for query in (
+        ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3), group="family"),
+        ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3), bucket="hour"),
+    ):
         full = tool_call_stats(query, by=("bucket", "client"))
         counts = tool_call_stats(query, by=("bucket", "client"), figures="counts")
 
@@ -145,7 +187,9 @@ def test_a_family_filter_covers_every_name_in_it(known_calls):
     query = ReportQuery(start=date(2026, 11, 2), end=date(2026, 11, 3), family="ChatGPT")
 
     assert [(r.client, r.stats()["calls"]) for r in tool_call_stats(query, by=("client",))] == [
-        ("ChatGPT/1.2026.1", 1), ("ChatGPT/1.2026.2", 1)]  # fmt: skip
+        ("ChatGPT/1.2026.1", 1),
+        ("ChatGPT/1.2026.2", 1),
+    ]
 
 
 def test_percentiles_interpolate_inside_the_bucket():
@@ -174,7 +218,10 @@ def test_the_daily_rollup_is_the_sum_of_the_hourly_one(known_calls):
         totals[row.client] = totals.get(row.client, 0) + row.stats()["calls"]
     assert totals == {row.client: row.stats()["calls"] for row in by_day}
     assert [(r.bucket.hour, r.client, r.stats()["calls"]) for r in by_hour][:3] == [
-        (10, "ChatGPT/1.2026.1", 1), (10, "claude-ai", 3), (10, "claude-code", 1)]  # fmt: skip
+        (10, "ChatGPT/1.2026.1", 1),
+        (10, "claude-ai", 3),
+        (10, "claude-code", 1),
+    ]
 
 
 def figures_from_events(
@@ -190,9 +237,11 @@ def figures_from_events(
         "total_timed": Count("total_ms"),
         "upstream_timed": Count("time", filter=timed_upstream),
         **{f"total_le_{ms}": Count("time", filter=Q(total_ms__lte=ms)) for ms in LATENCY_BOUNDS_MS},
-        **{f"upstream_le_{ms}": Count("time", filter=timed_upstream & Q(upstream_ms__lte=ms))
-           for ms in LATENCY_BOUNDS_MS},
-    }  # fmt: skip
+        **{
+            f"upstream_le_{ms}": Count("time", filter=timed_upstream & Q(upstream_ms__lte=ms))
+            for ms in LATENCY_BOUNDS_MS
+        },
+    }
     aggregates.update({column: Count("time", filter=Q(outcome=name)) for name, column in OUTCOME_COLUMNS.items()})
     aggregates["outcome_other"] = Count("time", filter=~Q(outcome__in=KNOWN_OUTCOMES))
     grouped = (

@@ -52,8 +52,16 @@ def written(event, caplog) -> dict:
 
 
 def test_a_line_is_the_envelope_then_the_marks_then_the_fields_in_their_declared_order(caplog):
-    line = written(AppData(tool="tomtom-routing", client="claude-ai", delivery="inline", raw_bytes=9,
-                           simplification=Simplification(points=3, max_error_m=2.0)), caplog)  # fmt: skip
+    line = written(
+        AppData(
+            tool="tomtom-routing",
+            client="claude-ai",
+            delivery="inline",
+            raw_bytes=9,
+            simplification=Simplification(points=3, max_error_m=2.0),
+        ),
+        caplog,
+    )
 
     assert list(line) == [*ENVELOPE, "event", "kind", "tool", "client", "delivery", "raw_bytes", "simplification"]
     assert (line["message"], line["level"], line["kind"]) == ("App data", "info", "app_data")

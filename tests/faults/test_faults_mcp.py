@@ -71,10 +71,18 @@ FAMILIES: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
 WRONG_FOR_EVERY_FAMILY = {
     key: "x"
     for key in (
-        "results", "addresses", "poiCategories", "routes", "reachableRange", "incidents", "data",
-        "optimizedOrder", "summary", "matrix",
+        "results",
+        "addresses",
+        "poiCategories",
+        "routes",
+        "reachableRange",
+        "incidents",
+        "data",
+        "optimizedOrder",
+        "summary",
+        "matrix",
     )
-}  # fmt: skip
+}
 """A 200 answer whose every top-level member a family reads is a string."""
 
 
@@ -92,6 +100,8 @@ def near_date() -> str:
 
 
 # (id, how the stand-in answers, the error code every family must end with[, text of its message])
+# A table, one case a line so the cases read down one column: the formatter leaves it as written.
+# fmt: off
 FAULTS: list[tuple[Any, ...]] = [
     ("429 Retry-After seconds", {"status": 429, "headers": {"Retry-After": "120"}}, "retry_later"),
     ("429 Retry-After zero", {"status": 429, "headers": {"Retry-After": "0"}}, "retry_later"),
@@ -116,7 +126,8 @@ FAULTS: list[tuple[Any, ...]] = [
     ("oversized, Content-Length", {"respond": lambda: faults.oversized(3 * MiB, declare_length=True)}, "malformed", "TOMTOM_MAX_BODY_BYTES"),
     ("oversized, chunked", {"respond": lambda: faults.oversized(3 * MiB)}, "malformed", "TOMTOM_MAX_BODY_BYTES"),
     ("decompression bomb", {"respond": lambda: faults.decompression_bomb(16 * MiB)}, "malformed", "TOMTOM_MAX_DECODED_BYTES"),
-]  # fmt: skip
+]
+# fmt: on
 
 
 @pytest.fixture(scope="module")

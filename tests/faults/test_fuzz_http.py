@@ -345,7 +345,7 @@ def test_a_real_server_answers_hostile_bodies_without_tracebacks():
         b"\x00\xff" * 100,
         encode(PING)[:-3],
         b"",  # (Django's test client sends no Content-Type with an empty body)
-    ]  # fmt: skip
+    ]
     headers = {"Content-Type": "application/json", **HEADERS}
     with server_process() as base:
         answers = [httpx.post(base + "/mcp", content=body, headers=headers) for body in hostile]

@@ -66,6 +66,8 @@ def changed(name: str, path: tuple[Any, ...], value: Any) -> Any:
 
 
 # (id, call, {(method, pattern): body}, text the message must contain)
+# A table, one case a line so the cases read down one column: the formatter leaves it as written.
+# fmt: off
 CASES = [
     ("results not a list", "geocode", {ANY_GET: {"results": "x"}}, "`results` is a string, not a list"),
     ("null result", "geocode", {ANY_GET: changed("geocode.json", ("results", 0), None)}, "`results[0]` is null"),
@@ -119,7 +121,8 @@ CASES = [
     ("null route, optimize", "optimize", {ANY_POST: ORDER, ANY_GET: {"routes": [None]}}, "`route.routes[0]` is null"),
     ("text time, optimize", "optimize", {ANY_POST: ORDER, ANY_GET: changed("given_order_route.json", ("routes", 0, "summary", "travelTimeInSeconds"), "long")}, "`route.routes[0].summary.travelTimeInSeconds` is a string"),
     ("text latitude, optimize geometry", "optimize-geometry", {ANY_POST: ORDER, ANY_GET: changed("given_order_route.json", ("routes", 0, "legs", 0, "points", 1), {"latitude": "x", "longitude": 4.9})}, "`route.legs[0].points[1].latitude` is a string"),
-]  # fmt: skip
+]
+# fmt: on
 
 
 @pytest.mark.parametrize(("call", "answers", "text"), [pytest.param(*case[1:], id=case[0]) for case in CASES])

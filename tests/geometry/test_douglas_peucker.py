@@ -102,8 +102,13 @@ def test_a_ring_keeps_its_vertex_farthest_from_its_start_when_the_start_is_its_o
     """East along the equator, a step north, back west, up a spur and down to the start: the far
     east corner is farthest from the start (0.80 degrees), though within 0.05 of the segment a
     non-zero chord eastwards would be; the spur's tip (0.30) must not hide it."""
-    legs = [((0, 0), (0.8, 0), 1000), ((0.8, 0), (0.8, 0.05), 100), ((0.8, 0.05), (0, 0.05), 1000),
-            ((0, 0.05), (0, 0.3), 500), ((0, 0.3), (0, 0), 500)]  # fmt: skip
+    legs = [
+        ((0, 0), (0.8, 0), 1000),
+        ((0.8, 0), (0.8, 0.05), 100),
+        ((0.8, 0.05), (0, 0.05), 1000),
+        ((0, 0.05), (0, 0.3), 500),
+        ((0, 0.3), (0, 0), 500),
+    ]
     ring = np.vstack([np.linspace(a, b, k, endpoint=False) for a, b, k in legs] + [[[0.0, 0.0]]])
     both(ring, 3)
     kept, _ = priority_dp(ring[:, 0], ring[:, 1], 3, NONE)

@@ -139,10 +139,16 @@ def test_anything_else_is_left_to_the_value_by_value_reading(coords):
 
 @pytest.mark.parametrize(
     "coords",
-    [[[180.0, 90.0], [-180.5, 0.0]], [[0.0, -90.1]], [[0.0, math.nan]], [[math.inf, 0.0]], [[0.0, 0.0, math.nan]],
-     [[0.0, 0.0], [0.0, 0.0, -math.inf]]],
+    [
+        [[180.0, 90.0], [-180.5, 0.0]],
+        [[0.0, -90.1]],
+        [[0.0, math.nan]],
+        [[math.inf, 0.0]],
+        [[0.0, 0.0, math.nan]],
+        [[0.0, 0.0], [0.0, 0.0, -math.inf]],
+    ],
     ids=["longitude", "latitude", "NaN", "infinite", "NaN altitude", "infinite altitude"],
-)  # fmt: skip
+)
 def test_values_out_of_range_are_flagged(coords):
     read = kernel.read_positions(coords)
     if len({len(position) for position in coords}) > 1:

@@ -52,8 +52,11 @@ def test_retire_a_dropped_name(admin_client, release):
     assert response.status_code == 200
     retired = RetiredTool.objects.get(tool_id="demo-old")
     assert (retired.replaced_by, retired.since, retired.release, retired.message) == (
-        ["demo-next", "demo-live"], date(2026, 5, 1), "2.0", "Use next.",
-    )  # fmt: skip
+        ["demo-next", "demo-live"],
+        date(2026, 5, 1),
+        "2.0",
+        "Use next.",
+    )
     assert history(retired) == [(ADDITION, "demo-old (retired)")]
     assert "Kill switch" not in response.content.decode()
 
@@ -115,8 +118,12 @@ def test_the_pickers_offer_live_tools_and_show_each_names_status(admin_client, r
     ours = [label for label in picker_options(page, "tool") if label.startswith("demo-")]  # the seeded ones: dropped
     assert ours == ["demo-live (live)", "demo-next (live)", "demo-old (dropped)"]
     listing = admin_client.get(reverse("admin:tools_toolname_changelist")).content.decode()
-    for name, status in [("demo-gone", "retired"), ("demo-killed", "retired"), ("demo-live", "live"),
-                         ("demo-old", "dropped")]:  # fmt: skip
+    for name, status in [
+        ("demo-gone", "retired"),
+        ("demo-killed", "retired"),
+        ("demo-live", "live"),
+        ("demo-old", "dropped"),
+    ]:
         assert f'>{name}</a></th><td class="field-status">{status}</td>' in listing
 
 
@@ -256,8 +263,16 @@ def test_admin_saves_write_governance_events_with_the_user(admin_client, admin_u
 
 
 def test_contract_change_saves_are_recorded_with_the_user(admin_client, admin_user, release):
-    form = {"tool": "demo-live", "input": "gone", "kind": "removed", "new_input": "", "was": "", "now": "",
-            "since": "2026-05-01", "instead": "Leave it out."}  # fmt: skip
+    form = {
+        "tool": "demo-live",
+        "input": "gone",
+        "kind": "removed",
+        "new_input": "",
+        "was": "",
+        "now": "",
+        "since": "2026-05-01",
+        "instead": "Leave it out.",
+    }
     assert admin_client.post(reverse("admin:tools_contractchange_add"), form).status_code == 302
     change = ContractChange.objects.get(tool_id="demo-live", input="gone")
     assert admin_client.post(reverse("admin:tools_contractchange_delete", args=[change.pk]), {"post": "yes"})
@@ -267,11 +282,13 @@ def test_contract_change_saves_are_recorded_with_the_user(admin_client, admin_us
 
 
 def test_the_history_page_lists_every_change_in_order(admin_client, admin_user, release):
-    services.retired_tool_create(name="demo-old", replaced_by=["demo-live"], message="First.", by=admin_user,
-                                 via="admin")  # fmt: skip
+    services.retired_tool_create(
+        name="demo-old", replaced_by=["demo-live"], message="First.", by=admin_user, via="admin"
+    )
     retired = RetiredTool.objects.get(tool_id="demo-old")
-    services.retired_tool_update(retired=retired, replaced_by=["demo-next"], since=retired.since, release="2.0",
-                                 message="Second.")  # fmt: skip
+    services.retired_tool_update(
+        retired=retired, replaced_by=["demo-next"], since=retired.since, release="2.0", message="Second."
+    )
     page = admin_client.get(reverse("admin:tools_toolname_governance", args=["demo-old"])).content.decode()
     rows = page.split('<table id="governance-history">', 1)[1].split("</table>", 1)[0].split("<tr>")[2:]
     assert len(rows) == 3

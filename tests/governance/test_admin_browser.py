@@ -14,8 +14,15 @@ import pytest
 from tools.governance import services
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-quic"]  # fmt: skip
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 WIDTH = 1280
 
 pytestmark = [
@@ -29,10 +36,12 @@ pytestmark = [
 @pytest.fixture
 def product_manager(live_server: Any, client: Any, django_user_model: Any) -> list[dict[str, str]]:
     services.deprecation_create(
-        name="tomtom-traffic", replaced_by=["tomtom-routing", "tomtom-geocode"], retire_on=date(2099, 6, 1),
+        name="tomtom-traffic",
+        replaced_by=["tomtom-routing", "tomtom-geocode"],
+        retire_on=date(2099, 6, 1),
         reason="Incidents now come with routes: ask tomtom-routing for the route and its traffic, or "
         "tomtom-geocode for a place first; a long reason, as product staff write them.",
-    )  # fmt: skip
+    )
     services.ledger_add(name="tomtom-search", first_seen=date(2025, 6, 30))
     services.alias_create(name="tomtom-search", target="tomtom-fuzzy-search", arguments={"q": "query"})
     client.force_login(django_user_model.objects.create_superuser("pm", "pm@example.com", "pw"))

@@ -232,8 +232,12 @@ def test_a_tool_left_out_of_the_fixture_fails_plain_manage_py_check(tmp_path):
         "from django.core.management import execute_from_command_line\n"
         "execute_from_command_line(['manage.py', 'check'])\n"
     )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tomtom_mcp.settings", "DOTENV_PATH": "/nonexistent",
-           "DATABASE_URL": f"sqlite:///{tmp_path / 'never-migrated.sqlite3'}"}  # fmt: skip
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tomtom_mcp.settings",
+        "DOTENV_PATH": "/nonexistent",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'never-migrated.sqlite3'}",
+    }
     setup = "import django\ndjango.setup()\n"
     done = subprocess.run([sys.executable, "-c", setup + script], cwd=REPO, env=env, capture_output=True, text=True)
     assert done.returncode == 1
@@ -290,10 +294,13 @@ def test_e014_an_alias_is_not_registered():
 
 @pytest.mark.parametrize(
     ("replaced_by", "problem"),
-    [(("demo-gone",), "demo-gone is not a live tool"), (("demo-live",), "demo-live cannot replace itself"),
-     (("demo-next", "demo-next"), "names a tool twice")],
+    [
+        (("demo-gone",), "demo-gone is not a live tool"),
+        (("demo-live",), "demo-live cannot replace itself"),
+        (("demo-next", "demo-next"), "names a tool twice"),
+    ],
     ids=["missing", "itself", "twice"],
-)  # fmt: skip
+)
 def test_e015_a_deprecated_tools_replacements_are_live(replaced_by, problem):
     wrong = lifecycle(deprecated=[Deprecation("demo-live", replaced_by, DAY, LATER)], retired=[("demo-old", [])])
     assert surface_issues(wrong, PAIR, day=TODAY) == [error("E015", "demo-live", problem=problem)]
@@ -307,14 +314,15 @@ def test_e016_an_alias_renames_arguments_to_inputs_of_its_target():
 
 
 def test_e017_one_state_at_a_time():
-    both = lifecycle(deprecated=[Deprecation("demo-old", ("demo-next",), DAY, LATER)],
-                     aliases=[Alias("demo-old", "demo-next", DAY, (), LATER)])  # fmt: skip
+    both = lifecycle(
+        deprecated=[Deprecation("demo-old", ("demo-next",), DAY, LATER)],
+        aliases=[Alias("demo-old", "demo-next", DAY, (), LATER)],
+    )
     assert error("E017", "demo-old", states="deprecated and an alias") in surface_issues(both, PAIR, day=TODAY)
 
 
 def test_w002_w003_a_deprecated_tool_says_what_replaces_it_and_when_it_goes():
-    vague = lifecycle(deprecated=[Deprecation("demo-live", (), DAY)],
-                      aliases=[Alias("demo-old", "demo-next", DAY)])  # fmt: skip
+    vague = lifecycle(deprecated=[Deprecation("demo-live", (), DAY)], aliases=[Alias("demo-old", "demo-next", DAY)])
     issues = surface_issues(vague, PAIR, day=TODAY)
     assert issues == [
         error("W002", "demo-live"),
@@ -329,8 +337,9 @@ def test_e112_to_e117_w102_w103_judge_the_tables(consistent_database, use_regist
     live = sorted(consistent_database.ledger_names - set(consistent_database.retired_by_name))
     DeprecatedTool.objects.create(tool_id=live[0], replaced_by=[], since=DAY)  # written around the services
     ToolName.objects.create(name="demo-old", first_seen=DAY)
-    ToolAlias.objects.create(tool_id="demo-old", target_id=live[1], arguments={"x": "nope"}, since=DAY,
-                             retire_on=date(2027, 1, 1))  # fmt: skip
+    ToolAlias.objects.create(
+        tool_id="demo-old", target_id=live[1], arguments={"x": "nope"}, since=DAY, retire_on=date(2027, 1, 1)
+    )
     issues = check_tables(databases=["default"])
     assert issues[:5] == [
         error("E016", "demo-old", tables=True, problem=f"nope (for x) is not an input of {live[1]}"),
@@ -338,10 +347,12 @@ def test_e112_to_e117_w102_w103_judge_the_tables(consistent_database, use_regist
         error("E013", "demo-old", tables=True, state="An alias", retire_on="2027-01-01"),
         error("W003", live[0], tables=True, state="Deprecated"),
         django_checks.Warning(
-            checks.W001.format(sections="ledger, deprecated tools, aliases"), hint=checks.W001_HINT,
-            obj=checks.FIXTURE_NAME, id="tools.W001",
+            checks.W001.format(sections="ledger, deprecated tools, aliases"),
+            hint=checks.W001_HINT,
+            obj=checks.FIXTURE_NAME,
+            id="tools.W001",
         ),
-    ]  # fmt: skip
+    ]
 
 
 def test_w001_the_database_and_the_fixture_agree(tmp_path):

@@ -28,11 +28,21 @@ def history(name: str) -> list[tuple[str, str, str, str]]:
 
 def test_one_tool_through_every_command(governance_clock, django_user_model):
     django_user_model.objects.create_user("pm")
-    assert run("deprecate_tool", "tomtom-traffic", "--replaced-by", "tomtom-routing", "--replaced-by",
-               "tomtom-geocode", "--reason", "Incidents now come with routes.", "--by", "pm") == (
+    assert run(
+        "deprecate_tool",
+        "tomtom-traffic",
+        "--replaced-by",
+        "tomtom-routing",
+        "--replaced-by",
+        "tomtom-geocode",
+        "--reason",
+        "Incidents now come with routes.",
+        "--by",
+        "pm",
+    ) == (
         "tomtom-traffic is deprecated, with no retire-on date; callers are told to use tomtom-routing or "
         "tomtom-geocode; every replica answers so within 5 s plus one request."
-    )  # fmt: skip
+    )
     assert run("schedule_retirement", "tomtom-traffic", "2027-01-15") == (
         "tomtom-traffic is retired on every replica from 2027-01-15 00:00 UTC."
     )
@@ -48,8 +58,10 @@ def test_one_tool_through_every_command(governance_clock, django_user_model):
         "answers so within 5 s plus one request."
     )
     retired = RetiredTool.objects.get(tool_id="tomtom-traffic")
-    assert (retired.replaced_by, retired.message) == (["tomtom-routing", "tomtom-geocode"],
-                                                      "Incidents now come with routes.")  # fmt: skip
+    assert (retired.replaced_by, retired.message) == (
+        ["tomtom-routing", "tomtom-geocode"],
+        "Incidents now come with routes.",
+    )
     with pytest.raises(CommandError, match="--reason"):
         run("unretire_tool", "tomtom-traffic")
     assert run("unretire_tool", "tomtom-traffic", "--reason", "Customers need incidents by area.").startswith(
@@ -74,11 +86,20 @@ def test_an_alias_from_the_command_line(governance_clock, tmp_path):
     from tools.governance import services
 
     services.ledger_add(name="tomtom-search", first_seen=date(2025, 6, 30))
-    assert run("alias_tool", "tomtom-search", "tomtom-fuzzy-search", "--argument", "q=query", "--argument",
-               "ui=", "--retire-on", "2027-03-01") == (
+    assert run(
+        "alias_tool",
+        "tomtom-search",
+        "tomtom-fuzzy-search",
+        "--argument",
+        "q=query",
+        "--argument",
+        "ui=",
+        "--retire-on",
+        "2027-03-01",
+    ) == (
         "tomtom-search is an alias of tomtom-fuzzy-search, until 2027-03-01; every replica answers so within 5 s "
         "plus one request."
-    )  # fmt: skip
+    )
     assert ToolAlias.objects.get(tool_id="tomtom-search").arguments == {"q": "query", "ui": None}
     with pytest.raises(CommandError, match="Refused, nothing changed:\n  arguments: qeury \\(for q\\) is not an input"):
         run("alias_tool", "tomtom-search", "--argument", "q=qeury")

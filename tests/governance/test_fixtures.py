@@ -196,8 +196,9 @@ def test_apply_then_export_is_byte_identical_with_every_lifecycle_state(tmp_path
     call_command("export_tool_surface", output=exported, stdout=io.StringIO())
     assert exported.read_bytes() == wanted.read_bytes()
     assert [(e.subject, e.action) for e in GovernanceEvent.objects.filter(tool="tomtom-search")] == [
-        ("ledger", "created"), ("alias", "created"),
-    ]  # fmt: skip
+        ("ledger", "created"),
+        ("alias", "created"),
+    ]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -208,8 +209,14 @@ def test_a_new_database_is_seeded_with_every_lifecycle_state(tmp_path):
     surface = every_state(fixtures.read_fixture())
     fixtures.write_fixture(surface, path)
     call_command("flush", interactive=False, inhibit_post_migrate=True, verbosity=0)  # a new database
-    assert fixtures.seed_if_empty(ledger=ToolName, retired=RetiredTool, changes=ContractChange,
-                                  deprecated=DeprecatedTool, aliases=ToolAlias, path=path)  # fmt: skip
+    assert fixtures.seed_if_empty(
+        ledger=ToolName,
+        retired=RetiredTool,
+        changes=ContractChange,
+        deprecated=DeprecatedTool,
+        aliases=ToolAlias,
+        path=path,
+    )
     assert selectors.tool_surface() == surface
 
 

@@ -100,8 +100,10 @@ async def test_answers_over_http(tmp_path, stub):
     [outdated_line] = app_status_lines(log, "outdated_call")
     assert (retired_line["tool"], retired_line["client"]) == ("tomtom-waypoint-routing", "legacy-agent")
     assert (outdated_line["tool"], outdated_line["client"], outdated_line["input"]) == (
-        "tomtom-traffic", "legacy-agent", "fields",
-    )  # fmt: skip
+        "tomtom-traffic",
+        "legacy-agent",
+        "fields",
+    )
 
 
 async def killed_on(base: str, started: float, deadline: float) -> float:
@@ -120,8 +122,11 @@ async def killed_on(base: str, started: float, deadline: float) -> float:
 async def test_the_kill_switch_reaches_every_replica_without_a_restart(tmp_path, stub):
     stub.route("GET", r".*/incidentDetails", json_body={"incidents": []})
     with shared_database(tmp_path) as database:
-        env = {"DATABASE_URL": database, "TOMTOM_API_BASE_URL": stub.base_url,
-               "GOVERNANCE_REFRESH_SECONDS": str(REFRESH_SECONDS)}  # fmt: skip
+        env = {
+            "DATABASE_URL": database,
+            "TOMTOM_API_BASE_URL": stub.base_url,
+            "GOVERNANCE_REFRESH_SECONDS": str(REFRESH_SECONDS),
+        }
         with server_process(env) as first, server_process(env) as second:
             for base in (first, second):
                 async with http_client(base + "/mcp") as client:

@@ -22,15 +22,21 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def release(use_registry, governance_clock):
-    use_registry(fake_tool("demo-live", query=str, old=str), fake_tool("demo-next", query=str),
-                 fake_tool("demo-other"))  # fmt: skip
+    use_registry(fake_tool("demo-live", query=str, old=str), fake_tool("demo-next", query=str), fake_tool("demo-other"))
     for name in ("demo-live", "demo-next", "demo-other", "demo-old"):
         services.ledger_add(name=name, first_seen=date(2026, 1, 1))
 
 
 def deprecate_form(**overrides: object) -> dict[str, object]:
-    return {"tool": "demo-live", "replaced_by__demo-next": "2", "replaced_by__demo-other": "1",
-            "retire_on": "2027-01-15", "reason": "Merged.", "since": "2027-01-10", **overrides}  # fmt: skip
+    return {
+        "tool": "demo-live",
+        "replaced_by__demo-next": "2",
+        "replaced_by__demo-other": "1",
+        "retire_on": "2027-01-15",
+        "reason": "Merged.",
+        "since": "2027-01-10",
+        **overrides,
+    }
 
 
 def test_deprecate_with_replacements_in_the_order_numbered(admin_client, admin_user, release):
@@ -48,11 +54,15 @@ def test_deprecate_with_replacements_in_the_order_numbered(admin_client, admin_u
 
 @pytest.mark.parametrize(
     ("overrides", "shown"),
-    [({"retire_on": "2027-01-10"}, "2027-01-10 is not after today (2027-01-10, UTC): retire the tool now instead."),
-     ({"replaced_by__demo-next": "", "replaced_by__demo-other": "", "replaced_by__demo-live": "1"},
-      "demo-live cannot replace itself.")],
+    [
+        ({"retire_on": "2027-01-10"}, "2027-01-10 is not after today (2027-01-10, UTC): retire the tool now instead."),
+        (
+            {"replaced_by__demo-next": "", "replaced_by__demo-other": "", "replaced_by__demo-live": "1"},
+            "demo-live cannot replace itself.",
+        ),
+    ],
     ids=["date not in the future", "itself"],
-)  # fmt: skip
+)
 def test_a_broken_rule_shows_on_the_deprecation_form(admin_client, release, overrides, shown):
     response = admin_client.post(reverse("admin:tools_deprecatedtool_add"), deprecate_form(**overrides))
     assert response.status_code == 200 and shown in response.content.decode()
@@ -73,14 +83,22 @@ def test_withdraw_a_deprecation_and_retire_one_now(admin_client, release):
     assert "demo-live becomes a plain live tool again" in admin_client.get(undo).content.decode()
     assert admin_client.post(undo, {"reason": "Customers need it."}).status_code == 302
     assert not DeprecatedTool.objects.exists()
-    assert GovernanceEvent.objects.filter(tool="demo-live").last().message.startswith(
-        "Withdrew the deprecation of demo-live: Customers need it."
+    assert (
+        GovernanceEvent.objects.filter(tool="demo-live")
+        .last()
+        .message.startswith("Withdrew the deprecation of demo-live: Customers need it.")
     )
 
 
 def test_an_alias_with_an_argument_mapping(admin_client, release):
-    form = {"tool": "demo-old", "target": "demo-next", "arguments": "q = query\nui =", "retire_on": "2027-03-01",
-            "reason": "Renamed.", "since": "2027-01-10"}  # fmt: skip
+    form = {
+        "tool": "demo-old",
+        "target": "demo-next",
+        "arguments": "q = query\nui =",
+        "retire_on": "2027-03-01",
+        "reason": "Renamed.",
+        "since": "2027-01-10",
+    }
     wrong = admin_client.post(reverse("admin:tools_toolalias_add"), {**form, "arguments": "q = qeury"})
     assert "qeury (for q) is not an input of demo-next." in wrong.content.decode()
     assert admin_client.post(reverse("admin:tools_toolalias_add"), form).status_code == 302
@@ -102,16 +120,24 @@ def test_each_tools_page_shows_who_still_calls_it(admin_client, release):
 
     row = services.deprecation_create(name="demo-live", replaced_by=["demo-next"])
     yesterday = (datetime.now(UTC) - timedelta(days=1)).replace(microsecond=0).isoformat().replace("+00:00", "")
-    ingest(line(DeprecatedToolCalled, yesterday, tool="demo-live", client="claude-ai", tenant="acme",
-                replaced_by=["demo-next"]),
-           line(DeprecatedToolCalled, yesterday, tool="demo-live", client="fleet-agent",
-                replaced_by=["demo-next"]))  # fmt: skip
+    ingest(
+        line(
+            DeprecatedToolCalled,
+            yesterday,
+            tool="demo-live",
+            client="claude-ai",
+            tenant="acme",
+            replaced_by=["demo-next"],
+        ),
+        line(DeprecatedToolCalled, yesterday, tool="demo-live", client="fleet-agent", replaced_by=["demo-next"]),
+    )
     page = admin_client.get(reverse("admin:tools_deprecatedtool_change", args=[row.pk])).content.decode()
     panel = page.split('id="still-calling"', 1)[1].split("</fieldset>", 1)[0]
     assert "Who still calls demo-live" in panel
     cells = [row.split("<td>")[1:4] for row in panel.split("<tr>")[2:]]
     assert [[cell.split("</td>")[0] for cell in cells_of] for cells_of in cells] == [
-        ["Claude (desktop, web)", "claude-ai", "acme"], ["fleet-agent", "fleet-agent", "— (API key)"]
+        ["Claude (desktop, web)", "claude-ai", "acme"],
+        ["fleet-agent", "fleet-agent", "— (API key)"],
     ]
     assert "/api/analytics/still-calling?tool=demo-live" in panel
 
@@ -132,8 +158,9 @@ def test_the_fixture_page_shows_the_change_offers_the_file_and_says_what_check_d
     assert '<span class="added">+      &quot;name&quot;: &quot;tomtom-traffic&quot;,</span>' in page
     now = page.split('id="checks-now"', 1)[1].split("</ul>", 1)[0]
     assert [line.split("</strong>")[0] for line in now.split("<strong>")[1:]] == [
-        "tools/fixtures/tool_surface.json: (tools.E100)", "tools/fixtures/tool_surface.json: (tools.W001)",
-    ]  # fmt: skip
+        "tools/fixtures/tool_surface.json: (tools.E100)",
+        "tools/fixtures/tool_surface.json: (tools.W001)",
+    ]
     assert 'id="checks-after">No issues: it passes.' in page
     download = admin_client.get(url + "?download=1")
     assert download["Content-Disposition"] == 'attachment; filename="tool_surface.json"'
@@ -150,8 +177,12 @@ def test_the_status_column_and_history_name_every_state(admin_client, release):
     services.alias_create(name="demo-old", target="demo-next")
     services.retired_tool_create(name="demo-other", replaced_by=["demo-next"])
     listing = admin_client.get(reverse("admin:tools_toolname_changelist")).content.decode()
-    for name, status in [("demo-live", "deprecated, retired on 2027-01-15"), ("demo-next", "live"),
-                         ("demo-old", "alias"), ("demo-other", "retired")]:  # fmt: skip
+    for name, status in [
+        ("demo-live", "deprecated, retired on 2027-01-15"),
+        ("demo-next", "live"),
+        ("demo-old", "alias"),
+        ("demo-other", "retired"),
+    ]:
         assert f'>{name}</a></th><td class="field-status">{status}</td>' in listing
     history = admin_client.get(reverse("admin:tools_toolname_governance", args=["demo-live"])).content.decode()
     assert 'id="tool-status">deprecated<' in history and ">Deprecation</a>" in history

@@ -38,8 +38,14 @@ BBOX = {"bbox": [4.8, 52.3, 4.9, 52.4]}
 
 def django_output(database_url: str, code: str, env: dict[str, str]) -> str:
     script = f"import django\ndjango.setup()\n{code}"
-    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env={**django_env(database_url), **env},
-                          check=True, capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        env={**django_env(database_url), **env},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return done.stdout
 
 
@@ -59,14 +65,19 @@ def result(answer) -> dict:
 
 async def test_the_lifecycle_reaches_both_replicas(tmp_path: Path, stub):
     stub.route("GET", r".*/incidentDetails", json_body={"incidents": []})
-    stub.route("GET", r"/maps/orbis/places/search/.*", json_body=json.loads((REPO / "tests/data/poi_search.json")
-                                                                            .read_text()))  # fmt: skip
+    stub.route(
+        "GET", r"/maps/orbis/places/search/.*", json_body=json.loads((REPO / "tests/data/poi_search.json").read_text())
+    )
     clock_file = tmp_path / "now"
     clock.write(clock_file, BEFORE)
     clocked = {"GOVERNANCE_CLOCK": clock.PATH, clock.CLOCK_FILE: str(clock_file)}
     with shared_database(tmp_path) as database:
-        env = {"DATABASE_URL": database, "TOMTOM_API_BASE_URL": stub.base_url,
-               "GOVERNANCE_REFRESH_SECONDS": str(REFRESH_SECONDS), **clocked}  # fmt: skip
+        env = {
+            "DATABASE_URL": database,
+            "TOMTOM_API_BASE_URL": stub.base_url,
+            "GOVERNANCE_REFRESH_SECONDS": str(REFRESH_SECONDS),
+            **clocked,
+        }
         logs = []
         with server_process(env) as first:
             with server_process(env) as second:
@@ -78,7 +89,9 @@ async def test_the_lifecycle_reaches_both_replicas(tmp_path: Path, stub):
                 assert all("Deprecated" not in tools["tomtom-traffic"].description for tools in names.values())
 
                 # The product manager deprecates tomtom-traffic and renames tomtom-search (the admin's services).
-                run_django(database, f"""
+                run_django(
+                    database,
+                    f"""
 import os
 os.environ.update({clocked!r})
 from datetime import date
@@ -88,7 +101,8 @@ services.deprecation_create(name="tomtom-traffic", replaced_by=["tomtom-routing"
 services.ledger_add(name="tomtom-search", first_seen=date(2025, 6, 30))
 services.alias_create(name="tomtom-search", target="tomtom-fuzzy-search", arguments={{"q": "query"}},
                       retire_on=date.fromisoformat("{RETIRE_ON}"), reason="Renamed tomtom-fuzzy-search.")
-""")  # fmt: skip
+""",
+                )
                 saved = time.monotonic()
                 seen = {}
                 for name, base in replicas.items():
@@ -103,14 +117,17 @@ services.alias_create(name="tomtom-search", target="tomtom-fuzzy-search", argume
                         listed = {tool.name for tool in (await c.list_tools(cache_mode="bypass")).tools}
                         traffic = result(await c.call_tool("tomtom-traffic", BBOX))
                         alias = await c.call_tool("tomtom-search", {"q": "coffee"})
-                        outdated = result(await c.call_tool(
-                            "tomtom-ev-routing", {"origin": [4.89, 52.37], "destination": [4.47, 51.92]}
-                        ))  # fmt: skip
+                        outdated = result(
+                            await c.call_tool(
+                                "tomtom-ev-routing", {"origin": [4.89, 52.37], "destination": [4.47, 51.92]}
+                            )
+                        )
                     assert "tomtom-search" not in listed and "tomtom-traffic" in listed
                     assert next(iter(traffic)) == "notice" and traffic["notice"] == NOTICE and "incidents" in traffic
                     assert alias.is_error is False
-                    assert result(alias)["notice"].startswith("tomtom-search is deprecated, retired on 2027-01-15: "
-                                                              "call tomtom-fuzzy-search instead")  # fmt: skip
+                    assert result(alias)["notice"].startswith(
+                        "tomtom-search is deprecated, retired on 2027-01-15: call tomtom-fuzzy-search instead"
+                    )
                     assert outdated["error"]["arguments"] == ["origin", "destination"]
                     assert "origin: removed" in outdated["error"]["message"]
                     assert "destination: removed" in outdated["error"]["message"]
@@ -137,7 +154,10 @@ services.alias_create(name="tomtom-search", target="tomtom-fuzzy-search", argume
             logs.append(server_process.last_log)
         logs.append(server_process.last_log)
 
-        recorded = json.loads(django_output(database, """
+        recorded = json.loads(
+            django_output(
+                database,
+                """
 import json
 from tools.models import GovernanceEvent, RetiredTool
 print(json.dumps({
@@ -146,22 +166,36 @@ print(json.dumps({
     "events": sorted([e.tool, e.subject, e.action, e.via] for e in GovernanceEvent.objects.filter(
         tool__in=["tomtom-traffic", "tomtom-search"], via="schedule")),
 }))
-""", clocked))  # fmt: skip
+""",
+                clocked,
+            )
+        )
         written = [json.loads(line) for log in logs for line in log.splitlines() if line.startswith("{")]
         fired = [line for line in written if line.get("message") == "Scheduled retirement fired"]
 
         # Who still calls: both servers' logs ingested, the report against the lines themselves.
         log_file = tmp_path / "servers.log"
         log_file.write_text("\n".join(logs) + "\n", encoding="utf-8")
-        subprocess.run([sys.executable, "manage.py", "ingest_app_status", str(log_file)], cwd=REPO,
-                       env=django_env(database), check=True, capture_output=True)  # fmt: skip
-        report = json.loads(django_output(database, """
+        subprocess.run(
+            [sys.executable, "manage.py", "ingest_app_status", str(log_file)],
+            cwd=REPO,
+            env=django_env(database),
+            check=True,
+            capture_output=True,
+        )
+        report = json.loads(
+            django_output(
+                database,
+                """
 import json
 from datetime import date
 from analytics.selectors import ReportQuery, still_calling
 rows = still_calling(ReportQuery(start=date(2026, 1, 1), end=date.today()))
 print(json.dumps([[r.tool, r.kind, r.client, r.tenant, r.calls] for r in rows]))
-""", {}))  # fmt: skip
+""",
+                {},
+            )
+        )
 
     assert recorded["retired"] == [
         ["tomtom-search", RETIRE_ON, "Renamed tomtom-fuzzy-search."],
@@ -169,8 +203,9 @@ print(json.dumps([[r.tool, r.kind, r.client, r.tenant, r.calls] for r in rows]))
     ]
     # Each retirement recorded once, whichever replica came first; the other found it done.
     assert [event for event in recorded["events"] if event[1] == "retirement"] == [
-        ["tomtom-search", "retirement", "created", "schedule"], ["tomtom-traffic", "retirement", "created", "schedule"],
-    ]  # fmt: skip
+        ["tomtom-search", "retirement", "created", "schedule"],
+        ["tomtom-traffic", "retirement", "created", "schedule"],
+    ]
     assert sorted(line["tool"] for line in fired) == ["tomtom-search", "tomtom-traffic"]
 
     lines = [json.loads(line) for log in logs for line in log.splitlines() if line.startswith("{")]

@@ -61,13 +61,22 @@ class Clock:
 
 def governed(load=lambda: HISTORY, *, today=None, clock=None, tools=TOOLS) -> tuple[Dispatcher, Governance]:
     registry = Registry(tools)
-    governance = Governance(refresh_seconds=5, load=load, clock=clock or Clock(), today=today or Today(DAY),
-                            tools={tool.name: tool for tool in registry})  # fmt: skip
+    governance = Governance(
+        refresh_seconds=5,
+        load=load,
+        clock=clock or Clock(),
+        today=today or Today(DAY),
+        tools={tool.name: tool for tool in registry},
+    )
     governance.prime()
     dispatcher = Dispatcher(
         registry,
         interceptors=(
-            log_calls, governance.resolve_alias, enforce_terms, governance.intercept, deliver_app_data,
+            log_calls,
+            governance.resolve_alias,
+            enforce_terms,
+            governance.intercept,
+            deliver_app_data,
             governance.annotate,
         ),
         listing_filters=(governance.filter_listing, filter_listing),
@@ -100,9 +109,14 @@ async def test_a_deprecated_tool_stays_listed_with_its_notice_and_answers_with_i
     assert (refused.data["notice"], refused.code) == (NOTICE, "invalid_arguments")
     [line, _] = app_status(caplog, "deprecated_tool")
     assert line == {
-        "event": "app_status", "kind": "deprecated_tool", "tool": "demo-old", "client": "old-agent",
-        "request_id": call_context.request_id, "tenant": "acme", "replaced_by": ["demo-next", "demo-other"],
-    }  # fmt: skip
+        "event": "app_status",
+        "kind": "deprecated_tool",
+        "tool": "demo-old",
+        "client": "old-agent",
+        "request_id": call_context.request_id,
+        "tenant": "acme",
+        "replaced_by": ["demo-next", "demo-other"],
+    }
 
 
 async def test_an_alias_reaches_its_target_with_its_arguments_renamed(call_context, caplog):
@@ -116,17 +130,25 @@ async def test_an_alias_reaches_its_target_with_its_arguments_renamed(call_conte
     both = await dispatcher.call("demo-search", {"q": "Dam", "query": "Dam"}, call_context)
     assert both.data == {
         "notice": ALIAS_NOTICE,
-        "error": {"code": "invalid_arguments", "message": "`q` and `query`: send each once, under the name "
-                  "demo-next takes: query (not q)", "arguments": ["q", "query"]},
-    }  # fmt: skip
+        "error": {
+            "code": "invalid_arguments",
+            "message": "`q` and `query`: send each once, under the name demo-next takes: query (not q)",
+            "arguments": ["q", "query"],
+        },
+    }
     outdated = await dispatcher.call("demo-search", {"max": 3}, call_context)  # the target's contract changes
     assert (outdated.data["notice"], outdated.data["error"]["argument"]) == (ALIAS_NOTICE, "max")
 
 
 async def test_an_alias_answers_only_what_the_tenant_may_call(config):
     dispatcher, _ = governed()
-    context = CallContext(config=config, transport="http", client_name="agent", tenant="acme",
-                          terms=TenantTerms(allowed_tools=frozenset({"demo-other", "demo-search"})))  # fmt: skip
+    context = CallContext(
+        config=config,
+        transport="http",
+        client_name="agent",
+        tenant="acme",
+        terms=TenantTerms(allowed_tools=frozenset({"demo-other", "demo-search"})),
+    )
     refused = await dispatcher.call("demo-search", {"q": "Dam"}, context)
     assert refused.data["error"]["code"] == "unknown_tool"
     assert "demo-search" not in [tool.name for tool in await dispatcher.listing(context)]
@@ -155,8 +177,9 @@ async def test_a_scheduled_retirement_fires_on_its_day_without_a_write(call_cont
 
 async def test_an_outdated_call_hears_every_outdated_input_at_once(call_context, caplog):
     dispatcher, _ = governed()
-    outcome = await dispatcher.call("demo-next", {"destination": [4.9, 52.4], "origin": [4.8, 52.3], "max": 2},
-                                    call_context)  # fmt: skip
+    outcome = await dispatcher.call(
+        "demo-next", {"destination": [4.9, 52.4], "origin": [4.8, 52.3], "max": 2}, call_context
+    )
     error = outcome.data["error"]
     assert error["message"] == (
         "3 inputs of demo-next changed: destination: removed from demo-next on 2026-12-01. Send the stops in "
@@ -166,7 +189,10 @@ async def test_an_outdated_call_hears_every_outdated_input_at_once(call_context,
     )
     assert error["arguments"] == ["destination", "origin", "max"]
     assert [(c["argument"], c["change"]) for c in error["changes"]] == [
-        ("destination", "removed"), ("origin", "removed"), ("max", "renamed")]  # fmt: skip
+        ("destination", "removed"),
+        ("origin", "removed"),
+        ("max", "renamed"),
+    ]
     assert error["send"] == {"limit": 2}
     assert [line["input"] for line in app_status(caplog, "outdated_call")] == ["destination", "origin", "max"]
 
@@ -175,9 +201,10 @@ async def test_the_committed_ev_routing_changes_name_both_removed_inputs(call_co
     # No django_db mark: the replica answers from the committed fixture.
     dispatcher = build_dispatcher()
     outcome = await dispatcher.call(
-        "tomtom-ev-routing", {"origin": [4.89, 52.37], "destination": [4.47, 51.92], "maxChargeInkWh": 75},
+        "tomtom-ev-routing",
+        {"origin": [4.89, 52.37], "destination": [4.47, 51.92], "maxChargeInkWh": 75},
         call_context,
-    )  # fmt: skip
+    )
     error = outcome.data["error"]
     assert error["arguments"] == ["origin", "destination"]
     assert error["message"].startswith("2 inputs of tomtom-ev-routing changed: origin: removed from ")
@@ -193,8 +220,9 @@ async def _drawn(input: ToolInput, context) -> Answer:
 
 
 async def test_a_widgets_answer_carries_the_notice_in_its_text_and_stays_whole(call_context):
-    drawn = define_tool(name="demo-old", title="Old", description="Old.", input=ToolInput, run=_drawn,
-                        widget="ui://demo/map.html")  # fmt: skip
+    drawn = define_tool(
+        name="demo-old", title="Old", description="Old.", input=ToolInput, run=_drawn, widget="ui://demo/map.html"
+    )
     dispatcher, _ = governed(tools=[drawn, *TOOLS[1:]])
     outcome = await dispatcher.call("demo-old", {}, call_context)
     text = json.loads(outcome.text)
@@ -212,8 +240,9 @@ def lifecycle_release(use_registry, monkeypatch, settings, transactional_db, gov
     settings.GOVERNANCE_REFRESH_SECONDS = 0.2
     for entry in HISTORY.ledger:
         services.ledger_add(name=entry.name, first_seen=entry.first_seen)
-    services.deprecation_create(name="demo-old", replaced_by=["demo-next", "demo-other"], reason="Merged.",
-                                retire_on=RETIRE_ON)  # fmt: skip
+    services.deprecation_create(
+        name="demo-old", replaced_by=["demo-next", "demo-other"], reason="Merged.", retire_on=RETIRE_ON
+    )
     services.alias_create(name="demo-search", target="demo-next", arguments={"q": "query"}, retire_on=RETIRE_ON)
     return governance_clock
 
@@ -243,8 +272,11 @@ async def test_the_lifecycle_through_an_mcp_client(lifecycle_release, config):
     assert json.loads(through_alias.content[0].text)["echo"] == {"query": "Dam"}
     assert json.loads(retired.content[0].text)["error"]["code"] == "retired"
     assert after == ["demo-next", "demo-other"]
-    stored = await asyncio.to_thread(lambda: list(RetiredTool.objects.filter(tool_id__in=["demo-old", "demo-search"])
-                                                  .values_list("tool_id", "since")))  # fmt: skip
+    stored = await asyncio.to_thread(
+        lambda: list(
+            RetiredTool.objects.filter(tool_id__in=["demo-old", "demo-search"]).values_list("tool_id", "since")
+        )
+    )
     assert sorted(stored) == [("demo-old", RETIRE_ON), ("demo-search", RETIRE_ON)]
     vias = await asyncio.to_thread(
         lambda: list(GovernanceEvent.objects.filter(subject="retirement").values_list("tool", "via"))

@@ -23,8 +23,11 @@ DAY = date(2027, 1, 15)
 @pytest.fixture
 def release(use_registry, governance_clock):
     """demo-live, demo-next, demo-other are registered; demo-old is a ledger name the release dropped."""
-    use_registry(fake_tool("demo-live", query=str, old=str), fake_tool("demo-next", query=str, limit=int),
-                 fake_tool("demo-other"))  # fmt: skip
+    use_registry(
+        fake_tool("demo-live", query=str, old=str),
+        fake_tool("demo-next", query=str, limit=int),
+        fake_tool("demo-other"),
+    )
     for name in ("demo-live", "demo-next", "demo-other", "demo-old"):
         services.ledger_add(name=name, first_seen=date(2026, 1, 1))
 
@@ -42,8 +45,11 @@ def test_deprecate_a_live_tool_with_ordered_replacements_and_a_date(release):
         name="demo-live", replaced_by=["demo-next", "demo-other"], reason="Merged into demo-next.", retire_on=DAY
     )
     stored = DeprecatedTool.objects.get(tool_id="demo-live")
-    assert (stored.replaced_by, stored.retire_on, stored.reason) == (["demo-next", "demo-other"], DAY,
-                                                                    "Merged into demo-next.")  # fmt: skip
+    assert (stored.replaced_by, stored.retire_on, stored.reason) == (
+        ["demo-next", "demo-other"],
+        DAY,
+        "Merged into demo-next.",
+    )
     assert selectors.ledger_statuses()["demo-live"] == "deprecated"
     assert "demo-live" in selectors.live_tools()  # still live: it may replace another
     [event] = GovernanceEvent.objects.filter(tool="demo-live", subject="deprecation")
@@ -141,9 +147,12 @@ def test_an_alias_passes_calls_to_a_live_tool_with_a_checked_argument_mapping(re
     services.contract_change_record(tool="demo-live", input_name="gone", kind=ChangeKind.REMOVED, instead="x")
     services.deprecation_create(name="demo-live", replaced_by=["demo-next"])
     alias = services.alias_create(
-        name="demo-live", target="demo-next", arguments={"old": "query", "fields": None}, retire_on=DAY,
+        name="demo-live",
+        target="demo-next",
+        arguments={"old": "query", "fields": None},
+        retire_on=DAY,
         reason="Renamed.",
-    )  # fmt: skip
+    )
     assert (alias.target_id, alias.arguments) == ("demo-next", {"old": "query", "fields": None})
     assert selectors.ledger_statuses()["demo-live"] == "alias"
     assert "demo-live" not in selectors.live_tools()
@@ -216,15 +225,18 @@ def test_retiring_ends_a_deprecation(release):
 def test_ledger_notes_and_dates_are_corrected_with_a_record_but_the_name_stays(release, django_user_model):
     pm = django_user_model.objects.create_user("pm")
     entry = ToolName.objects.get(name="demo-old")
-    services.ledger_update(entry=entry, first_seen=date(2025, 6, 30), first_release="1.0.0", note="First public.",
-                           by=pm, via="admin")  # fmt: skip
+    services.ledger_update(
+        entry=entry, first_seen=date(2025, 6, 30), first_release="1.0.0", note="First public.", by=pm, via="admin"
+    )
     stored = ToolName.objects.get(name="demo-old")
     assert (stored.first_seen, stored.first_release, stored.note) == (date(2025, 6, 30), "1.0.0", "First public.")
     event = GovernanceEvent.objects.filter(tool="demo-old").last()
     assert (event.subject, event.action, event.actor, event.via) == ("ledger", "updated", "pm", "admin")
     assert event.changes == {
-        "first_seen": ["2026-01-01", "2025-06-30"], "first_release": ["", "1.0.0"], "note": ["", "First public."],
-    }  # fmt: skip
+        "first_seen": ["2026-01-01", "2025-06-30"],
+        "first_release": ["", "1.0.0"],
+        "note": ["", "First public."],
+    }
     services.ledger_update(entry=stored, first_seen=date(2025, 6, 30), first_release="1.0.0", note="First public.")
     assert GovernanceEvent.objects.filter(tool="demo-old").count() == 2  # nothing changed, nothing recorded
 

@@ -199,8 +199,11 @@ async def test_an_outdated_call_hears_what_changed_before_schema_validation(call
     assert outcome.data == {"error": error}
     [line] = app_status(caplog, "outdated_call")
     assert (line["tool"], line["client"], line["input"], line["change"]) == (
-        "demo-live", "old-agent", error["argument"], error["change"],
-    )  # fmt: skip
+        "demo-live",
+        "old-agent",
+        error["argument"],
+        error["change"],
+    )
 
 
 async def test_current_calls_go_through(call_context):
@@ -274,8 +277,9 @@ async def test_without_its_tables_a_replica_answers_from_the_committed_fixture(c
     assert warning.getMessage() == SurfaceUnreadableFromFixture.MESSAGE
     committed = fixtures.read_fixture()
     assert (logs.fields(warning)["retired"], logs.fields(warning)["contract_changes"]) == (
-        len(committed.retired), len(committed.changes),
-    )  # fmt: skip
+        len(committed.retired),
+        len(committed.changes),
+    )
     assert "tomtom-static-map" not in listed(dispatcher, call_context)
     retired = await dispatcher.call("tomtom-static-map", {"center": {"lat": 52, "lon": 4}}, call_context)
     assert retired.data["error"]["replaced_by"] == ["tomtom-dynamic-map"]

@@ -137,13 +137,19 @@ def test_update_and_unretire_a_retirement(release):
     ("tool", "input_name", "kind", "shapes", "field", "message"),
     [
         ("demo-live", "query", ChangeKind.REMOVED, {}, "input", "query is still an input of demo-live."),
-        ("demo-live", "query", ChangeKind.TYPE_CHANGED, TO_LIST, "input",
-         "query in demo-live's input schema is not a list of strings."),
+        (
+            "demo-live",
+            "query",
+            ChangeKind.TYPE_CHANGED,
+            TO_LIST,
+            "input",
+            "query in demo-live's input schema is not a list of strings.",
+        ),
         ("demo-live", "gone", ChangeKind.TYPE_CHANGED, TO_LIST, "input", "gone is not an input of demo-live."),
         ("demo-live", "old", ChangeKind.RENAMED, {"new_input": "gone"}, "input", "gone is not an input of demo-live."),
         ("demo-old", "query", ChangeKind.REMOVED, {}, "tool", "demo-old is not a live tool."),
     ],
-)  # fmt: skip
+)
 def test_contract_change_rules(release, tool, input_name, kind, shapes, field, message):
     with pytest.raises(ValidationError) as refused:
         services.contract_change_record(tool=tool, input_name=input_name, kind=kind, instead="x", **shapes)
@@ -182,11 +188,13 @@ def test_record_update_and_delete_a_contract_change(release):
         ),
         lambda: ToolName.objects.bulk_create(
             [ToolName(name="demo-old", first_seen=date(2026, 1, 1))],
-            update_conflicts=True, unique_fields=["name"], update_fields=["note"],
+            update_conflicts=True,
+            unique_fields=["name"],
+            update_fields=["note"],
         ),
     ],
     ids=["update", "bulk_update", "upsert"],
-)  # fmt: skip
+)
 def test_bulk_paths_cannot_rename_ledger_rows(release, rename):
     with pytest.raises(AppendOnlyError, match="The tool name ledger only grows"):
         rename()

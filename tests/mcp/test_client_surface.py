@@ -24,10 +24,18 @@ from tools.registry import default_registry
 APP_ONLY = {"tomtom-get-app-data", "tomtom-get-map-key", "tomtom-report-app-status"}
 NEEDS_WIDGET = {"tomtom-dynamic-map", "tomtom-data-viz"}
 PLACE_TOOLS = {
-    "tomtom-geocode", "tomtom-reverse-geocode", "tomtom-fuzzy-search", "tomtom-poi-search",
-    "tomtom-ev-search", "tomtom-area-search", "tomtom-search-along-route", "tomtom-routing", "tomtom-ev-routing",
-    "tomtom-reachable-range", "tomtom-traffic",
-}  # fmt: skip
+    "tomtom-geocode",
+    "tomtom-reverse-geocode",
+    "tomtom-fuzzy-search",
+    "tomtom-poi-search",
+    "tomtom-ev-search",
+    "tomtom-area-search",
+    "tomtom-search-along-route",
+    "tomtom-routing",
+    "tomtom-ev-routing",
+    "tomtom-reachable-range",
+    "tomtom-traffic",
+}
 UI = {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
 
 

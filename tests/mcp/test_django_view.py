@@ -78,12 +78,24 @@ async def test_an_mcp_call_runs_no_code_in_a_worker_thread():
 
     body = json.dumps(INITIALIZE).encode()
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-        "path": "/mcp", "raw_path": b"/mcp", "query_string": b"", "root_path": "",
-        "headers": [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
-                    (b"accept", b"application/json"), (b"content-length", str(len(body)).encode())],
-        "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000),
-    }  # fmt: skip
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"127.0.0.1:8000"),
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+    }
     messages = [{"type": "http.request", "body": body, "more_body": False}]
     sent = []
 
@@ -122,8 +134,13 @@ def test_mcp_under_a_sub_path():
 def test_runserver_serves_mcp(tmp_path):
     port = free_port()
     env = {"DOTENV_PATH": "/nonexistent", "PATH": "/usr/bin:/bin", "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3"}
-    server = subprocess.Popen([sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"], cwd=REPO,
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(100):
             try:

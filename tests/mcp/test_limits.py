@@ -19,10 +19,18 @@ def small_results(stub) -> CallContext:
     return CallContext(config=make_config(stub, client=client), transport="exec", client_name="pytest")
 
 
-@pytest.mark.parametrize(("tool", "arguments", "path", "instead"), [
-    ("tomtom-routing", {"locations": [[4.9, 52.3], [5.1, 52.1]]}, r"/maps/orbis/routing/.*", "`compact` or `geometry`"),
-    ("tomtom-geocode", {"query": "Dam"}, r"/maps/orbis/places/geocode/.*", "use `compact` instead"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("tool", "arguments", "path", "instead"),
+    [
+        (
+            "tomtom-routing",
+            {"locations": [[4.9, 52.3], [5.1, 52.1]]},
+            r"/maps/orbis/routing/.*",
+            "`compact` or `geometry`",
+        ),
+        ("tomtom-geocode", {"query": "Dam"}, r"/maps/orbis/places/geocode/.*", "use `compact` instead"),
+    ],
+)
 async def test_a_full_answer_over_the_limit_names_response_detail(stub, tool, arguments, path, instead):
     stub.route("GET", path, json_body={"results": [], **BIG_ROUTE})
     outcome = await build_dispatcher().call(tool, {**arguments, "response_detail": "full"}, small_results(stub))

@@ -166,8 +166,11 @@ async def test_a_value_the_backend_refuses_names_the_value_it_takes_and_the_head
     server = server_for(stub, Backend.ORBIS, "no tenant")
     routing = (await listed(server, "text-only"))["tomtom-routing"]
     assert "travelMode" not in routing["inputSchema"]["properties"]  # car, the default, is all Orbis takes
-    error = (await call(server, "text-only", "tomtom-routing", {"locations": [[4.9, 52.3], [5.1, 52.1]],
-                                                                "travelMode": "truck"}))["error"]  # fmt: skip
+    error = (
+        await call(
+            server, "text-only", "tomtom-routing", {"locations": [[4.9, 52.3], [5.1, 52.1]], "travelMode": "truck"}
+        )
+    )["error"]
     assert error["code"] == "unsupported" and error["argument"] == "travelMode" and error["allowed"] == ["car"]
     assert "send car, or use the tomtom-maps backend (header `tomtom-maps-backend: tomtom-maps`;" in error["message"]
     genesis = (await listed(server_for(stub, Backend.GENESIS, "no tenant"), "text-only"))["tomtom-routing"]
@@ -193,9 +196,12 @@ async def wire_listing(backend: Backend, kind: str) -> bytes:
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": capabilities,
-                   "clientInfo": {"name": "budget", "version": "1"}},
-    }  # fmt: skip
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": capabilities,
+            "clientInfo": {"name": "budget", "version": "1"},
+        },
+    }
     started = await client.post("/mcp", json.dumps(initialize), content_type="application/json", headers=headers)
     headers["Mcp-Session-Id"] = started.headers["Mcp-Session-Id"]
     listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}

@@ -45,8 +45,11 @@ async def test_every_prompt_is_listed_with_its_arguments(config):
     assert list(prompts) == PROMPTS
     trip = prompts["trip-with-stops"]
     assert [(a.name, a.required) for a in trip.arguments] == [
-        ("start", True), ("stops", True), ("end", False), ("order", False)
-    ]  # fmt: skip
+        ("start", True),
+        ("stops", True),
+        ("end", False),
+        ("order", False),
+    ]
     assert all(p.title and p.description for p in prompts.values())
 
 
@@ -195,8 +198,12 @@ async def test_prompts_and_resources_over_http(module_stub):
 
 async def test_prompts_and_resources_over_stdio(stub):
     stub.route("GET", r"/search/2/poiCategories\.json", json_body=data("poi_categories.json"))
-    environment = {**os.environ, "TOMTOM_API_BASE_URL": stub.base_url, "TOMTOM_MAPS_BACKEND": "tomtom-maps",
-                   "DOTENV_PATH": "/nonexistent"}  # fmt: skip
+    environment = {
+        **os.environ,
+        "TOMTOM_API_BASE_URL": stub.base_url,
+        "TOMTOM_MAPS_BACKEND": "tomtom-maps",
+        "DOTENV_PATH": "/nonexistent",
+    }
     params = StdioServerParameters(
         command=sys.executable, args=["manage.py", "mcp_stdio", "--apikey", CANARY_KEY], cwd=str(REPO), env=environment
     )

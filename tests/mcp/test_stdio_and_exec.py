@@ -40,12 +40,24 @@ async def test_stdio_serves_the_catalog(stub):
 
 def test_stdout_carries_only_json_rpc(stub):
     messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "tomtom-geocode", "arguments": {"query": "x", "limit": 0}}},
-    ]  # fmt: skip
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "tomtom-geocode", "arguments": {"query": "x", "limit": 0}},
+        },
+    ]
     process = subprocess.Popen(
         [sys.executable, "manage.py", "mcp_stdio"],
         stdin=subprocess.PIPE,
@@ -110,16 +122,31 @@ def test_stdio_without_a_database_answers_from_the_committed_fixture(stub, tmp_p
     """No database at all (its directory does not exist): retired names are still `retired`,
     old inputs still hear what changed, and the log says once where the answers come from."""
     messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                    "clientInfo": {"name": "old", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "old", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-         "params": {"name": "tomtom-static-map", "arguments": {"center": {"lat": 52.37, "lon": 4.89}}}},
-        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-         "params": {"name": "tomtom-ev-routing", "arguments": {"maxChargeKWH": 75}}},
-    ]  # fmt: skip
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "tomtom-static-map", "arguments": {"center": {"lat": 52.37, "lon": 4.89}}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "tomtom-ev-routing", "arguments": {"maxChargeKWH": 75}},
+        },
+    ]
     env = {**env_for(stub), "DATABASE_URL": f"sqlite:///{tmp_path / 'missing' / 'db.sqlite3'}"}
     process = subprocess.Popen(
         [sys.executable, "manage.py", "mcp_stdio"],

@@ -144,8 +144,11 @@ async def test_every_request_of_a_session_is_a_span_and_the_session_id_never_is(
     recorded = spans()
     servers = [span for span in recorded if span.kind is SpanKind.SERVER]
     assert [span.name for span in servers] == [
-        "initialize", "notifications/initialized", "tools/list", "tools/call tomtom-geocode"
-    ]  # fmt: skip
+        "initialize",
+        "notifications/initialized",
+        "tools/list",
+        "tools/call tomtom-geocode",
+    ]
     sessions = {span.attributes.get("mcp.session.id") for span in servers}
     assert len(sessions) == 1 and None not in sessions  # minted at initialize, read back after
     assert "jsonrpc.request.id" not in servers[1].attributes  # a notification has no id
@@ -178,8 +181,11 @@ async def test_failures_are_recorded_on_each_span_with_the_outcome(spans, served
     assert server.attributes["error.type"] == "tool_error"
     assert server.status.status_code is StatusCode.ERROR
 
-    [invalid_call] = [span for span in named(recorded, "execute_tool tomtom-geocode")
-                      if span.attributes["tomtom_mcp.outcome"] == "invalid_arguments"]  # fmt: skip
+    [invalid_call] = [
+        span
+        for span in named(recorded, "execute_tool tomtom-geocode")
+        if span.attributes["tomtom_mcp.outcome"] == "invalid_arguments"
+    ]
     assert invalid_call.attributes["tomtom_mcp.upstream_calls"] == 0
     assert "nonsense" in invalid_call.status.description
     assert CANARY_KEY not in everything_recorded(recorded)
@@ -264,10 +270,17 @@ print(json.dumps({"error": outcome.is_error, "tracer": tracing.tracer() is not N
 def run_process(stub: Any, **env: str) -> dict[str, Any]:
     """One tool call in a fresh server process (as `mcp_exec` makes it), and what it then holds."""
     environment = {key: value for key, value in os.environ.items() if not key.startswith(("OTEL_", "TRACES_"))}
-    environment.update(DJANGO_SETTINGS_MODULE="tomtom_mcp.settings", DOTENV_PATH="/nonexistent", LOG_LEVEL="ERROR",
-                       TOMTOM_API_BASE_URL=stub.base_url, TOMTOM_API_KEY=CANARY_KEY, **env)  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", PROCESS], cwd=REPO, env=environment, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    environment.update(
+        DJANGO_SETTINGS_MODULE="tomtom_mcp.settings",
+        DOTENV_PATH="/nonexistent",
+        LOG_LEVEL="ERROR",
+        TOMTOM_API_BASE_URL=stub.base_url,
+        TOMTOM_API_KEY=CANARY_KEY,
+        **env,
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", PROCESS], cwd=REPO, env=environment, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -314,8 +327,12 @@ def test_on_spans_are_exported_over_otlp_http_when_the_process_ends(stub):
     stub.route("GET", GEOCODE_PATH, json_body=data("geocode.json"))
     collector = Collector()
     try:
-        held = run_process(stub, TRACES_ENABLED="true", OTEL_EXPORTER_OTLP_ENDPOINT=collector.url + "/otlp",
-                           OTEL_SERVICE_NAME="maps-eu-1")  # fmt: skip
+        held = run_process(
+            stub,
+            TRACES_ENABLED="true",
+            OTEL_EXPORTER_OTLP_ENDPOINT=collector.url + "/otlp",
+            OTEL_SERVICE_NAME="maps-eu-1",
+        )
     finally:
         collector.close()
     assert held["error"] is False and held["tracer"] is True

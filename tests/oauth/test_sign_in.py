@@ -154,11 +154,24 @@ for _ in range(100):
         ({"alg": "RS256"}, b'"just a string"', True, "not a JWT"),
     ],
     ids=[
-        "kid a number", "kid a list", "kid an object", "kid too long", "crit, unsigned", "crit b64", "crit empty",
-        "crit a string", "alg a list", "header nested 100 deep", "claims nested 100 deep", "NaN in the header",
-        "Infinity exp", "a lone surrogate", "header a list", "claims a string",
+        "kid a number",
+        "kid a list",
+        "kid an object",
+        "kid too long",
+        "crit, unsigned",
+        "crit b64",
+        "crit empty",
+        "crit a string",
+        "alg a list",
+        "header nested 100 deep",
+        "claims nested 100 deep",
+        "NaN in the header",
+        "Infinity exp",
+        "a lone surrogate",
+        "header a list",
+        "claims a string",
     ],
-)  # fmt: skip
+)
 async def test_a_malformed_token_header_or_claims_is_refused(tenant, issuer, stub, header, claims, signed, description):
     """Whatever a token's header or claims hold: 401 `invalid_token` with the challenge, never a 500."""
     if isinstance(header, dict):

@@ -134,8 +134,14 @@ async def test_one_bad_key_among_good_ones_is_skipped_and_the_others_used(jwks, 
     (skipped,) = logged(caplog, SigningKeysSkipped.MESSAGE)
     assert skipped["keys"] == 2  # the good key, and the first of the duplicates
     assert [(s["index"], s["kid"]) for s in skipped["skipped"]] == [
-        (0, "bad-n"), (1, "bad-numbers"), (2, "off-curve"), (3, "secret"), (4, None), (5, None), (7, "duplicate"),
-    ]  # fmt: skip
+        (0, "bad-n"),
+        (1, "bad-numbers"),
+        (2, "off-curve"),
+        (3, "secret"),
+        (4, None),
+        (5, None),
+        (7, "duplicate"),
+    ]
     assert logged(caplog, SigningKeysRefused.MESSAGE) == []
 
 

@@ -75,8 +75,9 @@ def test_the_bundle_installs_this_release_and_passes_the_key_by_its_setting():
 def test_mcpb_validates_and_packs_the_bundle(tmp_path: Path):
     validated = subprocess.run([MCPB, "validate", "manifest.json"], cwd=BUNDLE, capture_output=True, text=True)
     assert validated.returncode == 0 and "validation passes" in validated.stdout, validated.stdout + validated.stderr
-    packed = subprocess.run([MCPB, "pack", ".", tmp_path / "tomtom-maps-mcp.mcpb"], cwd=BUNDLE, capture_output=True,
-                            text=True)  # fmt: skip
+    packed = subprocess.run(
+        [MCPB, "pack", ".", tmp_path / "tomtom-maps-mcp.mcpb"], cwd=BUNDLE, capture_output=True, text=True
+    )
     assert packed.returncode == 0, packed.stdout + packed.stderr
     names = set(zipfile.ZipFile(tmp_path / "tomtom-maps-mcp.mcpb").namelist())
     assert names == {"manifest.json", "pyproject.toml", "server/main.py", "icon.png"}

@@ -44,10 +44,21 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([UV, "venv", "--quiet", "--python", sys.executable, venv], check=True, timeout=120)
     subprocess.run(
-        [UV, "pip", "install", "--quiet", "--compile-bytecode", "--python", venv / "bin" / "python",
-         "-c", REPO / "constraints.txt", wheel],
-        check=True, timeout=900,
-    )  # fmt: skip
+        [
+            UV,
+            "pip",
+            "install",
+            "--quiet",
+            "--compile-bytecode",
+            "--python",
+            venv / "bin" / "python",
+            "-c",
+            REPO / "constraints.txt",
+            wheel,
+        ],
+        check=True,
+        timeout=900,
+    )
     return venv / "bin"
 
 
@@ -102,15 +113,23 @@ async def test_stdio_starts_from_nothing_and_answers(installed: Path, home: Path
 
 def test_stdio_migrates_once_and_logs_it(installed: Path, home: Path, stub, tmp_path: Path):
     """`Embedded database migrated` on the first start only; stdout carries JSON-RPC alone."""
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                  "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                             "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
     logs = []
     for _ in range(2):
         done = subprocess.run(
-            [installed / "tomtom-maps-mcp", "stdio"], input=json.dumps(initialize) + "\n", capture_output=True,
-            text=True, cwd=tmp_path, env=user_env(home, stub.base_url), timeout=300,
-        )  # fmt: skip
+            [installed / "tomtom-maps-mcp", "stdio"],
+            input=json.dumps(initialize) + "\n",
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=user_env(home, stub.base_url),
+            timeout=300,
+        )
         assert json.loads(done.stdout)["result"]["serverInfo"]["name"] == "tomtom-maps-mcp"
         logs.append([json.loads(line) for line in done.stderr.splitlines()])
     migrated = [[line for line in run if line["message"] == "Embedded database migrated"] for run in logs]
@@ -126,8 +145,11 @@ def served(installed: Path, home: Path, stub, tmp_path: Path) -> Iterator[str]:
     with log.open("wb") as out:
         process = subprocess.Popen(
             [installed / "tomtom-maps-mcp", "serve", "--port", str(port)],
-            cwd=tmp_path, env=user_env(home, stub.base_url), stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            cwd=tmp_path,
+            env=user_env(home, stub.base_url),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 300
@@ -157,8 +179,14 @@ def test_serve_answers_health_readiness_and_static_files(served: str, installed:
 def test_the_data_directory_setting_moves_the_database(installed: Path, home: Path, tmp_path: Path):
     elsewhere = tmp_path / "elsewhere"
     env = {**user_env(home, "http://127.0.0.1:9"), "TOMTOM_MCP_DATA_DIR": str(elsewhere)}
-    done = subprocess.run([installed / "tomtom-maps-mcp", "manage", "migrate", "-v0"], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [installed / "tomtom-maps-mcp", "manage", "migrate", "-v0"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert (elsewhere / "db.sqlite3").is_file()
     assert not (home / ".local").exists()
@@ -167,8 +195,12 @@ def test_the_data_directory_setting_moves_the_database(installed: Path, home: Pa
 def test_the_console_script_runs_the_installed_code(installed: Path, tmp_path: Path):
     where = subprocess.run(
         [installed / "python", "-c", "import tomtom_mcp; print(tomtom_mcp.__file__)"],
-        capture_output=True, text=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+        check=True,
+    ).stdout
     assert Path(where.strip()).is_relative_to(installed.parent)
     assert os.path.commonpath([where.strip(), str(REPO)]) != str(REPO)
 
@@ -182,8 +214,14 @@ def test_the_installed_simplifier_runs_its_compiled_kernel(installed: Path, tmp_
         "capped, report = cap_geometry(line, cap=100); "
         "print(json.dumps([kernel.__file__, capped, report.as_dict()]))"
     )
-    done = subprocess.run([installed / "python", "-c", script], capture_output=True, text=True, cwd=tmp_path,
-                          env={"PATH": "/usr/bin:/bin"}, check=True)  # fmt: skip
+    done = subprocess.run(
+        [installed / "python", "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin"},
+        check=True,
+    )
     where, capped, report = json.loads(done.stdout)
     assert Path(where).is_relative_to(installed.parent.parent)
     line = {"type": "LineString", "coordinates": [[4.9 + i / 1000, 52.3 + (i % 7) / 1000] for i in range(5000)]}

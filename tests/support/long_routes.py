@@ -68,8 +68,9 @@ def route_answer(points: int) -> dict[str, Any]:
             }
         )
     last = points - 1
-    sections: list[dict[str, Any]] = [{"startPointIndex": 0, "endPointIndex": last, "sectionType": "TRAVEL_MODE",
-                                       "travelMode": "car"}]  # fmt: skip
+    sections: list[dict[str, Any]] = [
+        {"startPointIndex": 0, "endPointIndex": last, "sectionType": "TRAVEL_MODE", "travelMode": "car"}
+    ]
     borders = np.sort(rng.choice(np.arange(200, last - 200), size=4, replace=False))
     for start, end, country in zip([0, *borders], [*borders, last], ["PRT", "ESP", "FRA", "DEU", "POL"], strict=True):
         sections.append(
@@ -78,19 +79,30 @@ def route_answer(points: int) -> dict[str, Any]:
     for start in range(150, last - 300, 700):
         end = start + int(rng.integers(10, 250))
         sections.append(
-            {"startPointIndex": start, "endPointIndex": end, "sectionType": "TRAFFIC", "simpleCategory": "JAM",
-             "magnitudeOfDelay": int(rng.integers(1, 4)), "delayInSeconds": int(rng.integers(30, 900)),
-             "effectiveSpeedInKmh": int(rng.integers(5, 60))}
-        )  # fmt: skip
+            {
+                "startPointIndex": start,
+                "endPointIndex": end,
+                "sectionType": "TRAFFIC",
+                "simpleCategory": "JAM",
+                "magnitudeOfDelay": int(rng.integers(1, 4)),
+                "delayInSeconds": int(rng.integers(30, 900)),
+                "effectiveSpeedInKmh": int(rng.integers(5, 60)),
+            }
+        )
     for start in range(900, last - 900, 5_000):
         sections.append({"startPointIndex": start, "endPointIndex": start + 600, "sectionType": "TOLL_ROAD"})
     progress = [
         {"pointIndex": i, "travelTimeInSeconds": int(i * 3.2), "distanceInMeters": i * 80}
         for i in [*range(0, last, 250), last]
     ]
-    summary = {"lengthInMeters": points * 80, "travelTimeInSeconds": int(points * 3.2), "trafficDelayInSeconds": 840,
-               "trafficLengthInMeters": 12_000, "departureTime": "2026-11-29T09:00:00+01:00",
-               "arrivalTime": "2026-11-30T21:00:00+01:00"}  # fmt: skip
+    summary = {
+        "lengthInMeters": points * 80,
+        "travelTimeInSeconds": int(points * 3.2),
+        "trafficDelayInSeconds": 840,
+        "trafficLengthInMeters": 12_000,
+        "departureTime": "2026-11-29T09:00:00+01:00",
+        "arrivalTime": "2026-11-30T21:00:00+01:00",
+    }
     route = {"summary": summary, "legs": legs, "sections": sections, "progress": progress}
     return {"formatVersion": "0.0.12", "routes": [route]}
 

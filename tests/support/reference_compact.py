@@ -16,9 +16,13 @@ SUMMARY_DROPPED = ("queryTime", "fuzzyLevel", "geoBias")
 RESULT_DROPPED = ("viewport", "boundingBox", "dataSources", "matchConfidence", "info", "score", "entryPoints")
 KEPT_WHEN_REQUESTED = {"mapcodes": "mapcodes", "addressRanges": "addressRanges", "relatedPois": "relatedPois"}
 ADDRESS_DROPPED = (
-    "countryCodeISO3", "countrySubdivisionCode", "countrySubdivisionCodeIso", "countrySubdivisionName", "localName",
+    "countryCodeISO3",
+    "countrySubdivisionCode",
+    "countrySubdivisionCodeIso",
+    "countrySubdivisionName",
+    "localName",
     "boundingBox",
-)  # fmt: skip
+)
 CONNECTOR_KEPT = ("type", "ratedPowerKW", "currentType", "chargingSpeed")
 
 

@@ -19,12 +19,22 @@ pytestmark = pytest.mark.django_db
 
 def tenant_form(**overrides: str) -> dict[str, str]:
     return {
-        "name": "Acme", "claim": "acme", "enabled": "on", "default_backend": "", "allowed_tools": "",
-        "calls_per_minute": "", "calls_per_day": "",
-        "keys-TOTAL_FORMS": "1", "keys-INITIAL_FORMS": "0", "keys-MIN_NUM_FORMS": "0", "keys-MAX_NUM_FORMS": "1000",
-        "keys-0-label": "first", "keys-0-new_key": CANARY_KEY, "keys-0-active": "on",
+        "name": "Acme",
+        "claim": "acme",
+        "enabled": "on",
+        "default_backend": "",
+        "allowed_tools": "",
+        "calls_per_minute": "",
+        "calls_per_day": "",
+        "keys-TOTAL_FORMS": "1",
+        "keys-INITIAL_FORMS": "0",
+        "keys-MIN_NUM_FORMS": "0",
+        "keys-MAX_NUM_FORMS": "1000",
+        "keys-0-label": "first",
+        "keys-0-new_key": CANARY_KEY,
+        "keys-0-active": "on",
         **overrides,
-    }  # fmt: skip
+    }
 
 
 def test_the_allow_list_refuses_a_typo_and_names_the_tool_meant(admin_client):

@@ -27,14 +27,22 @@ EXPECTED = {Backend.ORBIS: "© TomTom, © OpenStreetMap", Backend.GENESIS: "© T
 AMSTERDAM, UTRECHT = [4.9041, 52.3676], [5.1215, 52.0907]
 
 NO_TOMTOM_DATA: dict[str, dict[str, Any]] = {
-    "tomtom-report-app-status": {"tool": "tomtom-routing", "outcome": "drawn", "source": "inline",
-                                 "duration_ms": 5, "features": 2},
+    "tomtom-report-app-status": {
+        "tool": "tomtom-routing",
+        "outcome": "drawn",
+        "source": "inline",
+        "duration_ms": 5,
+        "features": 2,
+    },
     "tomtom-get-map-key": {},
     "tomtom-data-viz": {"geojson": GEOJSON, "layers": LAYERS},
-    "tomtom-get-app-data": {"tool": "tomtom-data-viz", "reason": "host_dropped",
-                            "arguments": {"data_url": "https://data.example/data.geojson", "layers": LAYERS}},
+    "tomtom-get-app-data": {
+        "tool": "tomtom-data-viz",
+        "reason": "host_dropped",
+        "arguments": {"data_url": "https://data.example/data.geojson", "layers": LAYERS},
+    },
     "tomtom-dynamic-map": {"markers": [{"position": AMSTERDAM, "label": "Dam"}]},  # no route plans: no TomTom call
-}  # fmt: skip
+}
 """Calls whose results show no TomTom data (the widget's own map credits its tiles)."""
 
 

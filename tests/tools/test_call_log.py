@@ -18,8 +18,9 @@ async def test_a_failed_call_logs_its_message_with_keys_masked(stub, caplog):
     caplog.set_level(logging.INFO)
     stub.route("GET", r"/.*geocode/.*", status=400, json_body={"errorText": f"bad query; key {CANARY_KEY}"})
 
-    outcome = await build_dispatcher().call("tomtom-geocode", {"query": "Dam"},
-                                            CallContext(config=make_config(stub), transport="exec"))  # fmt: skip
+    outcome = await build_dispatcher().call(
+        "tomtom-geocode", {"query": "Dam"}, CallContext(config=make_config(stub), transport="exec")
+    )
 
     (line,) = call_lines(caplog)
     assert line["outcome"] == "invalid_arguments"
@@ -34,8 +35,9 @@ async def test_an_ok_call_logs_no_message_and_counts_the_429s_it_retried(stub, c
     stub.route("GET", r"/.*geocode/.*", json_body=data("geocode.json"))
     stub.route("GET", r"/.*geocode/.*", status=429, json_body={}, headers={"Retry-After": "0"}, times=2)
 
-    outcome = await build_dispatcher().call("tomtom-geocode", {"query": "Dam"},
-                                            CallContext(config=make_config(stub), transport="exec"))  # fmt: skip
+    outcome = await build_dispatcher().call(
+        "tomtom-geocode", {"query": "Dam"}, CallContext(config=make_config(stub), transport="exec")
+    )
 
     assert not outcome.is_error
     (line,) = call_lines(caplog)

@@ -49,8 +49,9 @@ class CannedServer:
 
 
 async def read(pool: http1.Pool, origin: http1.Origin, method: str = "GET") -> tuple[int, bytes]:
-    async with await pool.request(method, origin, "/x?key=k", {"Accept": "application/json"}, None,
-                                  connect_timeout=5) as response:  # fmt: skip
+    async with await pool.request(
+        method, origin, "/x?key=k", {"Accept": "application/json"}, None, connect_timeout=5
+    ) as response:
         return response.status, b"".join([chunk async for chunk in response.chunks()])
 
 

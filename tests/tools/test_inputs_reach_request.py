@@ -194,8 +194,15 @@ TOOLS: dict[str, dict[str, Any]] = {
             "maxAlternatives": 2,
             "vehicleHeading": 90,
             "vehicle": With(
-                {"weightKg": 18000, "axleWeightKg": 9000, "lengthM": 12.5, "widthM": 2.55, "heightM": 4,
-                 "commercial": True, "loadType": ["otherHazmatGeneral"]},
+                {
+                    "weightKg": 18000,
+                    "axleWeightKg": 9000,
+                    "lengthM": 12.5,
+                    "widthM": 2.55,
+                    "heightM": 4,
+                    "commercial": True,
+                    "loadType": ["otherHazmatGeneral"],
+                },
                 also={"travelMode": "truck"},
             ),
         },

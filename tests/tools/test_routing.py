@@ -209,14 +209,28 @@ async def test_the_truck_reaches_calculate_route_on_tomtom_maps(stub, dispatcher
     outcome = await dispatcher.call("tomtom-routing", arguments, context)
     assert not outcome.is_error, outcome.text
     query = stub.requests[-1].query
-    assert {name: query.get(name) for name in (
-        "travelMode", "vehicleWeight", "vehicleAxleWeight", "vehicleLength", "vehicleWidth", "vehicleHeight",
-        "vehicleCommercial", "vehicleLoadType",
-    )} == {
-        "travelMode": ["truck"], "vehicleWeight": ["18000"], "vehicleAxleWeight": ["9000"], "vehicleLength": ["12.5"],
-        "vehicleWidth": ["2.55"], "vehicleHeight": ["4"], "vehicleCommercial": ["true"],
+    assert {
+        name: query.get(name)
+        for name in (
+            "travelMode",
+            "vehicleWeight",
+            "vehicleAxleWeight",
+            "vehicleLength",
+            "vehicleWidth",
+            "vehicleHeight",
+            "vehicleCommercial",
+            "vehicleLoadType",
+        )
+    } == {
+        "travelMode": ["truck"],
+        "vehicleWeight": ["18000"],
+        "vehicleAxleWeight": ["9000"],
+        "vehicleLength": ["12.5"],
+        "vehicleWidth": ["2.55"],
+        "vehicleHeight": ["4"],
+        "vehicleCommercial": ["true"],
         "vehicleLoadType": ["otherHazmatGeneral", "USHazmatClass3"],
-    }  # fmt: skip
+    }
 
 
 async def test_only_what_is_given_is_sent(stub, dispatcher, context):

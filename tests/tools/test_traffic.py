@@ -90,9 +90,17 @@ async def test_recorded_answers_compact_the_same_on_both_backends(stub, dispatch
         assert outcome.data["returned"] == 3
         assert {i["category"] for i in outcome.data["incidents"]} <= {"road-closed", "roadworks", "danger"}
         assert set(outcome.data["incidents"][0]) <= {
-            "category", "magnitudeOfDelay", "from", "to", "lengthInMeters", "delayInSeconds", "roadNumbers",
-            "startTime", "endTime", "events",
-        }  # fmt: skip
+            "category",
+            "magnitudeOfDelay",
+            "from",
+            "to",
+            "lengthInMeters",
+            "delayInSeconds",
+            "roadNumbers",
+            "startTime",
+            "endTime",
+            "events",
+        }
 
 
 async def test_a_box_too_large_is_refused_before_calling_tomtom(stub, dispatcher, context):

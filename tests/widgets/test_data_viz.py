@@ -205,9 +205,15 @@ async def test_urls_that_are_refused_before_any_lookup(stub, dispatcher, url, me
         ("\u00e9" * 60 + ".example", "has no ASCII form (IDNA)"),
         ("join\u200ded.example", "has no ASCII form (IDNA)"),
     ],
-    ids=["empty label", "empty first label", "64-character label", "64-character last label", "long once encoded",
-         "a joiner"],
-)  # fmt: skip
+    ids=[
+        "empty label",
+        "empty first label",
+        "64-character label",
+        "64-character last label",
+        "long once encoded",
+        "a joiner",
+    ],
+)
 async def test_host_names_that_cannot_be_encoded_are_refused_before_any_lookup(stub, dispatcher, host, message):
     """Names the system resolver's IDNA encoding refuses (a UnicodeError, before any query)."""
     asked: list[str] = []

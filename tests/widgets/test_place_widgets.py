@@ -45,10 +45,12 @@ def ring(points: int) -> dict:
     import math
 
     boundary = [
-        {"latitude": round(52.37 + 0.3 * math.sin(i / points * 2 * math.pi) * (1 + 0.2 * math.sin(i)), 5),
-         "longitude": round(4.9 + 0.5 * math.cos(i / points * 2 * math.pi), 5)}
+        {
+            "latitude": round(52.37 + 0.3 * math.sin(i / points * 2 * math.pi) * (1 + 0.2 * math.sin(i)), 5),
+            "longitude": round(4.9 + 0.5 * math.cos(i / points * 2 * math.pi), 5),
+        }
         for i in range(points)
-    ]  # fmt: skip
+    ]
     return {
         "formatVersion": "0.0.1",
         "reachableRange": {"center": {"latitude": 52.37, "longitude": 4.9}, "boundary": boundary},
@@ -120,5 +122,7 @@ async def test_the_largest_answer_draws_inline(stub, dispatcher, context, caplog
     assert text == {k: v for k, v in orjson.loads(plain.text).items() if k != "show_ui"}, "the map adds nothing"
     assert decode(shown.meta[APP_DATA_KEY])
     (line,) = [line for line in logs.app_status(caplog.records) if line["kind"] == "app_data"]
-    print(f"{tool}: raw {line['raw_bytes']:,} bytes, app data {line['encoded_chars']:,} chars, result "
-          f"{line['result_chars']:,} chars{', simplified' if line.get('simplification') else ''}")  # fmt: skip
+    print(
+        f"{tool}: raw {line['raw_bytes']:,} bytes, app data {line['encoded_chars']:,} chars, result "
+        f"{line['result_chars']:,} chars{', simplified' if line.get('simplification') else ''}"
+    )

@@ -226,11 +226,20 @@ def incidents(count: int) -> dict:
     for i in range(count):
         lon, lat = 4.81 + (i % 25) * 0.005, 52.335 + (i // 25) * 0.006
         point = i % 3 == 0
-        geometry = {"type": "Point", "coordinates": [lon, lat]} if point else {
-            "type": "LineString", "coordinates": [[lon, lat], [lon + 0.003, lat + 0.002]]
-        }  # fmt: skip
-        properties = {"id": f"i{i}", "iconCategory": 6, "magnitudeOfDelay": i % 5, "from": f"A{i}", "to": f"B{i}",
-                      "delay": 60 * (i % 5), "length": 300}  # fmt: skip
+        geometry = (
+            {"type": "Point", "coordinates": [lon, lat]}
+            if point
+            else {"type": "LineString", "coordinates": [[lon, lat], [lon + 0.003, lat + 0.002]]}
+        )
+        properties = {
+            "id": f"i{i}",
+            "iconCategory": 6,
+            "magnitudeOfDelay": i % 5,
+            "from": f"A{i}",
+            "to": f"B{i}",
+            "delay": 60 * (i % 5),
+            "length": 300,
+        }
         items.append({"type": "Feature", "geometry": geometry, "properties": properties})
     return {"incidents": items}
 

@@ -165,8 +165,14 @@ async def run(input: DynamicMapInput, context: CallContext) -> Answer:
             text[kind] = len(shapes)
     if summaries:
         text["routes"] = summaries
-    state = {"title": input.title, "bbox": view, "markers": markers, "lines": lines,
-             "polygons": polygons, "routes": drawn_routes}  # fmt: skip
+    state = {
+        "title": input.title,
+        "bbox": view,
+        "markers": markers,
+        "lines": lines,
+        "polygons": polygons,
+        "routes": drawn_routes,
+    }
     return Answer(text, {"map": state} if input.show_ui else None, show_ui=input.show_ui)
 
 

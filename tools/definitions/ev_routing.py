@@ -32,15 +32,35 @@ from tools.tomtom.backends import Backend
 from tools.widgets import MAP_APP_URI
 
 PlugType = Literal[
-    "Small_Paddle_Inductive", "Large_Paddle_Inductive", "IEC_60309_1_Phase", "IEC_60309_3_Phase",
-    "IEC_62196_Type_1_Outlet", "IEC_62196_Type_2_Outlet", "IEC_62196_Type_3_Outlet",
-    "IEC_62196_Type_1_Connector_Cable_Attached", "IEC_62196_Type_2_Connector_Cable_Attached",
-    "IEC_62196_Type_3_Connector_Cable_Attached", "Combo_to_IEC_62196_Type_1_Base", "Combo_to_IEC_62196_Type_2_Base",
-    "Type_E_French_Standard_CEE_7_5", "Type_F_Schuko_CEE_7_4", "Type_G_British_Standard_BS_1363",
-    "Type_J_Swiss_Standard_SEV_1011", "China_GB_Part_2", "China_GB_Part_3", "IEC_309_DC_Plug", "AVCON_Connector",
-    "Tesla_Connector", "NEMA_5_20", "CHAdeMO", "SAE_J1772", "TEPCO", "Better_Place_Socket", "Marechal_Socket",
+    "Small_Paddle_Inductive",
+    "Large_Paddle_Inductive",
+    "IEC_60309_1_Phase",
+    "IEC_60309_3_Phase",
+    "IEC_62196_Type_1_Outlet",
+    "IEC_62196_Type_2_Outlet",
+    "IEC_62196_Type_3_Outlet",
+    "IEC_62196_Type_1_Connector_Cable_Attached",
+    "IEC_62196_Type_2_Connector_Cable_Attached",
+    "IEC_62196_Type_3_Connector_Cable_Attached",
+    "Combo_to_IEC_62196_Type_1_Base",
+    "Combo_to_IEC_62196_Type_2_Base",
+    "Type_E_French_Standard_CEE_7_5",
+    "Type_F_Schuko_CEE_7_4",
+    "Type_G_British_Standard_BS_1363",
+    "Type_J_Swiss_Standard_SEV_1011",
+    "China_GB_Part_2",
+    "China_GB_Part_3",
+    "IEC_309_DC_Plug",
+    "AVCON_Connector",
+    "Tesla_Connector",
+    "NEMA_5_20",
+    "CHAdeMO",
+    "SAE_J1772",
+    "TEPCO",
+    "Better_Place_Socket",
+    "Marechal_Socket",
     "Standard_Household_Country_Specific",
-]  # fmt: skip
+]
 MAX_STOPS = 20
 DEFAULT_CONSUMPTION = [[50, 15], [90, 18], [120, 23]]
 DEFAULT_CONNECTORS = [
@@ -55,8 +75,12 @@ MAX_POWER_KW = 4_000
 MAX_CONSUMPTION_NUMBER = 1_000
 """Bounds both numbers of a consumption pair: km/h and kWh per 100 km."""
 ASSUMABLE = (
-    "minChargeAtDestinationInkWh", "minChargeAtChargingStopsInkWh", "consumption", "batteryCurve", "chargingConnectors",
-)  # fmt: skip
+    "minChargeAtDestinationInkWh",
+    "minChargeAtChargingStopsInkWh",
+    "consumption",
+    "batteryCurve",
+    "chargingConnectors",
+)
 """The inputs with a default that stands in for the caller's vehicle (compact lists those assumed)."""
 
 

@@ -44,9 +44,15 @@ from tools.tomtom.client import TomTomSession
 from tools.widgets import MAP_APP_URI
 
 EntityType = Literal[
-    "Country", "CountrySubdivision", "CountrySecondarySubdivision", "CountryTertiarySubdivision",
-    "Municipality", "MunicipalitySubdivision", "Neighbourhood", "PostalCodeArea",
-]  # fmt: skip
+    "Country",
+    "CountrySubdivision",
+    "CountrySecondarySubdivision",
+    "CountryTertiarySubdivision",
+    "Municipality",
+    "MunicipalitySubdivision",
+    "Neighbourhood",
+    "PostalCodeArea",
+]
 Entity = Annotated[EntityType, listed_by_example(EntityType, "Municipality", "PostalCodeArea", "Country")]
 """A geography type, listed by example (eight of TomTom's names)."""
 MAX_QUERIES = 100
@@ -157,8 +163,10 @@ async def batch(input: GeocodeInput, session: TomTomSession) -> dict[str, Any]:
         body = {"batchItems": list(await asyncio.gather(*(one(q) for q in queries)))}
     expect(body, BATCH_ANSWER)
     if len(body.get("batchItems") or []) != len(queries):
-        raise ToolError(ErrorCode.MALFORMED, f"TomTom answered {len(body.get('batchItems') or [])} items "
-                                             f"for {len(queries)} queries.")  # fmt: skip
+        raise ToolError(
+            ErrorCode.MALFORMED,
+            f"TomTom answered {len(body.get('batchItems') or [])} items for {len(queries)} queries.",
+        )
     return body
 
 
@@ -186,8 +194,12 @@ def compact_batch(input: GeocodeInput, body: dict[str, Any]) -> dict[str, Any]:
 
 def batch_places(body: dict[str, Any]) -> dict[str, Any]:
     """What the widget draws for a batch: every answered item's results as one search answer."""
-    results = [result for item in body["batchItems"] if isinstance(item, dict) and item.get("statusCode") == 200
-               for result in (item.get("response") or {}).get("results") or []]  # fmt: skip
+    results = [
+        result
+        for item in body["batchItems"]
+        if isinstance(item, dict) and item.get("statusCode") == 200
+        for result in (item.get("response") or {}).get("results") or []
+    ]
     return {"summary": {"numResults": len(results), "totalResults": len(results)}, "results": results}
 
 

@@ -49,8 +49,13 @@ class MapImageInput(ToolInput):
 
 def build_request(input: MapImageInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The path and query parameters (TomTom Maps; the tool is not offered on Orbis)."""
-    params: dict[str, Any] = {"layer": "basic", "style": "main", "format": "png",
-                              "width": input.width, "height": input.height}  # fmt: skip
+    params: dict[str, Any] = {
+        "layer": "basic",
+        "style": "main",
+        "format": "png",
+        "width": input.width,
+        "height": input.height,
+    }
     if input.center is not None:
         params["center"] = f"{input.center[0]},{input.center[1]}"
         params["zoom"] = 12 if input.zoom is None else input.zoom

@@ -158,9 +158,12 @@ async def composed_cells(input: MatrixRoutingInput, session: TomTomSession) -> l
 
     async def cell(i: int, j: int) -> dict[str, Any]:
         path, params = routing.build_request(
-            [input.origins[i], input.destinations[j]], options, session.backend, avoid=input.avoid,
+            [input.origins[i], input.destinations[j]],
+            options,
+            session.backend,
+            avoid=input.avoid,
             departAt=input.departAt,
-        )  # fmt: skip
+        )
         async with gate:
             try:
                 route = await session.get(path, params)

@@ -44,9 +44,16 @@ MAX_TIME_BUDGET = 86_400
 MAX_DISTANCE_BUDGET = 2_000_000
 """Metres: 2000 km, about a day of driving."""
 RangeAvoidOption = Literal[
-    "tollRoads", "motorways", "ferries", "unpavedRoads", "carpools",
-    "borderCrossings", "tunnels", "carTrains", "lowEmissionZones",
-]  # fmt: skip
+    "tollRoads",
+    "motorways",
+    "ferries",
+    "unpavedRoads",
+    "carpools",
+    "borderCrossings",
+    "tunnels",
+    "carTrains",
+    "lowEmissionZones",
+]
 """tomtom-routing's `avoid` values but `alreadyUsedRoads`, which needs a route to have used them."""
 
 

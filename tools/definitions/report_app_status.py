@@ -91,16 +91,25 @@ async def run(input: ReportInput, context: CallContext) -> dict[str, Any]:
     duration = round(input.duration_ms, 1)
     joined = input.delivery_request_id
     if input.outcome == "drawn":
-        log(Drawn(**who, source=input.source, duration_ms=duration, features=input.features,
-                  delivery_request_id=joined))  # fmt: skip
+        log(
+            Drawn(**who, source=input.source, duration_ms=duration, features=input.features, delivery_request_id=joined)
+        )
         return {"logged": Drawn.MESSAGE}
     if input.outcome == "cancelled":
         reason = None if input.reason is None else clip(scrubbed(input.reason, context), SHORT_TEXT_LENGTH)
         log(Cancelled(**who, source=input.source, duration_ms=duration, reason=reason, delivery_request_id=joined))
         return {"logged": Cancelled.MESSAGE}
     assert input.error is not None and input.stage is not None  # the model's rule
-    log(Failed(**who, source=input.source, stage=input.stage, duration_ms=duration,
-               error=scrubbed(input.error, context), delivery_request_id=joined))  # fmt: skip
+    log(
+        Failed(
+            **who,
+            source=input.source,
+            stage=input.stage,
+            duration_ms=duration,
+            error=scrubbed(input.error, context),
+            delivery_request_id=joined,
+        )
+    )
     return {"logged": Failed.MESSAGE}
 
 

@@ -26,19 +26,39 @@ from tools.tomtom.client import TomTomSession, json_object
 from tools.widgets import MAP_APP_URI
 
 AvoidOption = Literal[
-    "tollRoads", "motorways", "ferries", "unpavedRoads", "carpools", "alreadyUsedRoads",
-    "borderCrossings", "tunnels", "carTrains", "lowEmissionZones",
-]  # fmt: skip
+    "tollRoads",
+    "motorways",
+    "ferries",
+    "unpavedRoads",
+    "carpools",
+    "alreadyUsedRoads",
+    "borderCrossings",
+    "tunnels",
+    "carTrains",
+    "lowEmissionZones",
+]
 LoadType = Literal[
-    "USHazmatClass1", "USHazmatClass2", "USHazmatClass3", "USHazmatClass4", "USHazmatClass5", "USHazmatClass6",
-    "USHazmatClass7", "USHazmatClass8", "USHazmatClass9", "otherHazmatExplosive", "otherHazmatGeneral",
+    "USHazmatClass1",
+    "USHazmatClass2",
+    "USHazmatClass3",
+    "USHazmatClass4",
+    "USHazmatClass5",
+    "USHazmatClass6",
+    "USHazmatClass7",
+    "USHazmatClass8",
+    "USHazmatClass9",
+    "otherHazmatExplosive",
+    "otherHazmatGeneral",
     "otherHazmatHarmfulToWater",
-]  # fmt: skip
+]
 """TomTom's `vehicleLoadType` values (Calculate Route, TomTom Maps: US Hazmat classes and three others)."""
 VEHICLE_PARAMS = {
-    "weightKg": "vehicleWeight", "axleWeightKg": "vehicleAxleWeight", "lengthM": "vehicleLength",
-    "widthM": "vehicleWidth", "heightM": "vehicleHeight",
-}  # fmt: skip
+    "weightKg": "vehicleWeight",
+    "axleWeightKg": "vehicleAxleWeight",
+    "lengthM": "vehicleLength",
+    "widthM": "vehicleWidth",
+    "heightM": "vehicleHeight",
+}
 """Each `vehicle` dimension and the Calculate Route parameter it becomes (kilograms, metres)."""
 GENESIS_ROUTE_TYPES = {"fast": "fastest", "short": "shortest", "efficient": "eco", "thrilling": "thrilling"}
 MAX_LOCATIONS = 150
@@ -48,11 +68,23 @@ MAX_AVOID_SIDE_KM = 160
 """The longest side of one avoided rectangle (docs/adr/0012)."""
 FULL_SECTIONS = {
     Backend.GENESIS: [
-        "carTrain", "country", "ferry", "motorway", "pedestrian", "tollRoad", "tollVignette", "traffic",
-        "travelMode", "tunnel", "carpool", "urban", "unpaved", "lowEmissionZone",
+        "carTrain",
+        "country",
+        "ferry",
+        "motorway",
+        "pedestrian",
+        "tollRoad",
+        "tollVignette",
+        "traffic",
+        "travelMode",
+        "tunnel",
+        "carpool",
+        "urban",
+        "unpaved",
+        "lowEmissionZone",
     ],
     Backend.ORBIS: ["traffic", "travelMode"],
-}  # fmt: skip
+}
 """`sectionType` for `full`: every section type each backend documents (compact asks for traffic only)."""
 
 
@@ -135,8 +167,9 @@ class Vehicle(ToolInput):
 
     def params(self) -> dict[str, Any]:
         """The Calculate Route parameters for this vehicle (a load type list repeats the parameter)."""
-        params: dict[str, Any] = {VEHICLE_PARAMS[name]: getattr(self, name) for name in VEHICLE_PARAMS
-                                  if getattr(self, name) is not None}  # fmt: skip
+        params: dict[str, Any] = {
+            VEHICLE_PARAMS[name]: getattr(self, name) for name in VEHICLE_PARAMS if getattr(self, name) is not None
+        }
         if self.commercial:
             params["vehicleCommercial"] = True
         if self.loadType is not None:
@@ -145,9 +178,10 @@ class Vehicle(ToolInput):
 
 
 TruckVehicle = Annotated[
-    Vehicle, only_on_backend(Backend.ORBIS, why="Orbis plans routes for cars only"),
+    Vehicle,
+    only_on_backend(Backend.ORBIS, why="Orbis plans routes for cars only"),
     Field(description="For travelMode truck."),
-]  # fmt: skip
+]
 
 
 class RouteOptions(ToolInput):
@@ -262,18 +296,26 @@ async def calculate(
 
 def request_for(input: RoutingInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     return build_request(
-        input.locations, input, backend, avoid=input.avoid, departAt=input.departAt, arriveAt=input.arriveAt,
-        maxAlternatives=input.maxAlternatives, vehicleHeading=input.vehicleHeading, vehicle=input.vehicle,
+        input.locations,
+        input,
+        backend,
+        avoid=input.avoid,
+        departAt=input.departAt,
+        arriveAt=input.arriveAt,
+        maxAlternatives=input.maxAlternatives,
+        vehicleHeading=input.vehicleHeading,
+        vehicle=input.vehicle,
         full=input.response_detail == "full",
-    )  # fmt: skip
+    )
 
 
 async def run(input: RoutingInput, context: CallContext) -> Answer:
     session = context.tomtom
     if not input.show_ui and input.response_detail != "full":  # only our shaping reads the body
         decode = decode_compact_routes if input.response_detail == "compact" else decode_route_geometry
-        return answer(input, await calculate(session, *request_for(input, session.backend), input.avoidAreas,
-                                             decode=decode))  # fmt: skip
+        return answer(
+            input, await calculate(session, *request_for(input, session.backend), input.avoidAreas, decode=decode)
+        )
     body = await calculate(session, *request_for(input, session.backend), input.avoidAreas)
     match input.response_detail:
         case "full":

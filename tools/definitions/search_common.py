@@ -35,13 +35,33 @@ from tools.tomtom.backends import Backend
 MAX_CATEGORIES = 10
 MAX_BRANDS = 10
 ConnectorType = Literal[
-    "StandardHouseholdCountrySpecific", "IEC62196Type1", "IEC62196Type1CCS", "IEC62196Type2CableAttached",
-    "IEC62196Type2Outlet", "IEC62196Type2CCS", "IEC62196Type3", "Chademo", "GBT20234Part2", "GBT20234Part3",
-    "IEC60309AC3PhaseRed", "IEC60309AC1PhaseBlue", "IEC60309DCWhite", "Tesla",
-]  # fmt: skip
+    "StandardHouseholdCountrySpecific",
+    "IEC62196Type1",
+    "IEC62196Type1CCS",
+    "IEC62196Type2CableAttached",
+    "IEC62196Type2Outlet",
+    "IEC62196Type2CCS",
+    "IEC62196Type3",
+    "Chademo",
+    "GBT20234Part2",
+    "GBT20234Part3",
+    "IEC60309AC3PhaseRed",
+    "IEC60309AC1PhaseBlue",
+    "IEC60309DCWhite",
+    "Tesla",
+]
 FuelType = Literal[
-    "Petrol", "LPG", "Diesel", "Biodiesel", "DieselForCommercialVehicles", "E85", "LNG", "CNG", "Hydrogen", "AdBlue",
-]  # fmt: skip
+    "Petrol",
+    "LPG",
+    "Diesel",
+    "Biodiesel",
+    "DieselForCommercialVehicles",
+    "E85",
+    "LNG",
+    "CNG",
+    "Hydrogen",
+    "AdBlue",
+]
 POI_FILTERS = ("poiCategories", "brandSet", "connectorSet", "fuelSet", "minPowerKW", "maxPowerKW")
 """The inputs that narrow which POIs come back (nearby search needs at least one)."""
 

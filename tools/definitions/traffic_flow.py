@@ -42,9 +42,14 @@ FLOW_ANSWER = compile_spec(
     }
 )
 ROAD_CLASSES = {
-    "FRC0": "motorway", "FRC1": "major road", "FRC2": "other major road", "FRC3": "secondary road",
-    "FRC4": "local connecting road", "FRC5": "local road of high importance", "FRC6": "local road",
-}  # fmt: skip
+    "FRC0": "motorway",
+    "FRC1": "major road",
+    "FRC2": "other major road",
+    "FRC3": "secondary road",
+    "FRC4": "local connecting road",
+    "FRC5": "local road of high importance",
+    "FRC6": "local road",
+}
 """Flow Segment Data's functional road classes, in words."""
 KEPT = ("currentSpeed", "freeFlowSpeed", "currentTravelTime", "freeFlowTravelTime", "confidence", "roadClosure")
 

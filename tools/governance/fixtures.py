@@ -96,13 +96,37 @@ def _sections() -> tuple[_Section, ...]:
 
     Subject = services.Subject
     return (
-        _Section("deprecated", "deprecation", "DeprecatedTool", Subject.DEPRECATION, services.DEPRECATION_FIELDS,
-                 "Deprecated", "Changed the deprecation", "Withdrew the deprecation (pruned)"),
-        _Section("aliases", "alias", "ToolAlias", Subject.ALIAS, services.ALIAS_FIELDS,
-                 "Made an alias", "Changed the alias", "Ended the alias (pruned)"),
-        _Section("retired", "retirement", "RetiredTool", Subject.RETIREMENT, services.RETIREMENT_FIELDS,
-                 "Retired", "Changed the retirement", "Un-retired (pruned)"),
-    )  # fmt: skip
+        _Section(
+            "deprecated",
+            "deprecation",
+            "DeprecatedTool",
+            Subject.DEPRECATION,
+            services.DEPRECATION_FIELDS,
+            "Deprecated",
+            "Changed the deprecation",
+            "Withdrew the deprecation (pruned)",
+        ),
+        _Section(
+            "aliases",
+            "alias",
+            "ToolAlias",
+            Subject.ALIAS,
+            services.ALIAS_FIELDS,
+            "Made an alias",
+            "Changed the alias",
+            "Ended the alias (pruned)",
+        ),
+        _Section(
+            "retired",
+            "retirement",
+            "RetiredTool",
+            Subject.RETIREMENT,
+            services.RETIREMENT_FIELDS,
+            "Retired",
+            "Changed the retirement",
+            "Un-retired (pruned)",
+        ),
+    )
 
 
 def _states(surface: Surface) -> dict[str, tuple[str, Deprecation | Alias | Retirement]]:
@@ -189,8 +213,14 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
                 stored = None
             _SAVE[label](apps.get_model("tools", sections[label].model_name), wanted)
             section = sections[label]
-            record(name, section.subject, section.fields, stored, wanted,
-                   section.created if stored is None else section.updated)  # fmt: skip
+            record(
+                name,
+                section.subject,
+                section.fields,
+                stored,
+                wanted,
+                section.created if stored is None else section.updated,
+            )
 
         # Retiring a tool or making it an alias deletes its contract changes (as the services do):
         # the retired-tool answer, or the alias's target, covers every call to it.
@@ -204,9 +234,13 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
                     if not dry_run:
                         ContractChange.objects.filter(tool__name=change.tool, input=change.input).delete()
                         record(
-                            change.tool, Subject.CONTRACT_CHANGE, services.CONTRACT_CHANGE_FIELDS, change, None,
+                            change.tool,
+                            Subject.CONTRACT_CHANGE,
+                            services.CONTRACT_CHANGE_FIELDS,
+                            change,
+                            None,
                             f"Deleted the contract change of {change.input}",
-                        )  # fmt: skip
+                        )
                 else:
                     report.note(report.kept, "contract changes", key)
 
@@ -225,9 +259,13 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
             if not dry_run:
                 _save_change(ContractChange, change)
                 record(
-                    change.tool, Subject.CONTRACT_CHANGE, services.CONTRACT_CHANGE_FIELDS, stored_change, change,
+                    change.tool,
+                    Subject.CONTRACT_CHANGE,
+                    services.CONTRACT_CHANGE_FIELDS,
+                    stored_change,
+                    change,
                     f"{'Recorded' if stored_change is None else 'Changed'} the contract change of {change.input}",
-                )  # fmt: skip
+                )
         return report
 
 

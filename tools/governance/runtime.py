@@ -223,8 +223,11 @@ class Governance:
         arguments, both = rules.map_arguments(alias, call.arguments)
         if both:
             names = [name for pair in both for name in pair]
-            error = conflicting(*names, message=f"send each once, under the name {alias.target} takes: "
-                                + ", ".join(f"{new} (not {old})" for old, new in both))  # fmt: skip
+            error = conflicting(
+                *names,
+                message=f"send each once, under the name {alias.target} takes: "
+                + ", ".join(f"{new} (not {old})" for old, new in both),
+            )
             return with_notice(ToolOutcome.from_error(error), notice)
         forwarded = ToolCall(name=alias.target, arguments=arguments, context=context, tool=target, notice=notice)
         return await next_(forwarded)
@@ -235,19 +238,28 @@ class Governance:
         context = call.context
         retirement = surface.retired_by_name.get(call.name)
         if retirement is not None:
-            log(RetiredToolCalled(**context.caller(call.name), tenant=context.tenant,
-                                  replaced_by=list(retirement.replaced_by)))  # fmt: skip
+            log(
+                RetiredToolCalled(
+                    **context.caller(call.name), tenant=context.tenant, replaced_by=list(retirement.replaced_by)
+                )
+            )
             return ToolOutcome.from_error(retired_error(retirement))
         deprecation = surface.deprecated_by_name.get(call.name)
         if deprecation is not None:
-            log(DeprecatedToolCalled(**context.caller(call.name), tenant=context.tenant,
-                                     replaced_by=list(deprecation.replaced_by)))  # fmt: skip
+            log(
+                DeprecatedToolCalled(
+                    **context.caller(call.name), tenant=context.tenant, replaced_by=list(deprecation.replaced_by)
+                )
+            )
             call.notice = " ".join(filter(None, (call.notice, deprecated_notice(deprecation))))
         changes = outdated_changes(surface.changes_by_tool.get(call.name, ()), call.arguments)
         if changes:
             for change in changes:
-                log(OutdatedCall(**context.caller(call.name), tenant=context.tenant, input=change.input,
-                                 change=change.kind.value))  # fmt: skip
+                log(
+                    OutdatedCall(
+                        **context.caller(call.name), tenant=context.tenant, input=change.input, change=change.kind.value
+                    )
+                )
             return with_notice(ToolOutcome.from_error(outdated_error(changes, call.arguments)), call.notice)
         return await next_(call)
 
@@ -298,8 +310,13 @@ class Governance:
         if self._unreadable:
             return
         self._unreadable = True
-        log(event(error=clip(error, ERROR_TEXT_LENGTH), retired=len(answering.retired),
-                  contract_changes=len(answering.changes)))  # fmt: skip
+        log(
+            event(
+                error=clip(error, ERROR_TEXT_LENGTH),
+                retired=len(answering.retired),
+                contract_changes=len(answering.changes),
+            )
+        )
 
 
 def with_notice(outcome: ToolOutcome, notice: str) -> ToolOutcome:

@@ -283,8 +283,9 @@ def _end_lifecycle(name: str, *, reason: str, by: Actor, via: str, keep_alias: b
     later state supersedes it."""
     deprecation = DeprecatedTool.objects.filter(tool__name=name).first()
     if deprecation is not None:
-        _record_removal(deprecation, Subject.DEPRECATION, DEPRECATION_FIELDS, f"Ended the deprecation ({reason})",
-                        by=by, via=via)  # fmt: skip
+        _record_removal(
+            deprecation, Subject.DEPRECATION, DEPRECATION_FIELDS, f"Ended the deprecation ({reason})", by=by, via=via
+        )
     alias = None if keep_alias else ToolAlias.objects.filter(tool__name=name).first()
     if alias is not None:
         _record_removal(alias, Subject.ALIAS, ALIAS_FIELDS, f"Ended the alias ({reason})", by=by, via=via)
@@ -393,9 +394,12 @@ def deprecation_create(
     with transaction.atomic():
         deprecation_validate(name=name, replaced_by=replaced_by, retire_on=retire_on)
         row = DeprecatedTool(
-            tool_id=name, replaced_by=list(replaced_by), since=since or today(), retire_on=retire_on,
+            tool_id=name,
+            replaced_by=list(replaced_by),
+            since=since or today(),
+            retire_on=retire_on,
             reason=reason,
-        )  # fmt: skip
+        )
         row.full_clean()
         row.save()
         governance_event_record(
@@ -427,9 +431,10 @@ def _save_update(
     row.save()
     if row.retire_on != stored.retire_on:
         headline = (
-            f"Scheduled the retirement of {row.name} for {row.retire_on.isoformat()}" if row.retire_on
+            f"Scheduled the retirement of {row.name} for {row.retire_on.isoformat()}"
+            if row.retire_on
             else f"Cancelled the scheduled retirement of {row.name}"
-        )  # fmt: skip
+        )
     governance_event_record(
         tool=row.name,
         subject=subject,
@@ -459,8 +464,15 @@ def deprecation_update(
         deprecation_validate(name=stored.name, replaced_by=replaced_by, retire_on=retire_on, stored=stored)
         deprecation.replaced_by, deprecation.reason = list(replaced_by), reason
         deprecation.retire_on, deprecation.since = retire_on, since
-        _save_update(deprecation, stored, DEPRECATION_FIELDS, Subject.DEPRECATION,
-                     f"Changed the deprecation of {deprecation.name}", by=by, via=via)  # fmt: skip
+        _save_update(
+            deprecation,
+            stored,
+            DEPRECATION_FIELDS,
+            Subject.DEPRECATION,
+            f"Changed the deprecation of {deprecation.name}",
+            by=by,
+            via=via,
+        )
         return deprecation
 
 
@@ -469,9 +481,13 @@ def deprecation_withdraw(*, deprecation: DeprecatedTool, reason: str, by: Actor 
     _require_reason(reason, "withdraw the deprecation")
     with transaction.atomic():
         _record_removal(
-            deprecation, Subject.DEPRECATION, DEPRECATION_FIELDS,
-            f"Withdrew the deprecation of {deprecation.name}: {reason.strip()}", by=by, via=via,
-        )  # fmt: skip
+            deprecation,
+            Subject.DEPRECATION,
+            DEPRECATION_FIELDS,
+            f"Withdrew the deprecation of {deprecation.name}: {reason.strip()}",
+            by=by,
+            via=via,
+        )
 
 
 # --- Aliases ----------------------------------------------------------------------------------
@@ -519,9 +535,13 @@ def alias_create(
     with transaction.atomic():
         alias_validate(name=name, target=target, arguments=arguments, retire_on=retire_on)
         row = ToolAlias(
-            tool_id=name, target_id=target, arguments=arguments, since=since or today(),
-            retire_on=retire_on, reason=reason,
-        )  # fmt: skip
+            tool_id=name,
+            target_id=target,
+            arguments=arguments,
+            since=since or today(),
+            retire_on=retire_on,
+            reason=reason,
+        )
         row.full_clean()
         row.save()
         governance_event_record(
@@ -555,9 +575,12 @@ def alias_update(
     with transaction.atomic():
         stored = ToolAlias.objects.select_for_update().get(pk=alias.pk)
         alias_validate(
-            name=stored.name, target=target, arguments=arguments,
-            retire_on=retire_on if retire_on != stored.retire_on else None, existing=True,
-        )  # fmt: skip
+            name=stored.name,
+            target=target,
+            arguments=arguments,
+            retire_on=retire_on if retire_on != stored.retire_on else None,
+            existing=True,
+        )
         alias.target_id, alias.arguments, alias.reason = target, dict(arguments), reason
         alias.retire_on, alias.since = retire_on, since
         _save_update(alias, stored, ALIAS_FIELDS, Subject.ALIAS, f"Changed the alias {alias.name}", by=by, via=via)
@@ -605,14 +628,25 @@ def retirement_cancel(*, name: str, by: Actor = None, via: str = "code") -> None
 def _set_retire_on(row: DeprecatedTool | ToolAlias, retire_on: date | None, *, by: Actor, via: str) -> None:
     if isinstance(row, DeprecatedTool):
         deprecation_update(
-            deprecation=row, replaced_by=row.replaced_by, reason=row.reason, retire_on=retire_on, since=row.since,
-            by=by, via=via,
-        )  # fmt: skip
+            deprecation=row,
+            replaced_by=row.replaced_by,
+            reason=row.reason,
+            retire_on=retire_on,
+            since=row.since,
+            by=by,
+            via=via,
+        )
     else:
         alias_update(
-            alias=row, target=row.target_id, arguments=row.arguments, reason=row.reason, retire_on=retire_on,
-            since=row.since, by=by, via=via,
-        )  # fmt: skip
+            alias=row,
+            target=row.target_id,
+            arguments=row.arguments,
+            reason=row.reason,
+            retire_on=retire_on,
+            since=row.since,
+            by=by,
+            via=via,
+        )
 
 
 def scheduled_retirements_fire(*, day: date | None = None) -> list[str]:
@@ -638,10 +672,13 @@ def scheduled_retirements_fire(*, day: date | None = None) -> list[str]:
                     live = set(selectors.live_tools())
                     replaced_by = [name for name in scheduled.replaced_by if name in live and name != scheduled.name]
                     retired_tool_create(
-                        name=scheduled.name, replaced_by=replaced_by, since=retire_on, message=scheduled.reason,
+                        name=scheduled.name,
+                        replaced_by=replaced_by,
+                        since=retire_on,
+                        message=scheduled.reason,
                         via=VIA_SCHEDULE,
                         headline=f"Retired {scheduled.name}: its retire-on date, {retire_on.isoformat()}, came",
-                    )  # fmt: skip
+                    )
             except IntegrityError:
                 continue  # retired meanwhile by another replica or by hand: nothing left to record
             log(ScheduledRetirementFired(tool=scheduled.name, retire_on=retire_on.isoformat(), replaced_by=replaced_by))

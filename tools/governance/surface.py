@@ -195,34 +195,59 @@ class Surface:
     def as_json(self) -> dict[str, list[dict[str, Any]]]:
         return {
             "ledger": [
-                {"name": e.name, "first_seen": e.first_seen.isoformat(), "first_release": e.first_release,
-                 "note": e.note}
+                {
+                    "name": e.name,
+                    "first_seen": e.first_seen.isoformat(),
+                    "first_release": e.first_release,
+                    "note": e.note,
+                }
                 for e in self.ledger
             ],
             "deprecated": [
-                {"name": d.name, "replaced_by": list(d.replaced_by), "since": d.since.isoformat(),
-                 "retire_on": _iso(d.retire_on), "reason": d.reason}
+                {
+                    "name": d.name,
+                    "replaced_by": list(d.replaced_by),
+                    "since": d.since.isoformat(),
+                    "retire_on": _iso(d.retire_on),
+                    "reason": d.reason,
+                }
                 for d in self.deprecated
             ],
             "aliases": [
-                {"name": a.name, "target": a.target, "arguments": dict(a.arguments), "since": a.since.isoformat(),
-                 "retire_on": _iso(a.retire_on), "reason": a.reason}
+                {
+                    "name": a.name,
+                    "target": a.target,
+                    "arguments": dict(a.arguments),
+                    "since": a.since.isoformat(),
+                    "retire_on": _iso(a.retire_on),
+                    "reason": a.reason,
+                }
                 for a in self.aliases
             ],
             "retired": [
-                {"name": r.name, "replaced_by": list(r.replaced_by), "since": r.since.isoformat(),
-                 "release": r.release, "message": r.message}
+                {
+                    "name": r.name,
+                    "replaced_by": list(r.replaced_by),
+                    "since": r.since.isoformat(),
+                    "release": r.release,
+                    "message": r.message,
+                }
                 for r in self.retired
             ],
             "contract_changes": [
-                {"tool": c.tool, "input": c.input, "kind": c.kind.value, "since": c.since.isoformat(),
-                 **({"new_input": c.new_input} if c.new_input else {}),
-                 **({"was": _sorted_keys(c.was)} if c.was is not None else {}),
-                 **({"now": _sorted_keys(c.now)} if c.now is not None else {}),
-                 "instead": c.instead}
+                {
+                    "tool": c.tool,
+                    "input": c.input,
+                    "kind": c.kind.value,
+                    "since": c.since.isoformat(),
+                    **({"new_input": c.new_input} if c.new_input else {}),
+                    **({"was": _sorted_keys(c.was)} if c.was is not None else {}),
+                    **({"now": _sorted_keys(c.now)} if c.now is not None else {}),
+                    "instead": c.instead,
+                }
                 for c in self.changes
             ],
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Surface:

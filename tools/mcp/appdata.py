@@ -110,9 +110,16 @@ async def deliver_app_data(call: ToolCall, next_: Next) -> ToolOutcome:
             simplification = Simplification(
                 original_points=reduced.original_points, points=reduced.points, max_error_m=reduced.max_error_m
             )
-        log(AppData(**who, delivery=delivery.meta["delivery"], raw_bytes=fitted.raw_bytes,
-                    encoded_chars=len(fitted.encoded) if fitted.encoded else None,
-                    result_chars=delivery.result_chars, simplification=simplification))  # fmt: skip
+        log(
+            AppData(
+                **who,
+                delivery=delivery.meta["delivery"],
+                raw_bytes=fitted.raw_bytes,
+                encoded_chars=len(fitted.encoded) if fitted.encoded else None,
+                result_chars=delivery.result_chars,
+                simplification=simplification,
+            )
+        )
         if not delivery.inline and not answer.refetchable:
             log(TooLarge(**who, raw_bytes=fitted.raw_bytes, result_chars=delivery.result_chars))
     return ToolOutcome(delivery.data, meta=delivery.meta, image=outcome.image, _text=delivery.text)

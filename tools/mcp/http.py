@@ -466,8 +466,9 @@ class McpEndpoint:
         single = exchange.single_request(decoded, version)
         if single is not None:  # one stateless JSON-RPC request: the SDK's kernel, without a session
             running = await self.transports.running()
-            content = await exchange.answer(self.server, Request(forwarded, replay), single, version,
-                                            running.lifespan_state)  # fmt: skip
+            content = await exchange.answer(
+                self.server, Request(forwarded, replay), single, version, running.lifespan_state
+            )
             response = HttpResponse(content, content_type="application/json")
             for name, value in extra:
                 response[name] = value

@@ -162,8 +162,9 @@ def identify(headers: Mapping[str, str], message: Mapping[str, Any], session_ids
         session = session_ids.read_session(session_id)
         if session is None:
             return Identity(UNKNOWN, user_agent, tool_calls=calls)
-        return Identity(session[0], user_agent, apps_declared=session[1], tool_calls=calls,
-                        session=session_label(session_id))  # fmt: skip
+        return Identity(
+            session[0], user_agent, apps_declared=session[1], tool_calls=calls, session=session_label(session_id)
+        )
     return Identity(user_agent or UNKNOWN, user_agent, tool_calls=calls)
 
 

@@ -236,17 +236,26 @@ class JwksCache:
             backoff = min(self.max_backoff, self.min_refetch * 2 ** min(self._failures - 1, 30))
             self._next_fetch = now + backoff
             kept = len(self._keys) if self._usable(now) else 0
-            log(SigningKeysRefused(reason=clip(str(refused), ERROR_TEXT_LENGTH), failures=self._failures,
-                                   retry_in_s=round(backoff, 1), keys_kept=kept))  # fmt: skip
+            log(
+                SigningKeysRefused(
+                    reason=clip(str(refused), ERROR_TEXT_LENGTH),
+                    failures=self._failures,
+                    retry_in_s=round(backoff, 1),
+                    keys_kept=kept,
+                )
+            )
             return
         now = self.clock()
         self._keys, self._fetched_at = keys, now
         self._failures, self._next_fetch = 0, now + self.min_refetch
         if skipped:
             reasons = [
-                SkippedKey(index=s.index, kid=None if s.kid is None else clip(s.kid, KEY_ID_LENGTH),
-                           reason=clip(s.reason, ERROR_TEXT_LENGTH))
+                SkippedKey(
+                    index=s.index,
+                    kid=None if s.kid is None else clip(s.kid, KEY_ID_LENGTH),
+                    reason=clip(s.reason, ERROR_TEXT_LENGTH),
+                )
                 for s in skipped[:100]
-            ]  # fmt: skip
+            ]
             log(SigningKeysSkipped(keys=len(keys), skipped=reasons))
         log(SigningKeysFetched(keys=len(keys)))

@@ -203,9 +203,11 @@ class ResourceServer:
             key = await self.jwks.key(kid)
         except KeysUnavailable as unavailable:
             raise AuthFailure(
-                503, None, "Sign-in is unavailable for a moment: the issuer's signing keys cannot be had; try again",
+                503,
+                None,
+                "Sign-in is unavailable for a moment: the issuer's signing keys cannot be had; try again",
                 retry_after=unavailable.retry_after,
-            ) from None  # fmt: skip
+            ) from None
         if key is None:
             raise _invalid("The access token is signed with a key the issuer does not publish")
         try:

@@ -123,6 +123,7 @@ def _is_error_result(result: Any) -> bool:
         case _:
             return False
 
+
 JSON = "application/json"
 READ_ERROR_CODES = {"invalid_arguments": types.INVALID_PARAMS}
 """The JSON-RPC code of a resource read that failed, by the closed-set code of its error (the
@@ -130,13 +131,23 @@ error itself travels in `data.error`); any other failure is -32603."""
 
 
 def reference_resource(reference: Reference) -> types.Resource:
-    return types.Resource(uri=reference.uri, name=reference.name, title=reference.title,
-                          description=reference.description, mime_type=reference.mime_type)  # fmt: skip
+    return types.Resource(
+        uri=reference.uri,
+        name=reference.name,
+        title=reference.title,
+        description=reference.description,
+        mime_type=reference.mime_type,
+    )
 
 
 def reference_template(reference: Reference) -> types.ResourceTemplate:
-    return types.ResourceTemplate(uri_template=reference.uri, name=reference.name, title=reference.title,
-                                  description=reference.description, mime_type=reference.mime_type)  # fmt: skip
+    return types.ResourceTemplate(
+        uri_template=reference.uri,
+        name=reference.name,
+        title=reference.title,
+        description=reference.description,
+        mime_type=reference.mime_type,
+    )
 
 
 def mcp_tool(tool: Tool, *, backend: Backend, widgets: bool = True) -> types.Tool:
@@ -331,11 +342,17 @@ def build_server(
         try:
             text = await read_reference(uri, dispatcher, context, offered)
         except ReadError as error:
-            raise MCPError(code=READ_ERROR_CODES.get(error.code, types.INTERNAL_ERROR), message=str(error),
-                           data={"uri": uri, "error": error.error}) from None  # fmt: skip
+            raise MCPError(
+                code=READ_ERROR_CODES.get(error.code, types.INTERNAL_ERROR),
+                message=str(error),
+                data={"uri": uri, "error": error.error},
+            ) from None
         if text is None:
-            known = [*served, *(r.uri for r in RESOURCES if r.offered_to(offered)),
-                     *(t.uri for t in TEMPLATES if t.offered_to(offered))]  # fmt: skip
+            known = [
+                *served,
+                *(r.uri for r in RESOURCES if r.offered_to(offered)),
+                *(t.uri for t in TEMPLATES if t.offered_to(offered)),
+            ]
             message = f"Unknown resource {uri[:256]}; known: {', '.join(known)}"
             raise MCPError(code=types.INVALID_PARAMS, message=message, data={"uri": uri[:256]})
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=JSON, text=text)])
@@ -344,26 +361,39 @@ def build_server(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         _, offered = await offered_tools(ctx)
-        return types.ListPromptsResult(prompts=[
-            types.Prompt(name=p.name, title=p.title, description=p.description,
-                         arguments=[types.PromptArgument(name=a.name, description=a.description, required=a.required)
-                                    for a in p.arguments])
-            for p in offered_prompts(offered)
-        ])  # fmt: skip
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=p.name,
+                    title=p.title,
+                    description=p.description,
+                    arguments=[
+                        types.PromptArgument(name=a.name, description=a.description, required=a.required)
+                        for a in p.arguments
+                    ],
+                )
+                for p in offered_prompts(offered)
+            ]
+        )
 
     async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
         _, offered = await offered_tools(ctx)
         prompts = {prompt.name: prompt for prompt in offered_prompts(offered)}
         prompt = prompts.get(params.name)
         if prompt is None:
-            raise MCPError(code=types.INVALID_PARAMS,
-                           message=f"Unknown prompt {params.name[:128]!r}; known: {', '.join(prompts) or 'none'}",
-                           data={"prompts": list(prompts)})  # fmt: skip
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown prompt {params.name[:128]!r}; known: {', '.join(prompts) or 'none'}",
+                data={"prompts": list(prompts)},
+            )
         try:
             text = prompt.text(params.arguments, offered)
         except PromptArgumentError as error:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid arguments for {prompt.name}: {error}",
-                           data={"prompt": prompt.name}) from None  # fmt: skip
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Invalid arguments for {prompt.name}: {error}",
+                data={"prompt": prompt.name},
+            ) from None
         message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
         return types.GetPromptResult(description=prompt.description, messages=[message])
 
@@ -385,9 +415,13 @@ def build_server(
         attributes["mcp.protocol.version"] = ctx.protocol_version
         parent = remote_parent(ctx.params.get("_meta") if ctx.params else None)
         with tracer.start_as_current_span(
-            name, context=parent, kind=SpanKind.SERVER, attributes=attributes,
-            record_exception=False, set_status_on_exception=False,
-        ) as span:  # fmt: skip
+            name,
+            context=parent,
+            kind=SpanKind.SERVER,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
             return await _observed(span, ctx, call_next)
 
     server: Server[Any] = Server(

@@ -78,5 +78,9 @@ def category_index(body: dict[str, Any]) -> dict[str, Any]:
     expect(body, CATEGORIES_ANSWER)
     categories = [c for c in body.get("poiCategories") or [] if isinstance(c, dict) and "id" in c]
     index = {str(c["id"]): str(c.get("name") or "")[:MAX_NAME_LENGTH] for c in categories[:MAX_INDEX]}
-    return {"categories": index, "total": len(categories), "returned": len(index),
-            "truncated": len(categories) > len(index)}  # fmt: skip
+    return {
+        "categories": index,
+        "total": len(categories),
+        "returned": len(index),
+        "truncated": len(categories) > len(index),
+    }

@@ -29,9 +29,14 @@ from tools.shaping.shape import ANY, NUMBER, OBJECT, STRING, compile_spec, expec
 
 ROUTE_KEPT = (*SUMMARY_KEPT, "totalChargingTimeInSeconds", "remainingChargeAtArrivalInkWh")
 LEG_KEPT = (
-    "lengthInMeters", "travelTimeInSeconds", "trafficDelayInSeconds", "departureTime", "arrivalTime",
-    "batteryConsumptionInkWh", "remainingChargeAtArrivalInkWh",
-)  # fmt: skip
+    "lengthInMeters",
+    "travelTimeInSeconds",
+    "trafficDelayInSeconds",
+    "departureTime",
+    "arrivalTime",
+    "batteryConsumptionInkWh",
+    "remainingChargeAtArrivalInkWh",
+)
 ADDRESS_KEPT = ("street", "houseNumber", "postalCode", "city", "country", "countryCode")
 
 CHARGING_INFORMATION = {

@@ -31,9 +31,15 @@ from tools.shaping.shape import ANY, NUMBER, POINTS, STRING, compile_spec, expec
 from tools.tomtom.client import json_object
 
 SUMMARY_KEPT = (
-    "lengthInMeters", "travelTimeInSeconds", "trafficDelayInSeconds", "trafficLengthInMeters",
-    "departureTime", "arrivalTime", "batteryConsumptionInkWh", "fuelConsumptionInLiters",
-)  # fmt: skip
+    "lengthInMeters",
+    "travelTimeInSeconds",
+    "trafficDelayInSeconds",
+    "trafficLengthInMeters",
+    "departureTime",
+    "arrivalTime",
+    "batteryConsumptionInkWh",
+    "fuelConsumptionInLiters",
+)
 TRAFFIC_SECTION_KEPT = ("simpleCategory", "magnitudeOfDelay", "delayInSeconds", "effectiveSpeedInKmh")
 
 SUMMARY = {key: STRING if key.endswith("Time") else NUMBER for key in SUMMARY_KEPT}

@@ -18,9 +18,17 @@ from tools.shaping.points import lon_lat, pick
 from tools.shaping.shape import ANY, ID, INTEGER, NUMBER, OBJECT, STRING, compile_spec, expect
 
 ADDRESS_KEPT = (
-    "freeformAddress", "streetNumber", "streetName", "municipality", "municipalitySubdivision",
-    "neighbourhood", "postalCode", "countrySubdivision", "country", "countryCode",
-)  # fmt: skip
+    "freeformAddress",
+    "streetNumber",
+    "streetName",
+    "municipality",
+    "municipalitySubdivision",
+    "neighbourhood",
+    "postalCode",
+    "countrySubdivision",
+    "country",
+    "countryCode",
+)
 POI_KEPT = ("name", "phone", "url", "categories", "brands")
 STATUSES = ("available", "occupied", "reserved", "unknown", "outOfService")
 """Charging-point statuses in TomTom's availability answer, in the order compact lists them."""

@@ -13,10 +13,20 @@ from typing import Any
 from tools.shaping.shape import ANY, INTEGER, NUMBER, STRING, compile_spec, expect
 
 CATEGORIES = {
-    0: "other", 1: "accident", 2: "fog", 3: "danger", 4: "rain", 5: "frost", 6: "jam",
-    7: "lane-closed", 8: "road-closed", 9: "roadworks", 10: "wind", 11: "flooding",
+    0: "other",
+    1: "accident",
+    2: "fog",
+    3: "danger",
+    4: "rain",
+    5: "frost",
+    6: "jam",
+    7: "lane-closed",
+    8: "road-closed",
+    9: "roadworks",
+    10: "wind",
+    11: "flooding",
     14: "broken-down-vehicle",
-}  # fmt: skip
+}
 CATEGORY_CODES = {name: code for code, name in CATEGORIES.items()}
 MAGNITUDES = {0: "unknown", 1: "minor", 2: "moderate", 3: "major", 4: "indefinite"}
 SEVERITY = {4: 4, 3: 3, 2: 2, 1: 1, 0: 0}

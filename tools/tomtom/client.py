@@ -199,8 +199,9 @@ class TomTomSession:
             span = None if (tracer := tracing.tracer()) is None else self._span(tracer, method, path, query, attempt)
             try:
                 async with asyncio.timeout(remaining):
-                    status, retry_after, content = await self._exchange(pool, method, url, headers, data,
-                                                                        connect_timeout)  # fmt: skip
+                    status, retry_after, content = await self._exchange(
+                        pool, method, url, headers, data, connect_timeout
+                    )
             except http1.ConnectTimeout as exc:
                 error = ToolError(
                     ErrorCode.UNAVAILABLE,

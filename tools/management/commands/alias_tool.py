@@ -35,14 +35,21 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("name")
         parser.add_argument("target", nargs="?", help="The live tool its calls reach.")
-        parser.add_argument("--argument", action="append", default=[], metavar="OLD=NEW",
-                            help="An argument the old name took under another name; repeat.")  # fmt: skip
+        parser.add_argument(
+            "--argument",
+            action="append",
+            default=[],
+            metavar="OLD=NEW",
+            help="An argument the old name took under another name; repeat.",
+        )
         parser.add_argument("--retire-on", type=day, help="The UTC day the old name is retired (after today).")
         parser.add_argument("--reason", help="Why; the retired answer's message later.")
         parser.add_argument("--remove", action="store_true", help="End the alias (needs --reason).")
-        parser.add_argument("--redirect", action="store_true",
-                            help="Confirm making a name that is live in this release an alias: its own code stops "
-                            "answering.")  # fmt: skip
+        parser.add_argument(
+            "--redirect",
+            action="store_true",
+            help="Confirm making a name that is live in this release an alias: its own code stops answering.",
+        )
         add_actor_option(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -63,16 +70,29 @@ class Command(BaseCommand):
                     f"{name} is live in this release: its calls would reach {options['target']} instead of its own "
                     f"code ({bound()}). Add --redirect to confirm."
                 )
-            row = through_services(lambda: services.alias_create(
-                name=name, target=options["target"], arguments=mapping(options["argument"]),
-                reason=options["reason"] or "", retire_on=options["retire_on"], by=by, via=VIA,
-            ))  # fmt: skip
+            row = through_services(
+                lambda: services.alias_create(
+                    name=name,
+                    target=options["target"],
+                    arguments=mapping(options["argument"]),
+                    reason=options["reason"] or "",
+                    retire_on=options["retire_on"],
+                    by=by,
+                    via=VIA,
+                )
+            )
         else:
-            row = through_services(lambda: services.alias_update(
-                alias=stored, target=options["target"] or stored.target_id,
-                arguments=mapping(options["argument"]) if options["argument"] else stored.arguments,
-                reason=stored.reason if options["reason"] is None else options["reason"],
-                retire_on=options["retire_on"] or stored.retire_on, since=stored.since, by=by, via=VIA,
-            ))  # fmt: skip
+            row = through_services(
+                lambda: services.alias_update(
+                    alias=stored,
+                    target=options["target"] or stored.target_id,
+                    arguments=mapping(options["argument"]) if options["argument"] else stored.arguments,
+                    reason=stored.reason if options["reason"] is None else options["reason"],
+                    retire_on=options["retire_on"] or stored.retire_on,
+                    since=stored.since,
+                    by=by,
+                    via=VIA,
+                )
+            )
         when = f", until {row.retire_on.isoformat()}" if row.retire_on else ""
         self.stdout.write(f"{name} is an alias of {row.target_id}{when}; {bound()}.")

@@ -25,9 +25,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("name")
         parser.add_argument(
-            "--replaced-by", action="append", default=None, metavar="TOOL",
+            "--replaced-by",
+            action="append",
+            default=None,
+            metavar="TOOL",
             help="A live tool that replaces it; repeat, in the order callers should try them.",
-        )  # fmt: skip
+        )
         parser.add_argument("--retire-on", type=day, help="The UTC day it is retired (YYYY-MM-DD, after today).")
         parser.add_argument("--no-retire-on", action="store_true", help="Clear the retire-on date.")
         parser.add_argument("--reason", help="Why, and what to do instead; the retired answer's message later.")
@@ -40,25 +43,39 @@ class Command(BaseCommand):
         if options["withdraw"]:
             if stored is None:
                 raise CommandError(f"{name} is not deprecated.")
-            through_services(lambda: services.deprecation_withdraw(
-                deprecation=stored, reason=options["reason"] or "", by=by, via=VIA
-            ))  # fmt: skip
+            through_services(
+                lambda: services.deprecation_withdraw(
+                    deprecation=stored, reason=options["reason"] or "", by=by, via=VIA
+                )
+            )
             self.stdout.write(f"{name} is no longer deprecated; {bound()}.")
             return
         retire_on = None if options["no_retire_on"] else options["retire_on"]
         if stored is None:
-            row = through_services(lambda: services.deprecation_create(
-                name=name, replaced_by=options["replaced_by"] or [], reason=options["reason"] or "",
-                retire_on=retire_on, by=by, via=VIA,
-            ))  # fmt: skip
+            row = through_services(
+                lambda: services.deprecation_create(
+                    name=name,
+                    replaced_by=options["replaced_by"] or [],
+                    reason=options["reason"] or "",
+                    retire_on=retire_on,
+                    by=by,
+                    via=VIA,
+                )
+            )
         else:
             replaced_by = stored.replaced_by if options["replaced_by"] is None else options["replaced_by"]
             keep_date = options["retire_on"] is None and not options["no_retire_on"]
-            row = through_services(lambda: services.deprecation_update(
-                deprecation=stored, replaced_by=replaced_by,
-                reason=stored.reason if options["reason"] is None else options["reason"],
-                retire_on=stored.retire_on if keep_date else retire_on, since=stored.since, by=by, via=VIA,
-            ))  # fmt: skip
+            row = through_services(
+                lambda: services.deprecation_update(
+                    deprecation=stored,
+                    replaced_by=replaced_by,
+                    reason=stored.reason if options["reason"] is None else options["reason"],
+                    retire_on=stored.retire_on if keep_date else retire_on,
+                    since=stored.since,
+                    by=by,
+                    via=VIA,
+                )
+            )
         when = f", retired on {row.retire_on.isoformat()}" if row.retire_on else ", with no retire-on date"
         use = f"; callers are told to use {' or '.join(row.replaced_by)}" if row.replaced_by else ""
         self.stdout.write(f"{name} is deprecated{when}{use}; {bound()}.")

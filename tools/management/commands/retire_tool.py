@@ -20,13 +20,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("name")
-        parser.add_argument("--replaced-by", action="append", default=None, metavar="TOOL",
-                            help="A live tool that replaces it; repeat, in order.")  # fmt: skip
+        parser.add_argument(
+            "--replaced-by",
+            action="append",
+            default=None,
+            metavar="TOOL",
+            help="A live tool that replaces it; repeat, in order.",
+        )
         parser.add_argument("--message", help="Added to the answer: what to do instead.")
         parser.add_argument("--since", type=day, help="The day it was retired (default today).")
         parser.add_argument("--release", default="", help="The release that retired it.")
-        parser.add_argument("--kill-switch", action="store_true",
-                            help="Confirm retiring a tool that is live in this release.")  # fmt: skip
+        parser.add_argument(
+            "--kill-switch", action="store_true", help="Confirm retiring a tool that is live in this release."
+        )
         add_actor_option(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -44,9 +50,16 @@ class Command(BaseCommand):
         if replaced_by is None:
             replaced_by = list(before.replaced_by) if before else []
         message = options["message"] if options["message"] is not None else (before.reason if before else "")
-        through_services(lambda: services.retired_tool_create(
-            name=name, replaced_by=replaced_by, message=message, since=options["since"], release=options["release"],
-            by=actor(options["by"]), via="retire_tool",
-        ))  # fmt: skip
+        through_services(
+            lambda: services.retired_tool_create(
+                name=name,
+                replaced_by=replaced_by,
+                message=message,
+                since=options["since"],
+                release=options["release"],
+                by=actor(options["by"]),
+                via="retire_tool",
+            )
+        )
         use = f"; callers are told to use {' or '.join(replaced_by)}" if replaced_by else ""
         self.stdout.write(f"{name} is retired{use}; {bound()}.")

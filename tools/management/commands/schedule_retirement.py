@@ -23,7 +23,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         name, retire_on = options["name"], options["retire_on"]
-        through_services(lambda: services.retirement_schedule(
-            name=name, retire_on=retire_on, by=actor(options["by"]), via="schedule_retirement"
-        ))  # fmt: skip
+        through_services(
+            lambda: services.retirement_schedule(
+                name=name, retire_on=retire_on, by=actor(options["by"]), via="schedule_retirement"
+            )
+        )
         self.stdout.write(f"{name} is retired on every replica from {retire_on.isoformat()} 00:00 UTC.")

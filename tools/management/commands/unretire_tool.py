@@ -26,7 +26,9 @@ class Command(BaseCommand):
         retired = RetiredTool.objects.filter(tool__name=name).first()
         if retired is None:
             raise CommandError(f"{name} is not retired.")
-        through_services(lambda: services.retired_tool_unretire(
-            retired=retired, reason=options["reason"], by=actor(options["by"]), via="unretire_tool"
-        ))  # fmt: skip
+        through_services(
+            lambda: services.retired_tool_unretire(
+                retired=retired, reason=options["reason"], by=actor(options["by"]), via="unretire_tool"
+            )
+        )
         self.stdout.write(f"{name} is no longer retired; {bound()}.")
