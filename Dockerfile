@@ -15,6 +15,8 @@ COPY pyproject.toml setup.py README.md constraints.txt ./
 COPY core core
 COPY tomtom_mcp tomtom_mcp
 COPY tools tools
+COPY governance governance
+COPY protocol protocol
 COPY analytics analytics
 COPY tenants tenants
 RUN python3 -m venv /opt/tomtom-maps-mcp \

@@ -23,9 +23,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from protocol.appdata import RESULT_LIMIT, deliver  # noqa: E402
 from tests.support.long_routes import ROUTES, route_answer  # noqa: E402
 from tools.definition import Answer  # noqa: E402
-from tools.mcp.appdata import RESULT_LIMIT, deliver  # noqa: E402
 from tools.shaping.appdata import encode  # noqa: E402
 from tools.shaping.routes import compact_routes  # noqa: E402
 

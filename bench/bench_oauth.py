@@ -48,8 +48,8 @@ def token_rows(calls: int) -> list[tuple[str, float, float]]:
     import jwt
     from cryptography.hazmat.primitives.asymmetric import ec
 
+    from protocol.oauth import OAuthSettings, ResourceServer
     from tests.support.issuer import LocalIssuer
-    from tools.mcp.oauth import OAuthSettings, ResourceServer
 
     rows = []
     with LocalIssuer() as issuer:

@@ -19,9 +19,9 @@ from typing import Any
 import httpx
 import pytest
 
+from protocol.service import build_dispatcher
 from tests.support.tomtom_stub import TomTomStub
 from tools.context import CallContext, ServerConfig
-from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import ClientSettings, close_shared_clients
 

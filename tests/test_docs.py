@@ -74,7 +74,7 @@ GOVERNANCE = (REPO / "docs" / "governance.md").read_text()
 
 
 def test_every_tool_surface_check_is_documented():
-    from tools import checks
+    from governance import checks
 
     codes = [name for name in vars(checks) if re.fullmatch(r"[EW]\d{3}", name)]
     ids = {f"tools.{code}" for code in codes}

@@ -72,8 +72,8 @@ def test_readyz_is_not_ready_without_its_database(client, monkeypatch):
 
 
 async def test_rules_from_the_committed_fixture_or_too_old_are_not_ready():
-    from tools.governance.runtime import REFRESH_WAIT_SECONDS, Governance
-    from tools.governance.surface import Surface
+    from governance.runtime import REFRESH_WAIT_SECONDS, Governance
+    from governance.surface import Surface
 
     now = [100.0]
 

@@ -9,10 +9,10 @@ import logging
 
 import pytest
 
+from protocol.service import build_dispatcher
 from tests.conftest import CANARY_KEY, data, make_config
 from tests.support import logs
 from tools.context import CallContext
-from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
 from tools.tomtom.credentials import KeySources
 
@@ -106,7 +106,7 @@ WIDGET_CALLS = {
 async def test_no_leak_into_app_data(stub, caplog, source):
     """The widget's app data is TomTom's answer as the client scrubbed it: never the key, even when
     TomTom echoes it. Only the app-only tomtom-get-map-key hands the key out, and only to a widget."""
-    from tools.mcp.appdata import APP_DATA_KEY
+    from protocol.appdata import APP_DATA_KEY
     from tools.shaping.appdata import decode
 
     caplog.set_level(logging.DEBUG)

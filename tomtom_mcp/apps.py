@@ -9,9 +9,9 @@ class ProjectConfig(AppConfig):
     verbose_name = "TomTom MCP server"
 
     def ready(self) -> None:
+        from protocol.config import trace_settings
         from tomtom_mcp import checks  # noqa: F401  (registers the checks)
         from tools import tracing
-        from tools.config import trace_settings
 
         traces = trace_settings()
         if traces.enabled:  # once per process: each worker exports its own spans

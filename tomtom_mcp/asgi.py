@@ -171,7 +171,7 @@ mcp_app = ASGIHandler(settings.MCP_MIDDLEWARE)
 
 
 def _mcp_path() -> re.Pattern[str]:
-    from tools.mcp.http import mcp_route
+    from protocol.http import mcp_route
 
     return re.compile(mcp_route(settings.MCP_PATH))
 
@@ -188,7 +188,7 @@ def _handler(scope: dict[str, Any]) -> ASGIHandler:
 
 
 async def _lifespan(receive: Any, send: Any) -> None:
-    from tools.mcp.http import mcp_endpoint
+    from protocol.http import mcp_endpoint
     from tools.tomtom.client import close_shared_clients
 
     transports = mcp_endpoint().transports

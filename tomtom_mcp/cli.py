@@ -33,12 +33,12 @@ SERVER_LOGGING = Path(__file__).with_name("server-logging.json")
 
 
 def _run(command_name: str, prog: str, argv: list[str], epilog: str | None = None) -> None:
-    from django.core.management import load_command_class
+    from django.core.management import get_commands, load_command_class
     from django.core.management.base import handle_default_options
 
     from core.version import SERVER_NAME, version
 
-    command = load_command_class("tools", command_name)
+    command = load_command_class(get_commands()[command_name], command_name)
     parser = command.create_parser(PROG, command_name)
     parser.prog = prog
     if epilog:

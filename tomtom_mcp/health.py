@@ -4,7 +4,7 @@ traffic (`/readyz`), and what is it (`/`, the page the admin's "View site" opens
 - `/healthz` answers as long as the process runs: it touches nothing (a load balancer's liveness).
 - `/readyz` answers 200 only when this replica can serve a call as it should: the database
   answers, every migration of this release is applied, and the tool-surface rules it governs
-  calls by were read from the tables within their refresh bound (tools/governance/runtime.py).
+  calls by were read from the tables within their refresh bound (governance/runtime.py).
   Otherwise 503, naming what is not ready. The deploy recipe waits for it before moving to the
   next replica (docs/deploy.md).
 """
@@ -66,7 +66,7 @@ def _migrations() -> tuple[bool, str]:
 
 
 async def _governance() -> tuple[bool, str]:
-    from tools.mcp.http import mcp_endpoint
+    from protocol.http import mcp_endpoint
 
     dispatcher = mcp_endpoint().dispatcher
     if dispatcher is None or "governance" not in dispatcher.probes:

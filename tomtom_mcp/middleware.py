@@ -32,7 +32,7 @@ from django.middleware.csrf import CsrfViewMiddleware as _CsrfViewMiddleware
 from django.middleware.security import SecurityMiddleware as _SecurityMiddleware
 from whitenoise.middleware import WhiteNoiseMiddleware as _WhiteNoiseMiddleware
 
-from tools.mcp.http import mcp_route, misdirected
+from protocol.http import mcp_route, misdirected
 
 NON_BLOCKING = {
     "django.middleware.security.SecurityMiddleware": "tomtom_mcp.middleware.SecurityMiddleware",

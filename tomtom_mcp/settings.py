@@ -43,7 +43,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "tomtom_mcp",
-    "tools",
+    "governance",  # the app label stays `tools` (its tables, migrations and admin URLs)
+    "protocol",
     "analytics",
     "tenants",
     "ninja",  # its Swagger UI template and static files for /api/analytics/docs
@@ -171,8 +172,8 @@ GOVERNANCE_REFRESH_SECONDS = env_int("GOVERNANCE_REFRESH_SECONDS", 5)
 """How old a replica's copy of the tool-surface tables may get before it rereads them."""
 GOVERNANCE_CLOCK = env_str("GOVERNANCE_CLOCK", "") or ""
 """Import path of a function returning the current (aware) time that retire-on dates are judged
-by; empty: the system clock (tools/governance/clock.py). For rehearsing a retirement on staging."""
-TENANT_TOOL_NAMES = "tools.governance.selectors.tool_names_for_tenants"
+by; empty: the system clock (governance/clock.py). For rehearsing a retirement on staging."""
+TENANT_TOOL_NAMES = "governance.selectors.tool_names_for_tenants"
 """What a tenant's allow-list may name (the project wiring tells the tenants' admin where the tool
 names live: the apps do not import each other)."""
 

@@ -3,8 +3,8 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from analytics.api import api as analytics_api
+from protocol.http import mcp_route, mcp_view, protected_resource_routes, protected_resource_view
 from tomtom_mcp.health import healthz, home, readyz
-from tools.mcp.http import mcp_route, mcp_view, protected_resource_routes, protected_resource_view
 
 urlpatterns = [
     re_path(mcp_route(settings.MCP_PATH), mcp_view, name="mcp"),  # first: the hot path resolves at once

@@ -75,9 +75,9 @@ class CallContext:
     the flag). The protocol layer decides `widgets` from it."""
     widgets: bool = True
     """Whether this client is offered widgets: with False, `show_ui` is accepted but the answer
-    carries no app data (tools.mcp.appdata), and widget-only tools are not listed."""
+    carries no app data (protocol.appdata), and widget-only tools are not listed."""
     hidden_tools: frozenset[str] = frozenset()
-    """Tools the operator's client rule does not list to this client (tools.client_surface):
+    """Tools the operator's client rule does not list to this client (governance.client_surface):
     they still answer calls."""
     tenant: str | None = None
     """The signed-in tenant's name (OAuth), for cost attribution; None for key and stdio callers."""

@@ -12,7 +12,7 @@ What one caller is listed comes from that declaration (`Tool.listing(backend, wi
 description with the backend's note, and the input schema of the backend (`tools.inputs`)
 without `WIDGET_INPUTS` for a client that cannot show widgets. Every combination is built
 when the tool is defined. How it travels on the wire is the protocol layer's business
-(tools.mcp): a tool knows nothing of HTTP or MCP, and the dispatcher (tools.dispatch) is its
+(protocol): a tool knows nothing of HTTP or MCP, and the dispatcher (tools.dispatch) is its
 only caller.
 """
 
@@ -56,7 +56,7 @@ class Answer:
     reaches the model. `show_ui` is the caller's choice. `refetchable` app data is never altered
     to fit the result: when it is too large, the widget fetches it again (tomtom-get-app-data);
     otherwise route lines are simplified until it fits. The protocol layer turns an Answer into
-    the result (tools.mcp.appdata), so a tool never sees how it travels.
+    the result (protocol.appdata), so a tool never sees how it travels.
     """
 
     data: dict[str, Any]
@@ -138,7 +138,7 @@ class Tool:
 
     def with_notice(self, notice: str) -> Tool:
         """The tool with `notice` starting its description, as every caller is listed it (a
-        deprecation: tools.governance)."""
+        deprecation: governance)."""
         listings = {
             key: replace(listing, description=f"{notice} {listing.description}")
             for key, listing in self.listings.items()

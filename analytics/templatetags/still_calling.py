@@ -1,5 +1,5 @@
 """`{% still_calling tool %}`: who still calls one tool name the old way, for the tool's admin
-pages (tools.admin includes `analytics/still_calling_panel.html` when the analytics are
+pages (governance.admin includes `analytics/still_calling_panel.html` when the analytics are
 installed; the apps do not import each other)."""
 
 from __future__ import annotations

@@ -23,10 +23,10 @@ from core.events import (
     log,
 )
 from core.operations import SurfaceReadableAgain
+from protocol.service import build_dispatcher
 from tests.conftest import REPO
 from tests.support import logs
 from tools.context import CallContext
-from tools.mcp.service import build_dispatcher
 
 LOG_EVENTS = REPO / "docs" / "log-events.md"
 

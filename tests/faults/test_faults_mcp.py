@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 from django.test import AsyncRequestFactory
 
+from protocol.http import HttpSettings, McpEndpoint, build_http_app
+from protocol.identity import SessionIds
+from protocol.service import build_dispatcher
 from tests.conftest import make_config
 from tests.support import faults
 from tests.support.tomtom_stub import TomTomStub
-from tools.mcp.http import HttpSettings, McpEndpoint, build_http_app
-from tools.mcp.identity import SessionIds
-from tools.mcp.service import build_dispatcher
 from tools.tomtom.client import ClientSettings
 
 DEADLINE = 2.0

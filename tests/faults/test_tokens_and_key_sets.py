@@ -25,9 +25,9 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from mcp.server.auth.provider import AccessToken
 
+from protocol.jwks import JWKS_MAX_KEYS, KeySetRefused, KeysUnavailable, parse_key_set
+from protocol.oauth import AuthFailure, OAuthSettings, ResourceServer
 from tests.support.issuer import LocalIssuer
-from tools.mcp.jwks import JWKS_MAX_KEYS, KeySetRefused, KeysUnavailable, parse_key_set
-from tools.mcp.oauth import AuthFailure, OAuthSettings, ResourceServer
 
 RESOURCE = "https://maps.example/mcp"
 EXAMPLES = hypothesis_settings(

@@ -21,11 +21,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from protocol.service import build_dispatcher
 from tests.conftest import DATA, data, make_config
 from tests.support.schema_strategies import broken, valid
 from tests.support.tomtom_stub import TomTomStub
 from tools.context import CallContext
-from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import close_shared_clients
 

@@ -48,7 +48,7 @@ def use_registry(monkeypatch: pytest.MonkeyPatch) -> Callable[..., dict[str, Too
 
     def use(*tools: Tool) -> dict[str, Tool]:
         registry = {tool.name: tool for tool in tools}
-        monkeypatch.setattr("tools.governance.selectors.registered_tools", lambda: dict(registry))
+        monkeypatch.setattr("governance.selectors.registered_tools", lambda: dict(registry))
         return registry
 
     return use

@@ -10,10 +10,10 @@ from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
 from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
+from governance import services
+from governance.models import ContractChange, GovernanceEvent, RetiredTool, ToolName
+from governance.surface import ChangeKind
 from tests.governance.conftest import fake_tool
-from tools.governance import services
-from tools.governance.surface import ChangeKind
-from tools.models import ContractChange, GovernanceEvent, RetiredTool, ToolName
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tools.governance import services
+from governance import services
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [

@@ -16,13 +16,12 @@ from django.core import checks as django_checks
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
+from governance import checks, fixtures, selectors
+from governance.checks import check_fixture, check_tables, fixture_issues, surface_issues
+from governance.models import DeprecatedTool, RetiredTool, ToolAlias, ToolName
+from governance.surface import Alias, ChangeKind, Deprecation, InputChange, LedgerEntry, Retirement, Surface
 from tests.conftest import REPO
 from tests.governance.conftest import fake_tool
-from tools import checks
-from tools.checks import check_fixture, check_tables, fixture_issues, surface_issues
-from tools.governance import fixtures, selectors
-from tools.governance.surface import Alias, ChangeKind, Deprecation, InputChange, LedgerEntry, Retirement, Surface
-from tools.models import DeprecatedTool, RetiredTool, ToolAlias, ToolName
 from tools.registry import default_tools
 
 DAY = date(2026, 1, 1)

@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tools.governance import selectors
-from tools.models import DeprecatedTool, GovernanceEvent, RetiredTool, ToolAlias
+from governance import selectors
+from governance.models import DeprecatedTool, GovernanceEvent, RetiredTool, ToolAlias
 
 pytestmark = pytest.mark.django_db
 
@@ -83,7 +83,7 @@ def test_one_tool_through_every_command(governance_clock, django_user_model):
 
 
 def test_an_alias_from_the_command_line(governance_clock, tmp_path):
-    from tools.governance import services
+    from governance import services
 
     services.ledger_add(name="tomtom-search", first_seen=date(2025, 6, 30))
     assert run(

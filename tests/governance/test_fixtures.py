@@ -11,12 +11,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from core.version import version
+from governance import fixtures, selectors, services
+from governance.fixtures import LedgerConflict
+from governance.models import GovernanceEvent, RetiredTool, ToolName
+from governance.receivers import ADDED_BY_MIGRATE
+from governance.surface import Retirement, Surface, dumps, loads
 from tests.governance.conftest import fake_tool
-from tools.governance import fixtures, selectors, services
-from tools.governance.fixtures import LedgerConflict
-from tools.governance.receivers import ADDED_BY_MIGRATE
-from tools.governance.surface import Retirement, Surface, dumps, loads
-from tools.models import GovernanceEvent, RetiredTool, ToolName
 
 
 @pytest.mark.django_db
@@ -148,7 +148,7 @@ def test_migrate_ledgers_newly_registered_tools(use_registry):
 def every_state(committed: Surface) -> Surface:
     """The committed history plus a name in each lifecycle state: a deprecation with a date, one
     without a date or replacement, an alias with renamed and dropped arguments."""
-    from tools.governance.surface import Alias, Deprecation, LedgerEntry
+    from governance.surface import Alias, Deprecation, LedgerEntry
 
     return Surface(
         ledger=(*committed.ledger, LedgerEntry("tomtom-search", date(2025, 6, 30), "1.0.0", "Renamed.")),
@@ -203,7 +203,7 @@ def test_apply_then_export_is_byte_identical_with_every_lifecycle_state(tmp_path
 
 @pytest.mark.django_db(transaction=True)
 def test_a_new_database_is_seeded_with_every_lifecycle_state(tmp_path):
-    from tools.models import ContractChange, DeprecatedTool, ToolAlias
+    from governance.models import ContractChange, DeprecatedTool, ToolAlias
 
     path = tmp_path / "tool_surface.json"
     surface = every_state(fixtures.read_fixture())
@@ -235,7 +235,7 @@ def test_apply_gives_a_name_the_fixtures_state_and_keeps_an_unexported_one(tmp_p
     )
     report = fixtures.apply_surface(retired_in_fixture)
     assert (report.added, report.kept) == ({"retired": ["tomtom-traffic"]}, {"deprecated": ["tomtom-ev-search"]})
-    from tools.models import DeprecatedTool
+    from governance.models import DeprecatedTool
 
     assert list(DeprecatedTool.objects.values_list("tool_id", flat=True)) == ["tomtom-ev-search"]
     events = list(GovernanceEvent.objects.filter(tool="tomtom-traffic"))

@@ -135,7 +135,7 @@ async def test_the_kill_switch_reaches_every_replica_without_a_restart(tmp_path,
                     assert answer.is_error is False
             run_django(
                 database,
-                "from tools.governance.services import retired_tool_create\n"
+                "from governance.services import retired_tool_create\n"
                 "retired_tool_create(name='tomtom-traffic', replaced_by=['tomtom-geocode'], message='Test.')",
             )
             saved = time.monotonic()

@@ -11,11 +11,11 @@ import pytest
 from django.urls import reverse
 
 from core.app_status import DeprecatedToolCalled
+from governance import fixtures, selectors, services
+from governance.models import DeprecatedTool, GovernanceEvent, RetiredTool, ToolAlias
+from governance.surface import loads
 from tests.analytics.conftest import ingest, line
 from tests.governance.conftest import fake_tool
-from tools.governance import fixtures, selectors, services
-from tools.governance.surface import loads
-from tools.models import DeprecatedTool, GovernanceEvent, RetiredTool, ToolAlias
 
 pytestmark = pytest.mark.django_db
 
@@ -158,8 +158,8 @@ def test_the_fixture_page_shows_the_change_offers_the_file_and_says_what_check_d
     assert '<span class="added">+      &quot;name&quot;: &quot;tomtom-traffic&quot;,</span>' in page
     now = page.split('id="checks-now"', 1)[1].split("</ul>", 1)[0]
     assert [line.split("</strong>")[0] for line in now.split("<strong>")[1:]] == [
-        "tools/fixtures/tool_surface.json: (tools.E100)",
-        "tools/fixtures/tool_surface.json: (tools.W001)",
+        "governance/fixtures/tool_surface.json: (tools.E100)",
+        "governance/fixtures/tool_surface.json: (tools.W001)",
     ]
     assert 'id="checks-after">No issues: it passes.' in page
     download = admin_client.get(url + "?download=1")

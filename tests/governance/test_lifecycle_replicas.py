@@ -95,7 +95,7 @@ async def test_the_lifecycle_reaches_both_replicas(tmp_path: Path, stub):
 import os
 os.environ.update({clocked!r})
 from datetime import date
-from tools.governance import services
+from governance import services
 services.deprecation_create(name="tomtom-traffic", replaced_by=["tomtom-routing", "tomtom-geocode"],
                             retire_on=date.fromisoformat("{RETIRE_ON}"), reason="Incidents come with routes now.")
 services.ledger_add(name="tomtom-search", first_seen=date(2025, 6, 30))
@@ -159,7 +159,7 @@ services.alias_create(name="tomtom-search", target="tomtom-fuzzy-search", argume
                 database,
                 """
 import json
-from tools.models import GovernanceEvent, RetiredTool
+from governance.models import GovernanceEvent, RetiredTool
 print(json.dumps({
     "retired": sorted([r.tool_id, r.since.isoformat(), r.message] for r in RetiredTool.objects.filter(
         tool_id__in=["tomtom-traffic", "tomtom-search"])),

@@ -11,21 +11,21 @@ import pytest
 from mcp import Client
 from mcp_types import Implementation
 
+from governance import services
+from governance.runtime import Governance
+from governance.surface import Alias, ChangeKind, Deprecation, InputChange, LedgerEntry, Surface
+from protocol.appdata import deliver_app_data
+from protocol.server import build_server
+from protocol.service import build_dispatcher
+from protocol.stdio import stdio_context_factory
+from protocol.tenancy import enforce_terms, filter_listing
 from tests.governance.conftest import fake_tool
 from tests.support import logs
 from tools.context import CallContext, TenantTerms
 from tools.definition import Answer, define_tool
 from tools.dispatch import Dispatcher, log_calls
-from tools.governance import services
-from tools.governance.runtime import Governance
-from tools.governance.surface import Alias, ChangeKind, Deprecation, InputChange, LedgerEntry, Surface
 from tools.inputs import ToolInput
-from tools.mcp.appdata import deliver_app_data
-from tools.mcp.server import build_server
-from tools.mcp.service import build_dispatcher
-from tools.mcp.stdio import stdio_context_factory
 from tools.registry import Registry
-from tools.tenancy import enforce_terms, filter_listing
 
 DAY = date(2026, 12, 1)
 RETIRE_ON = date(2027, 1, 15)
@@ -255,7 +255,7 @@ def mcp_client(dispatcher: Dispatcher, config, name: str = "old-agent") -> Clien
 async def test_the_lifecycle_through_an_mcp_client(lifecycle_release, config):
     import asyncio
 
-    from tools.models import GovernanceEvent, RetiredTool
+    from governance.models import GovernanceEvent, RetiredTool
 
     dispatcher = build_dispatcher()
     async with mcp_client(dispatcher, config) as client:

@@ -9,11 +9,11 @@ from datetime import UTC, date, datetime
 import pytest
 from django.core.exceptions import ValidationError
 
+from governance import selectors, services
+from governance.models import ContractChange, DeprecatedTool, GovernanceEvent, RetiredTool, ToolAlias, ToolName
+from governance.surface import ChangeKind
 from tests.governance.conftest import fake_tool
 from tests.support import logs
-from tools.governance import selectors, services
-from tools.governance.surface import ChangeKind
-from tools.models import ContractChange, DeprecatedTool, GovernanceEvent, RetiredTool, ToolAlias, ToolName
 
 pytestmark = pytest.mark.django_db
 

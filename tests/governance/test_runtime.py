@@ -13,16 +13,16 @@ from mcp import Client
 from mcp_types import Implementation
 
 from core.operations import SurfaceReadableAgain, SurfaceUnreadableFromFixture
+from governance import fixtures, services
+from governance.runtime import Governance
+from governance.surface import ChangeKind, InputChange, LedgerEntry, Retirement, Surface
+from protocol.server import build_server
+from protocol.service import build_dispatcher
+from protocol.stdio import stdio_context_factory
 from tests.governance.conftest import fake_tool
 from tests.support import logs
 from tools.context import CallContext
 from tools.dispatch import Dispatcher, log_calls
-from tools.governance import fixtures, services
-from tools.governance.runtime import Governance
-from tools.governance.surface import ChangeKind, InputChange, LedgerEntry, Retirement, Surface
-from tools.mcp.server import build_server
-from tools.mcp.service import build_dispatcher
-from tools.mcp.stdio import stdio_context_factory
 from tools.registry import Registry
 
 DAY = date(2026, 10, 5)

@@ -9,10 +9,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models.deletion import Collector
 
+from governance import services
+from governance.models import AppendOnlyError, ContractChange, GovernanceEvent, RetiredTool, ToolName
+from governance.surface import ChangeKind
 from tests.governance.conftest import fake_tool
-from tools.governance import services
-from tools.governance.surface import ChangeKind
-from tools.models import AppendOnlyError, ContractChange, GovernanceEvent, RetiredTool, ToolName
 
 pytestmark = pytest.mark.django_db
 

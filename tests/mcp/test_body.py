@@ -1,11 +1,11 @@
-"""A request body decoded once (tools/mcp/body.py): what is one JSON-RPC message and what is refused."""
+"""A request body decoded once (protocol/body.py): what is one JSON-RPC message and what is refused."""
 
 import json
 from unittest import mock
 
 import pytest
 
-from tools.mcp.body import PARSE_ERROR, parse_body
+from protocol.body import PARSE_ERROR, parse_body
 
 
 @pytest.mark.parametrize("depth", [65, 1_000, 10_000, 100_000])

@@ -11,14 +11,14 @@ import orjson
 import pytest
 from mcp import Client
 
+from governance.client_surface import ClientRule, ClientSurfaces, Shape, WidgetOffer, read_rules, shape
+from governance.runtime import Governance
+from governance.surface import Retirement, Surface
+from protocol.appdata import APP_DATA_KEY, deliver_app_data
+from protocol.server import build_server
 from tests.conftest import apps_extension, data, server_process
-from tools.client_surface import ClientRule, ClientSurfaces, Shape, WidgetOffer, read_rules, shape
 from tools.context import CallContext
 from tools.dispatch import Dispatcher
-from tools.governance.runtime import Governance
-from tools.governance.surface import Retirement, Surface
-from tools.mcp.appdata import APP_DATA_KEY, deliver_app_data
-from tools.mcp.server import build_server
 from tools.registry import default_registry
 
 APP_ONLY = {"tomtom-get-app-data", "tomtom-get-map-key", "tomtom-report-app-status"}

@@ -1,4 +1,4 @@
-"""One stateless JSON-RPC request answered by the SDK's kernel directly (tools.mcp.exchange)
+"""One stateless JSON-RPC request answered by the SDK's kernel directly (protocol.exchange)
 answers exactly as the SDK's stateless transport does for the same POST."""
 
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 from django.test import AsyncClient
 
-from tools.mcp import exchange
+from protocol import exchange
 
 JSON = {"content_type": "application/json", "headers": {"Accept": "application/json, text/event-stream"}}
 LEGACY = ("2025-06-18", "2025-11-25")
@@ -65,5 +65,5 @@ async def test_the_short_path_answers_as_the_sdk_transport_does(body, version, m
 )
 def test_everything_else_is_left_to_the_sdk_transport(message, version):
     """A decoded message that is not one handshake-era request (batches and unreadable bodies
-    never get this far: tools.mcp.body refuses them)."""
+    never get this far: protocol.body refuses them)."""
     assert exchange.single_request(message, version) is None

@@ -7,8 +7,8 @@ import re
 import httpx
 import pytest
 
+from protocol.identity import MAX_NAME_LENGTH, SessionIds, identify, upstream_metadata
 from tests.conftest import data, server_process
-from tools.mcp.identity import MAX_NAME_LENGTH, SessionIds, identify, upstream_metadata
 
 AWKWARD_NAMES = [
     "Claude Desktop",

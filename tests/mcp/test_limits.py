@@ -2,9 +2,9 @@
 
 import pytest
 
+from protocol.service import build_dispatcher
 from tests.conftest import make_config
 from tools.context import CallContext
-from tools.mcp.service import build_dispatcher
 from tools.tomtom.client import ClientSettings
 
 pytestmark = pytest.mark.asyncio

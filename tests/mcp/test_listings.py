@@ -23,13 +23,13 @@ from django.test import AsyncClient
 from mcp import Client
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 
+from governance.client_surface import ClientSurfaces
+from protocol.server import build_server
+from protocol.service import build_dispatcher
 from tests.conftest import DATA, apps_extension, data, make_config
 from tests.faults.test_tool_arguments import FAMILIES, IMAGES
 from tests.tools.test_inputs_reach_request import TOOLS, WAIVED_TOOLS, Instead, With
-from tools.client_surface import ClientSurfaces
 from tools.context import CallContext, TenantTerms
-from tools.mcp.server import build_server
-from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
 
 BUDGETS = {"text-only": 24_000, "apps": 42_000}

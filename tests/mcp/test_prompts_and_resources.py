@@ -11,13 +11,13 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from governance.client_surface import ClientRule, ClientSurfaces, WidgetOffer
+from protocol.prompts import MAX_ARGUMENT_LENGTH
+from protocol.server import build_server
+from protocol.service import build_dispatcher
 from tests.conftest import CANARY_KEY, REPO, apps_extension, data, http_client, server_process
 from tests.support.tomtom_stub import TomTomStub
-from tools.client_surface import ClientRule, ClientSurfaces, WidgetOffer
 from tools.context import CallContext
-from tools.mcp.server import build_server
-from tools.mcp.service import build_dispatcher
-from tools.prompts import MAX_ARGUMENT_LENGTH
 from tools.shaping.categories import MAX_INDEX
 from tools.tomtom.backends import Backend
 

@@ -18,16 +18,16 @@ from django.test import AsyncClient
 from mcp_types import Implementation
 from opentelemetry.trace import SpanKind, StatusCode
 
+from protocol import http
 from tests.conftest import CANARY_KEY, REPO, data
 from tests.support.traces import everything_recorded, named, recording
 from tools import tracing
-from tools.mcp import http
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"
 GEOCODE_PATH = r"/maps/orbis/places/geocode/.*"
 MODES = ["legacy", "2026-07-28"]
-"""The handshake era (answered by tools/mcp/exchange.py) and the sessionless revision (the SDK's
+"""The handshake era (answered by protocol/exchange.py) and the sessionless revision (the SDK's
 own transport, whose handler runs in a task of its own)."""
 
 
@@ -231,9 +231,9 @@ async def test_in_process_the_middleware_makes_the_server_span(spans, stub, conf
     """stdio and in-process clients have no `/mcp` edge: the SDK middleware starts the span."""
     from mcp import Client
 
-    from tools.mcp.server import build_server
-    from tools.mcp.service import build_dispatcher
-    from tools.mcp.stdio import stdio_context_factory
+    from protocol.server import build_server
+    from protocol.service import build_dispatcher
+    from protocol.stdio import stdio_context_factory
 
     stub.route("GET", GEOCODE_PATH, json_body=data("geocode.json"))
     server = build_server(build_dispatcher(), stdio_context_factory(config, api_key=CANARY_KEY, backend=None))
@@ -254,9 +254,9 @@ import asyncio, json, sys, threading
 import django
 django.setup()
 from tools import tracing
-from tools.config import server_config
+from protocol.config import server_config
 from tools.context import CallContext
-from tools.mcp.service import build_dispatcher
+from protocol.service import build_dispatcher
 from tools.tomtom.client import closing_shared_clients
 
 context = CallContext(config=server_config(), transport="exec")

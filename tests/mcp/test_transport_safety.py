@@ -18,8 +18,8 @@ from django.conf import settings
 from django.test import AsyncClient, AsyncRequestFactory
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from tools.mcp import exchange
-from tools.mcp.http import McpEndpoint, mcp_endpoint
+from protocol import exchange
+from protocol.http import McpEndpoint, mcp_endpoint
 
 PING = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"})
 JSON = "application/json"

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from protocol import http
 from tenants.models import Tenant, TenantKey
 from tests.conftest import CANARY_KEY, data
 from tests.support.issuer import LocalIssuer
 from tests.support.signing_in import RESOURCE, SERVER_KEY
 from tests.support.tomtom_stub import TomTomStub
-from tools.mcp import http
 
 
 @pytest.fixture(scope="module")

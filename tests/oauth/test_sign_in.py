@@ -14,11 +14,11 @@ import time
 import pytest
 from django.test import AsyncClient
 
+from protocol import http
 from tenants.models import Tenant, TenantKey
 from tests.conftest import CANARY_KEY, data
 from tests.support import logs
 from tests.support.signing_in import GEOCODE, LIST, RESOURCE, Later, assert_refused, post, result_of
-from tools.mcp import http
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -16,11 +16,11 @@ import logging
 import pytest
 
 from core.operations import SigningKeysRefused, SigningKeysSkipped
+from protocol import http
+from protocol.jwks import JWKS_MAX_BYTES
 from tests.support import logs
 from tests.support.issuer import answer, drip, hang
 from tests.support.signing_in import GEOCODE, RESOURCE, Later, assert_refused, post, result_of
-from tools.mcp import http
-from tools.mcp.jwks import JWKS_MAX_BYTES
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

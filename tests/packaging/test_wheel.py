@@ -89,7 +89,7 @@ def test_the_wheel_holds_every_file_the_packages_track(wheel: Path):
     assert missing == []
     built = {path.split(".", 1)[0] for path in in_wheel if path.endswith(".so") or path.endswith(".pyd")}
     assert {path.removesuffix(".c") for path in sources} == built
-    runtime = {"tools/widgets/map_app.html", "tools/fixtures/tool_surface.json", "tomtom_mcp/server-logging.json"}
+    runtime = {"tools/widgets/map_app.html", "governance/fixtures/tool_surface.json", "tomtom_mcp/server-logging.json"}
     assert runtime <= in_wheel
 
 

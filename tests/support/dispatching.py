@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from protocol.appdata import deliver_app_data
 from tools.definition import Tool
 from tools.definitions.common import ShowUi
 from tools.dispatch import Dispatcher
 from tools.inputs import ToolInput
-from tools.mcp.appdata import deliver_app_data
 from tools.registry import Registry
 
 

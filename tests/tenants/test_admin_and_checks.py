@@ -8,11 +8,11 @@ from datetime import date
 import pytest
 from django.core import checks as django_checks
 
+from governance import services
 from tenants.checks import check_tenants
 from tenants.models import Tenant, TenantKey
 from tenants.tool_names import allow_list_problems
 from tests.conftest import CANARY_KEY
-from tools.governance import services
 
 pytestmark = pytest.mark.django_db
 

@@ -15,12 +15,12 @@ from typing import Any
 import orjson
 import pytest
 
+from protocol.appdata import APP_DATA_KEY
+from protocol.service import build_dispatcher
 from tests.conftest import DATA, apps_extension, data
 from tests.tools.test_inputs_reach_request import TOOLS
 from tests.widgets.test_data_viz import GEOJSON, LAYERS, https, over_https  # noqa: F401 (the fixture)
 from tools.context import CallContext
-from tools.mcp.appdata import APP_DATA_KEY
-from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
 
 EXPECTED = {Backend.ORBIS: "© TomTom, © OpenStreetMap", Backend.GENESIS: "© TomTom"}
@@ -123,7 +123,7 @@ async def test_the_widget_gets_the_same_text_and_the_model_reads_it_once(stub, c
 async def test_over_mcp_the_text_carries_it(stub, config):
     from mcp import Client
 
-    from tools.mcp.server import build_server
+    from protocol.server import build_server
 
     answer_with(stub, "tomtom-geocode", Backend.GENESIS)
     server = build_server(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 
+from protocol.service import build_dispatcher
 from tests.conftest import CANARY_KEY, data, make_config
 from tests.support import logs
 from tools.context import CallContext
-from tools.mcp.service import build_dispatcher
 
 
 def call_lines(caplog) -> list[dict]:

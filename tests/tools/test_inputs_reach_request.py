@@ -24,11 +24,11 @@ from typing import Any
 
 import pytest
 
+from protocol.service import build_dispatcher
 from tests.conftest import DATA, data
 from tests.support.tomtom_stub import TomTomStub
 from tools.context import CallContext
 from tools.dispatch import Dispatcher
-from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
 
 

@@ -7,12 +7,12 @@ import orjson
 import pytest
 from mcp import Client
 
+from governance.client_surface import ClientSurfaces
+from protocol.server import build_server
+from protocol.service import build_dispatcher
 from tests.conftest import CANARY_KEY, CREDIT, DATA, make_config
-from tools.client_surface import ClientSurfaces
 from tools.context import CallContext
 from tools.definitions import map_image
-from tools.mcp.server import build_server
-from tools.mcp.service import build_dispatcher
 from tools.tomtom.backends import Backend
 
 PATH = "/map/1/staticimage"

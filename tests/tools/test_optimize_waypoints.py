@@ -8,8 +8,8 @@ Optimization answer exists yet (tests/data/PROVENANCE.md).
 
 import pytest
 
+from protocol.appdata import APP_DATA_KEY
 from tests.conftest import data
-from tools.mcp.appdata import APP_DATA_KEY
 from tools.shaping.appdata import decode
 from tools.tomtom.backends import Backend
 

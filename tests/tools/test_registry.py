@@ -1,14 +1,14 @@
 """The registry: names unique, and every registered tool in the committed tool-surface history.
 
 A tool added to `tools.registry.default_tools()` must also be ledgered in
-`tools/fixtures/tool_surface.json` (docs/governance.md): CI, not a migration, catches it.
+`governance/fixtures/tool_surface.json` (docs/governance.md): CI, not a migration, catches it.
 """
 
 import pytest
 
+from governance.fixtures import read_fixture
 from tests.governance.conftest import fake_tool
 from tools.definition import ToolDefinitionError
-from tools.governance.fixtures import read_fixture
 from tools.registry import Registry, default_tools
 
 

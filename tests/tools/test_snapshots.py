@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from tools.snapshots import LazySnapshot, Rederived
+from governance.snapshots import LazySnapshot, Rederived
 
 
 class Clock:

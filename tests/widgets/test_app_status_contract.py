@@ -13,6 +13,8 @@ import re
 import pytest
 
 from core.app_status import BY_MESSAGE
+from protocol.appdata import deliver_app_data
+from protocol.service import build_dispatcher
 from tests.conftest import REPO
 from tests.support import logs
 from tests.support.long_routes import route_answer
@@ -20,8 +22,6 @@ from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.dispatch import Dispatcher
 from tools.inputs import ToolInput
-from tools.mcp.appdata import deliver_app_data
-from tools.mcp.service import build_dispatcher
 from tools.registry import Registry
 from tools.widgets import MAP_APP_URI
 

@@ -14,13 +14,13 @@ import math
 import orjson
 import pytest
 
+from protocol.appdata import APP_DATA_KEY, RESULT_LIMIT, deliver, result_chars
 from tests.conftest import data
 from tests.support import logs
 from tests.support.dispatching import ShowUiInput, dispatcher_of
 from tests.support.long_routes import ROUTES, line_of, route_answer
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
-from tools.mcp.appdata import APP_DATA_KEY, RESULT_LIMIT, deliver, result_chars
 from tools.shaping.appdata import decode, encode, fit
 from tools.widgets import MAP_APP_URI
 

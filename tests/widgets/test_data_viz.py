@@ -15,14 +15,14 @@ import logging
 import orjson
 import pytest
 
+from protocol.appdata import APP_DATA_KEY
+from protocol.service import build_dispatcher
 from tests.conftest import make_config
 from tests.support import logs
 from tests.support.https_server import LocalHttps
 from tools.context import CallContext
 from tools.definitions import data_viz
 from tools.download import DownloadPolicy, system_resolve
-from tools.mcp.appdata import APP_DATA_KEY
-from tools.mcp.service import build_dispatcher
 from tools.shaping.appdata import decode
 
 GEOJSON = (

@@ -15,10 +15,10 @@ import logging
 import orjson
 import pytest
 
+from protocol.appdata import APP_DATA_KEY, RESULT_LIMIT
 from tests.conftest import data
 from tests.support import logs
 from tests.support.long_routes import route_answer
-from tools.mcp.appdata import APP_DATA_KEY, RESULT_LIMIT
 from tools.shaping.appdata import decode
 from tools.tomtom.backends import Backend
 

@@ -14,10 +14,10 @@ import re
 
 import pytest
 
+from protocol.appdata import APP_DATA_KEY
 from tests.conftest import apps_extension, http_client, server_process
 from tests.support.https_server import LocalHttps
 from tests.support.tomtom_stub import TomTomStub
-from tools.mcp.appdata import APP_DATA_KEY
 from tools.shaping.appdata import decode
 
 pytestmark = pytest.mark.live_server_process

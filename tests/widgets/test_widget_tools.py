@@ -11,15 +11,15 @@ from mcp import Client
 from mcp.server.apps import APP_MIME_TYPE
 from mcp.shared.exceptions import MCPError
 
+from protocol.appdata import APP_DATA_KEY
+from protocol.mcp_apps import tool_meta
+from protocol.server import build_server
+from protocol.service import build_dispatcher
 from tests.conftest import CANARY_KEY, apps_extension, data, make_config
 from tests.support import logs
 from tools.context import CallContext
 from tools.definition import ToolDefinitionError, define_tool
 from tools.inputs import ToolInput
-from tools.mcp.appdata import APP_DATA_KEY
-from tools.mcp.apps import tool_meta
-from tools.mcp.server import build_server
-from tools.mcp.service import build_dispatcher
 from tools.shaping.appdata import decode
 from tools.tomtom.credentials import KeySources
 from tools.widgets import MAP_APP_URI, MAPLIBRE_CDN

@@ -9,7 +9,7 @@ The decision is docs/adr/0008-app-data-in-the-result.md; the wire shape is docs/
   with the anchored Douglas-Peucker (tools.geometry.simplify), keeping every vertex an index
   points at and renumbering the indexes (tools.shaping.route_lines).
 - How fitted app data travels in a tool result (the `_meta` key, the result limit) is the
-  protocol layer's: tools.mcp.appdata.
+  protocol layer's: protocol.appdata.
 
 Simplification searches a vertex budget instead of a tolerance: it estimates the encoded
 characters per kept point, simplifies once, measures, and corrects the budget by the measured

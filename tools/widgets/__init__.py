@@ -2,7 +2,7 @@
 
 A tool drawn by a widget names it (`define_tool(widget=MAP_APP_URI)`); a tool only the widget
 calls says `app_only=True`. How a widget is served (a `ui://` resource, its MIME type, CSP and
-`_meta.ui`) is the protocol layer's business: tools.mcp.apps.
+`_meta.ui`) is the protocol layer's business: protocol.mcp_apps.
 
 The map app tells results apart by their shape and tool name, so every tool with `show_ui`
 shares `MAP_APP_URI`. It loads MapLibre GL JS `MAPLIBRE_VERSION` from `MAPLIBRE_CDN`, or from
@@ -73,12 +73,3 @@ def map_app(maplibre_url: str = MAPLIBRE_CDN, *, version: str = "") -> Widget:
         connect_domains=(*TOMTOM_DOMAINS, origin),
         resource_domains=(origin, *TOMTOM_DOMAINS, *WORKER_DOMAINS),
     )
-
-
-def default_widgets() -> list[Widget]:
-    """The process's widgets, configured from Django settings (WIDGET_MAPLIBRE_URL)."""
-    from django.conf import settings
-
-    from core.version import version
-
-    return [map_app(settings.WIDGET_MAPLIBRE_URL or MAPLIBRE_CDN, version=version())]
