@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,9 @@ pytest_plugins = ["pytester", "tests.support.skip_policy"]
 (tests/allowed_skips.toml lists the skips allowed)."""
 
 REPO = Path(__file__).resolve().parent.parent
+_FIND = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+PACKAGES = tuple(name.removesuffix("*") for name in _FIND["include"])
+"""The top-level packages the wheel installs, as pyproject.toml declares them."""
 DATA = Path(__file__).resolve().parent / "data"
 RECORDED = DATA / "recorded"
 CANARY_KEY = "canary-KEY-7f3a9c"

@@ -15,7 +15,7 @@ import tomllib
 
 from django.urls import resolve
 
-from tests.conftest import REPO
+from tests.conftest import PACKAGES, REPO
 from tomtom_mcp.env import ENV_VARS
 
 DOCKERFILE = (REPO / "Dockerfile").read_text()
@@ -54,7 +54,7 @@ def test_every_file_it_copies_exists_and_reaches_the_builder():
 
     copied = [shlex.split(value) for value in values("COPY") if not value.startswith("--from")]
     sources = [source for args in copied for source in args[:-1]]
-    assert {"pyproject.toml", "constraints.txt", "tools", "tomtom_mcp", "core"} <= set(sources)
+    assert {"pyproject.toml", "constraints.txt", *PACKAGES} <= set(sources)
     assert [source for source in sources if not (REPO / source).exists()] == []
     assert [source for source in sources if not sent(source)] == []
 

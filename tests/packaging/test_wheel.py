@@ -21,13 +21,12 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import Implementation
 
-from tests.conftest import CANARY_KEY, REPO, data, free_port
+from tests.conftest import CANARY_KEY, PACKAGES, REPO, data, free_port
 from tools.geometry.simplify import cap_geometry
 
 pytestmark = pytest.mark.packaging
 
 UV = Path(sys.executable).with_name("uv")
-PACKAGES = ("core", "tomtom_mcp", "tools", "analytics", "tenants")
 
 
 @pytest.fixture(scope="module")
