@@ -22,7 +22,7 @@ PRODUCT_TOKENS = {"http": "TomTomMCPSDKHttp", "stdio": "TomTomMCPSDK", "exec": "
 
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
-    """What every call on this process shares (read once from Django settings)."""
+    """What every call on this process shares (read once from Django settings by protocol/config.py)."""
 
     version: str
     client: ClientSettings

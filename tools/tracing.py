@@ -42,7 +42,7 @@ _provider: TracerProvider | None = None
 
 @dataclass(frozen=True, slots=True)
 class TraceSettings:
-    """How this process traces (read once from Django settings; README, "Configuration")."""
+    """How this process traces (read once from Django settings by protocol/config.py; README, "Configuration")."""
 
     enabled: bool = False
     service_name: str = "tomtom-maps-mcp"

@@ -4,7 +4,8 @@
   `httptools`, URLs built by yarl). Idle connections are kept alive (5 s) and reused across
   calls; no cookie is ever kept, so nothing one caller's request got back travels with
   another's. Why not aiohttp's or httpx's client: docs/adr/0033-geocode-cpu.md (their request
-  and response models cost more CPU than the rest of a compact call's exchange).
+  and response models cost more CPU than the rest of a compact call's exchange); which client
+  serves which outbound job: docs/adr/0039-outbound-http-stacks.md.
 - One total deadline per tool call (`ClientSettings.total_timeout`, TOMTOM_TIMEOUT): every
   request of the call's session, its retries, the backoff between them and the reading of every
   body, however slowly the server sends it, end by it (an `asyncio` timeout around the whole

@@ -12,7 +12,8 @@ It does what the TomTom client asks of HTTP and nothing else (docs/adr/0033-geoc
   is kept, no redirect followed, no proxy read from the environment.
 - `https` through the standard library's TLS, verifying the server's name and certificate with
   certifi's roots, or the system's as `SSL_CERT_FILE` / `SSL_CERT_DIR` name them when either is
-  set (a company's TLS-inspecting proxy; httpx, behind the data-viz downloads, reads them too);
+  set (a company's TLS-inspecting proxy; the key-set fetch's httpx reads both, the data-viz
+  downloads `SSL_CERT_FILE` only: docs/adr/0039-outbound-http-stacks.md);
   opening a connection ends by `connect_timeout` (`ConnectTimeout`).
 - The body streams (`Response.chunks()`), as the server sends it (no decompression here); it
   ends at `Content-Length`, the last chunk, or the connection's end when neither was sent. A
