@@ -10,22 +10,26 @@ Two directions, one format (`surface.dumps`):
   input), never deletes or renames a ledger row (`LedgerConflict`), and ends a lifecycle state
   or deletes a contract change the file does not have only when asked (`prune`): an admin edit
   not yet exported is kept and reported.
-  Every row it writes is recorded in the governance history (via `apply_tool_surface`).
+  Every row it writes goes through the services (`governance.services.committed`) and is
+  recorded in the governance history (via `apply_tool_surface`).
 
 A new database is seeded from the file after `migrate` (`seed_if_empty`, run by the
-`post_migrate` receiver, so it always meets the current schema).
+`post_migrate` receiver, so it always meets the current schema), through the same services,
+recording nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 
 from governance.surface import Alias, Deprecation, InputChange, LedgerEntry, Retirement, Surface, dumps, loads
+
+if TYPE_CHECKING:
+    from governance.services import Committed
 
 FIXTURE_PATH = Path(__file__).resolve().parent / "fixtures" / "tool_surface.json"
 
@@ -76,57 +80,32 @@ def _change_key(change: InputChange) -> str:
     return f"{change.tool}.{change.input}"
 
 
+VIA_APPLY = "apply_tool_surface"
+"""Where apply's writes are recorded from (the command, or a caller of `apply_surface`)."""
+
+
 @dataclass(frozen=True)
 class _Section:
-    """One lifecycle table as apply writes it: its model, history subject and fields, how a row
-    is saved, and the headlines of what apply does to it."""
+    """One lifecycle table as apply writes it: its label and noun, and the headlines of what
+    apply does to it."""
 
     label: str
     noun: str
-    model_name: str
-    subject: str
-    fields: tuple[str, ...]
     created: str
     updated: str
     pruned: str
 
 
-def _sections() -> tuple[_Section, ...]:
-    from governance import services
-
-    Subject = services.Subject
-    return (
+_SECTIONS = {
+    section.label: section
+    for section in (
         _Section(
-            "deprecated",
-            "deprecation",
-            "DeprecatedTool",
-            Subject.DEPRECATION,
-            services.DEPRECATION_FIELDS,
-            "Deprecated",
-            "Changed the deprecation",
-            "Withdrew the deprecation (pruned)",
+            "deprecated", "deprecation", "Deprecated", "Changed the deprecation", "Withdrew the deprecation (pruned)"
         ),
-        _Section(
-            "aliases",
-            "alias",
-            "ToolAlias",
-            Subject.ALIAS,
-            services.ALIAS_FIELDS,
-            "Made an alias",
-            "Changed the alias",
-            "Ended the alias (pruned)",
-        ),
-        _Section(
-            "retired",
-            "retirement",
-            "RetiredTool",
-            Subject.RETIREMENT,
-            services.RETIREMENT_FIELDS,
-            "Retired",
-            "Changed the retirement",
-            "Un-retired (pruned)",
-        ),
+        _Section("aliases", "alias", "Made an alias", "Changed the alias", "Ended the alias (pruned)"),
+        _Section("retired", "retirement", "Retired", "Changed the retirement", "Un-retired (pruned)"),
     )
+}
 
 
 def _states(surface: Surface) -> dict[str, tuple[str, Deprecation | Alias | Retirement]]:
@@ -144,32 +123,17 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
 
     A name's lifecycle state (deprecated, alias, retired) is the file's when the file gives it
     one: a state the database holds in another table is ended (recorded). A state only the
-    database holds is kept and reported, or ended with `prune`."""
-    from django.apps import apps
-
+    database holds is kept and reported, or ended with `prune`. Every row is written through
+    the services (`committed_record_put`, `committed_record_delete`), one event each."""
     from governance import selectors, services
-    from governance.models import ContractChange, GovernanceEvent, ToolName
 
-    Subject, Action = GovernanceEvent.Subject, GovernanceEvent.Action
-    sections = {section.label: section for section in _sections()}
-
-    def record(tool: str, subject: str, fields: tuple[str, ...], stored: object, wanted: object, what: str) -> None:
-        """The governance event for one row apply wrote (`stored`/`wanted` None: absent)."""
-        action = Action.CREATED if stored is None else Action.DELETED if wanted is None else Action.UPDATED
-        services.governance_event_record(
-            tool=tool,
-            subject=subject,
-            action=action,
-            before=None if stored is None else services.snapshot(stored, fields),  # type: ignore[arg-type]
-            after=None if wanted is None else services.snapshot(wanted, fields),  # type: ignore[arg-type]
-            headline=f"{what} from the committed fixture",
-            via="apply_tool_surface",
+    def put(stored: Committed | None, wanted: Committed, what: str) -> None:
+        services.committed_record_put(
+            record=wanted, stored=stored, headline=f"{what} from the committed fixture", via=VIA_APPLY
         )
 
-    def end_state(name: str, label: str, stored: object, headline: str) -> None:
-        section = sections[label]
-        apps.get_model("tools", section.model_name).objects.filter(tool__name=name).delete()
-        record(name, section.subject, section.fields, stored, None, headline)
+    def end(stored: Committed, what: str) -> None:
+        services.committed_record_delete(record=stored, headline=f"{what} from the committed fixture", via=VIA_APPLY)
 
     with transaction.atomic():
         current = selectors.tool_surface()
@@ -184,9 +148,7 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
                 continue
             report.note(report.added if stored_entry is None else report.updated, "ledger", entry.name)
             if not dry_run:
-                _save_ledger(ToolName, entry)
-                verb = "Added to the ledger" if stored_entry is None else "Corrected the ledger row"
-                record(entry.name, Subject.LEDGER, services.LEDGER_FIELDS, stored_entry, entry, verb)
+                put(stored_entry, entry, "Added to the ledger" if stored_entry is None else "Corrected the ledger row")
 
         wanted_states, stored_states = _states(surface), _states(current)
         for name, (label, only_stored) in stored_states.items():
@@ -195,7 +157,7 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
             if prune:
                 report.note(report.deleted, label, name)
                 if not dry_run:
-                    end_state(name, label, only_stored, sections[label].pruned)
+                    end(only_stored, _SECTIONS[label].pruned)
             else:
                 report.note(report.kept, label, name)
         for name, (label, wanted) in wanted_states.items():
@@ -207,20 +169,11 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
             report.note(report.updated if stored_label == label else report.added, label, name)
             if dry_run:
                 continue
-            if stored_label is not None and stored_label != label:
-                ended = sections[stored_label].noun
-                end_state(name, stored_label, stored, f"Ended the {ended} ({label} in the fixture)")
+            if found is not None and found[0] != label:
+                end(found[1], f"Ended the {_SECTIONS[found[0]].noun} ({label} in the fixture)")
                 stored = None
-            _SAVE[label](apps.get_model("tools", sections[label].model_name), wanted)
-            section = sections[label]
-            record(
-                name,
-                section.subject,
-                section.fields,
-                stored,
-                wanted,
-                section.created if stored is None else section.updated,
-            )
+            section = _SECTIONS[label]
+            put(stored, wanted, section.created if stored is None else section.updated)
 
         # Retiring a tool or making it an alias deletes its contract changes (as the services do):
         # the retired-tool answer, or the alias's target, covers every call to it.
@@ -232,15 +185,7 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
                 if prune or change.tool in superseded:
                     report.note(report.deleted, "contract changes", key)
                     if not dry_run:
-                        ContractChange.objects.filter(tool__name=change.tool, input=change.input).delete()
-                        record(
-                            change.tool,
-                            Subject.CONTRACT_CHANGE,
-                            services.CONTRACT_CHANGE_FIELDS,
-                            change,
-                            None,
-                            f"Deleted the contract change of {change.input}",
-                        )
+                        end(change, f"Deleted the contract change of {change.input}")
                 else:
                     report.note(report.kept, "contract changes", key)
 
@@ -257,11 +202,7 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
                 report.added if stored_change is None else report.updated, "contract changes", _change_key(change)
             )
             if not dry_run:
-                _save_change(ContractChange, change)
-                record(
-                    change.tool,
-                    Subject.CONTRACT_CHANGE,
-                    services.CONTRACT_CHANGE_FIELDS,
+                put(
                     stored_change,
                     change,
                     f"{'Recorded' if stored_change is None else 'Changed'} the contract change of {change.input}",
@@ -272,85 +213,21 @@ def apply_surface(surface: Surface, *, prune: bool = False, dry_run: bool = Fals
 def seed_if_empty(
     *, ledger: type, retired: type, changes: type, deprecated: type, aliases: type, path: Path | None = None
 ) -> bool:
-    """Load the committed history into an empty ledger (a new database); True when it did."""
+    """Load the committed history into an empty ledger (a new database), through the services
+    and into the given models; True when it did."""
+    from governance import services
+
     if ledger.objects.exists():  # type: ignore[attr-defined]  # a model class, maybe a migration's
         return False
     surface = read_fixture(path)
-    with transaction.atomic():
-        for entry in surface.ledger:
-            _save_ledger(ledger, entry)
-        for deprecation in surface.deprecated:
-            _save_deprecation(deprecated, deprecation)
-        for alias in surface.aliases:
-            _save_alias(aliases, alias)
-        for retirement in surface.retired:
-            _save_retirement(retired, retirement)
-        for change in surface.changes:
-            _save_change(changes, change)
+    services.committed_history_seed(
+        surface=surface,
+        tables={
+            LedgerEntry: ledger,
+            Deprecation: deprecated,
+            Alias: aliases,
+            Retirement: retired,
+            InputChange: changes,
+        },
+    )
     return True
-
-
-def _save_ledger(model: type, entry: LedgerEntry) -> None:
-    model.objects.update_or_create(  # type: ignore[attr-defined]  # a model class, maybe a migration's
-        name=entry.name,
-        defaults={"first_seen": entry.first_seen, "first_release": entry.first_release, "note": entry.note},
-    )
-
-
-def _save_deprecation(model: type, deprecation: Deprecation) -> None:
-    model.objects.update_or_create(  # type: ignore[attr-defined]  # a model class, maybe a migration's
-        tool_id=deprecation.name,
-        defaults={
-            "replaced_by": list(deprecation.replaced_by),
-            "since": deprecation.since,
-            "retire_on": deprecation.retire_on,
-            "reason": deprecation.reason,
-        },
-    )
-
-
-def _save_alias(model: type, alias: Alias) -> None:
-    model.objects.update_or_create(  # type: ignore[attr-defined]  # a model class, maybe a migration's
-        tool_id=alias.name,
-        defaults={
-            "target_id": alias.target,
-            "arguments": dict(alias.arguments),
-            "since": alias.since,
-            "retire_on": alias.retire_on,
-            "reason": alias.reason,
-        },
-    )
-
-
-def _save_retirement(model: type, retirement: Retirement) -> None:
-    model.objects.update_or_create(  # type: ignore[attr-defined]  # a model class, maybe a migration's
-        tool_id=retirement.name,
-        defaults={
-            "replaced_by": list(retirement.replaced_by),
-            "since": retirement.since,
-            "release": retirement.release,
-            "message": retirement.message,
-        },
-    )
-
-
-def _save_change(model: type, change: InputChange) -> None:
-    model.objects.update_or_create(  # type: ignore[attr-defined]  # a model class, maybe a migration's
-        tool_id=change.tool,
-        input=change.input,
-        defaults={
-            "kind": change.kind.value,
-            "since": change.since,
-            "instead": change.instead,
-            "new_input": change.new_input,
-            "was": change.was,
-            "now": change.now,
-        },
-    )
-
-
-_SAVE: dict[str, Callable[[type, Any], None]] = {
-    "deprecated": _save_deprecation,
-    "aliases": _save_alias,
-    "retired": _save_retirement,
-}

@@ -1,0 +1,69 @@
+"""What the lifecycle services (deprecations, aliases, retirements) share: the refusals they
+raise, and what a later state does to the states it supersedes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+
+from django.core.exceptions import ValidationError
+
+from governance import rules, selectors
+from governance.clock import today
+from governance.models import ContractChange, DeprecatedTool, ToolAlias, ToolName
+from governance.services.contract_changes import contract_change_remove
+from governance.services.history import Audit
+
+
+def in_ledger(name: str, what: str) -> None:
+    if not ToolName.objects.filter(name=name).exists():
+        raise ValidationError(
+            {"tool": f"{name} is not in the tool name ledger: only a name a release listed can be {what}."}
+        )
+
+
+def replacements(name: str, replaced_by: Sequence[str]) -> None:
+    problems = rules.replacement_problems(
+        name, replaced_by, selectors.registered_tools(), selectors.gone_names() - {name}
+    )
+    if problems:
+        raise ValidationError({"replaced_by": [f"{problem}." for problem in problems]})
+
+
+def retire_on_later(retire_on: date | None) -> None:
+    problem = rules.retire_on_problem(retire_on, today())
+    if problem is not None:
+        raise ValidationError({"retire_on": f"{problem}."})
+
+
+def require_reason(reason: str, what: str) -> None:
+    if not reason.strip():
+        raise ValidationError({"reason": f"Say why you {what}: the governance history keeps it."})
+
+
+def supersede(audit: Audit, name: str, *, reason: str, keep_alias: bool = False) -> None:
+    """Delete, recorded, what a retirement or an alias of `name` supersedes: its deprecation,
+    its alias (unless `keep_alias`), and its contract changes (the retired-tool answer, or the
+    alias's target, covers every call)."""
+    deprecation = DeprecatedTool.objects.filter(tool__name=name).first()
+    if deprecation is not None:
+        audit.delete(deprecation, f"Ended the deprecation ({reason})")
+    alias = None if keep_alias else ToolAlias.objects.filter(tool__name=name).first()
+    if alias is not None:
+        audit.delete(alias, f"Ended the alias ({reason})")
+    for change in ContractChange.objects.filter(tool__name=name):
+        contract_change_remove(audit, change, reason=reason)
+
+
+def save_scheduled(
+    audit: Audit, row: DeprecatedTool | ToolAlias, stored: DeprecatedTool | ToolAlias, headline: str
+) -> None:
+    """Save a deprecation or alias changed from `stored` (the row as it was, locked) and record
+    the change; a retire-on date that moved is the headline."""
+    if row.retire_on != stored.retire_on:
+        headline = (
+            f"Scheduled the retirement of {row.name} for {row.retire_on.isoformat()}"
+            if row.retire_on
+            else f"Cancelled the scheduled retirement of {row.name}"
+        )
+    audit.save(row, headline, stored=stored)
