@@ -9,7 +9,7 @@ the declaration, and an unknown declaration keeps them (what every client saw be
 were told apart).
 
 A client without widgets is listed no app-only or widget-only tool, no `show_ui` and no `ui`
-metadata (protocol.server); a hidden tool is not listed but still answers calls, and
+metadata (protocol.handlers.tools); a hidden tool is not listed but still answers calls, and
 governance (retired tools, contract changes) answers before either: hiding is about what a
 conversation pays for, not access.
 

@@ -5,8 +5,8 @@ the steps, each naming the tool that does it. A prompt is offered to a caller on
 tool it `needs` is offered to that caller (its backend, widgets, its client rule, its tenant:
 `Dispatcher.listing`), and its plan mentions an optional tool (a better order, a map) only
 when that tool is offered too, so a prompt never sends a model to a tool it cannot call.
-How prompts travel on the wire is the protocol layer's business (protocol.server); they cost
-nothing in `tools/list`. The decision: docs/adr/0036-prompts-resources-attribution.md.
+How prompts travel on the wire is the protocol layer's business (protocol.handlers.prompts); they
+cost nothing in `tools/list`. The decision: docs/adr/0036-prompts-resources-attribution.md.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
   offered that tool.
 
 Contents are JSON, bounded (at most `MAX_INDEX` categories). How resources travel on the wire
-is the protocol layer's business (protocol.server); they cost nothing in `tools/list`. The
+is the protocol layer's business (protocol.handlers.resources); they cost nothing in `tools/list`. The
 decision: docs/adr/0036-prompts-resources-attribution.md.
 """
 

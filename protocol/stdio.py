@@ -8,7 +8,8 @@ from typing import Any
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
-from protocol.server import build_server, client_name_from_handshake
+from protocol.handlers.callers import client_name_from_handshake
+from protocol.server import build_server
 from tools.context import CallContext, ServerConfig
 from tools.dispatch import Dispatcher
 from tools.tomtom.backends import Backend

@@ -3,7 +3,7 @@ batches (docs/adr/0035-traces.md).
 
 A tool call over HTTP makes three kinds of span, each where its facts are known:
 
-    tools/call <tool>       SERVER    the `/mcp` edge (protocol/http.py), outcome from protocol/server.py
+    tools/call <tool>       SERVER    the `/mcp` edge (protocol/http/endpoint.py), outcome from protocol/spans.py
       execute_tool <tool>   INTERNAL  the dispatcher's outermost interceptor (tools.dispatch.trace_calls)
         GET / POST          CLIENT    each request sent to TomTom, retries included (tools/tomtom/client.py)
 
