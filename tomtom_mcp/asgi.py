@@ -21,6 +21,7 @@ from typing import Any
 
 import django
 from asgiref.sync import SyncToAsync, async_to_sync, iscoroutinefunction, sync_to_async
+from django.apps import apps
 from django.conf import settings
 from django.core import signals
 from django.core.exceptions import ImproperlyConfigured, MiddlewareNotUsed, RequestAborted
@@ -31,7 +32,11 @@ from django.urls import set_script_prefix
 from django.utils.module_loading import import_string
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tomtom_mcp.settings")
-django.setup(set_prefix=False)
+if not apps.ready:
+    # Set up once per process. The console script's `serve` has set Django up before uvicorn
+    # imports this module, and a second `django.setup()` would configure logging again,
+    # dropping the handlers the apps added when they became ready (analytics' live ingestion).
+    django.setup(set_prefix=False)
 
 
 def _request_thread_started() -> bool:
