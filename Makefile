@@ -71,13 +71,17 @@ test-deploy: $(VENV)/.installed
 deploy-deps:
 	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || (apt-get update -qq && apt-get install -y -qq nginx >/dev/null)
 
-# promtool, for the alerting rules' unit tests (deploy/prometheus/; tests/test_alerts.py runs them too).
+# promtool (Debian's prometheus), for the alerting rules' unit tests and the Grafana dashboard's queries
+# (deploy/prometheus/, deploy/grafana/), and amtool (Debian's prometheus-alertmanager), for the example
+# Alertmanager config (deploy/alertmanager/); tests/test_alerts.py and tests/test_grafana.py run them too.
 alert-deps:
 	@command -v promtool >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null)
+	@command -v amtool >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus-alertmanager >/dev/null)
 
 alert-test:
 	promtool check rules deploy/prometheus/tomtom-mcp-alerts.yml
 	cd deploy/prometheus && promtool test rules tomtom-mcp-alerts.test.yml
+	amtool check-config deploy/alertmanager/alertmanager.yml
 
 bench: $(VENV)/.installed
 	$(PY) bench/bench_simplify.py
