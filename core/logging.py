@@ -1,9 +1,12 @@
 """JSON-lines logging: one object per line, a stable `message`, the event's fields beside it.
 
-A line starts with the envelope, `time`, `level`, `logger`, `message`, `replica` and `pid`. A
-line written with `core.events.log(event)` goes on with the event's marks and fields in their
-declared order (core/events.py); any other record (Django's, gunicorn's, a Python warning) has
-the envelope alone. A record logged with an exception ends with `exception`, the traceback.
+A line starts with the envelope, `time`, `level`, `logger`, `message`, `replica` and `pid`. With
+traces on, a record logged inside a recording span goes on with that span's `trace_id` and
+`span_id` (`TRACE_CONTEXT`; tools/tracing.py installs the hook that reads them, so with traces off
+nothing is read and the lines are as they were). A line written with `core.events.log(event)`
+goes on with the event's marks and fields in their declared order (core/events.py); any other
+record (Django's, gunicorn's, a Python warning) has the envelope alone. A record logged with an
+exception ends with `exception`, the traceback.
 
 Everything goes to stderr, so stdout stays free for the stdio transport's JSON-RPC. The servers'
 own lines use the same formatter (tomtom_mcp/server-logging.json), and Python warnings are
@@ -17,6 +20,7 @@ import logging
 import logging.config
 import os
 import socket
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,6 +29,21 @@ import msgspec
 from core.events import Event
 
 REPLICA = os.environ.get("HOSTNAME") or socket.gethostname()
+TRACE_CONTEXT: tuple[str, str] = ("trace_id", "span_id")
+"""The fields that follow the envelope on a line logged inside a recording span, traces on: the
+names OpenTelemetry gives trace context in JSON logs, lowercase hex (docs/adr/0035-traces.md)."""
+
+TraceContext = Callable[[], tuple[str, str] | None]
+"""The current span's trace id (32 hex digits) and span id (16), or None outside a recording span."""
+_trace_context: TraceContext | None = None
+
+
+def set_trace_context(hook: TraceContext | None) -> None:
+    """Have every line formatted from now on carry what `hook` returns (tools/tracing.py installs
+    it when traces start); None, the default, and lines carry no trace context."""
+    global _trace_context
+    _trace_context = hook
+
 
 _encode = msgspec.json.Encoder().encode
 _marks: dict[type[Event], bytes] = {}
@@ -50,6 +69,8 @@ class JsonLinesFormatter(logging.Formatter):
             "replica": REPLICA,
             "pid": record.process,
         }
+        if _trace_context is not None and (ids := _trace_context()) is not None:
+            envelope["trace_id"], envelope["span_id"] = ids
         event = getattr(record, "event", None)
         exception = self.formatException(record.exc_info) if record.exc_info else None
         try:

@@ -13,6 +13,10 @@ span object is made, the SDK is never imported and no exporter or thread starts.
 for) and sends at most `max_export_batch_size` per request from its own thread; the standard
 `OTEL_*` variables the SDK reads itself (sampler, headers, timeouts, resource attributes) apply.
 
+On, the JSON log lines written inside a recording span carry its `trace_id` and `span_id`
+(core/logging.py reads them through the hook `configure` installs and `shutdown` removes), so a
+span leads to its log lines and a line to its span; off, the formatter reads nothing.
+
 No attribute carries a secret: keys travel only as TomTom's `key` query parameter, which
 `REDACTED` replaces in `url.full` (`redacted_url`); tokens and header keys are never read here;
 error descriptions are the texts the call log keeps, scrubbed of the call's keys.
@@ -22,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from core import logging as json_logging
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -103,6 +109,7 @@ def configure(settings: TraceSettings, exporter: SpanExporter | None = None) -> 
         )
     )
     _provider, _tracer = provider, provider.get_tracer(INSTRUMENTATION, settings.service_version or None)
+    json_logging.set_trace_context(_trace_context())
 
 
 def flush(timeout_millis: int = 30_000) -> bool:
@@ -114,8 +121,25 @@ def shutdown() -> None:
     """Flush and stop the provider (process exit, or before configuring again); traces are then off."""
     global _tracer, _provider
     provider, _provider, _tracer = _provider, None, None
+    json_logging.set_trace_context(None)
     if provider is not None:
         provider.shutdown()
+
+
+def _trace_context() -> json_logging.TraceContext:
+    """What a log line carries of the current span (core/logging.py): its trace and span ids as
+    lowercase hex, the way W3C `traceparent` and OpenTelemetry write them, or None outside a
+    recording span (none current, or one the sampler dropped)."""
+    from opentelemetry.trace import get_current_span
+
+    def ids() -> tuple[str, str] | None:
+        span = get_current_span()
+        if not span.is_recording():
+            return None
+        context = span.get_span_context()
+        return "%032x" % context.trace_id, "%016x" % context.span_id  # noqa: UP031 - the fastest spelling
+
+    return ids
 
 
 def clip(value: str) -> str:

@@ -12,7 +12,11 @@ formatter writes `time` to the millisecond with the replica and pid, so two line
 for byte the same are the same event logged once, and a line read again (from the same file, a
 rotated copy, or the live path) gets the same identity. `kind` is the short name of an app
 status's message (`unknown` for a message the contract does not know). The envelope's `replica`
-and `pid` are columns too; `level`, `logger` and the marks are implied by the table.
+and `pid` are columns too; `level`, `logger` and the marks are implied by the table. A line
+logged inside a span, traces on, also carries `trace_id` and `span_id` (core/logging.py): they
+lead a log backend from the line to its trace and back, and are not stored here (the line's
+identity includes them), so the line is stored as one without them would be: no `raw`, not
+counted as `unknown_fields`, by the compiled path.
 
 A line is one of three things:
 
@@ -29,7 +33,8 @@ the declared type, or outside the declared bounds, is stored empty too. The line
 is stored only when the columns do not hold all of it: a field they have no place for (a newer
 server's, counted as `unknown_fields`), a value they could not keep, an empty text, a message the
 contract does not know, a `\\u0000` escape (PostgreSQL text cannot hold NUL: it is replaced in
-every column but `raw`). Every line this server writes is held whole by the columns.
+every column but `raw`). Every line this server writes is held whole by the columns (its trace
+context aside).
 
 `decode(line)` first tries the shapes of the lines the server writes, compiled from the same
 declarations (`Family.compiled`): msgspec decodes and checks every field at once, in C, and the
@@ -56,6 +61,7 @@ import orjson
 from core import app_status, calls
 from core.app_status import UNKNOWN_KIND
 from core.events import ENVELOPE, MAX_WHOLE, Event, FieldSpec, Role, describe
+from core.logging import TRACE_CONTEXT
 
 _NUL_ESCAPE: Final = "\\u0000"
 
@@ -145,7 +151,9 @@ class Family:
         object.__setattr__(self, "required_texts", ("time", *message, *required))
         marks = (name for name, _value in self.marks)
         kind = ("kind",) if self.kinds is not None else ()
-        object.__setattr__(self, "known_fields", frozenset((*ENVELOPE, "exception", *marks, *kind, *fields)))
+        object.__setattr__(
+            self, "known_fields", frozenset((*ENVELOPE, *TRACE_CONTEXT, "exception", *marks, *kind, *fields))
+        )
         object.__setattr__(self, "columns", tuple(columns))
         object.__setattr__(self, "Row", namedtuple(f"{self.name}Row", self.column_names))
 
@@ -251,9 +259,11 @@ def _decoded(family: Family, data: dict, stripped: bytes) -> Decoded:
         return when
     # How many of the line's fields the columns hold. Each field counts once when its column kept
     # its value, or when it is null (an absent value, which the empty column says too). The
-    # required texts, `level`, and the logger, message and marks that say what the family's lines
-    # say, are held by the row's existence.
+    # required texts, `level`, the trace context (not stored: the log backend links on it), and
+    # the logger, message and marks that say what the family's lines say, are held by the row's
+    # existence.
     held = len(family.required_texts) + ("level" in data) + (get("logger") == family.logger)
+    held += sum(name in data for name in TRACE_CONTEXT)
     held += sum(get(name) == value for name, value in family.marks)
     key: tuple = (event_identity(stripped), when)
     kind = None
@@ -347,6 +357,7 @@ class Compiled:
         fields.append(("message", _literal(family.messages), msgspec.NODEFAULT))
         fields.append(("logger", _literal((family.logger,)), msgspec.NODEFAULT))
         fields.append(("level", Any, None))
+        fields += [(name, Any, None) for name in TRACE_CONTEXT]
         fields += [(name, _literal((value,)), msgspec.NODEFAULT) for name, value in family.marks]
         if family.kinds is not None:
             fields.append(("kind", str, None))

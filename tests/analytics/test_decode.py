@@ -8,12 +8,16 @@ for field, `raw` included.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from analytics.ingest.decode import FAMILIES, decode, decode_compiled, decode_generally
+from analytics.models import AppStatusEvent, ToolCallEvent
+from core import logging as json_logging
 from core.app_status import (
     AppData,
     DecodeFailed,
@@ -27,7 +31,8 @@ from core.app_status import (
     TooLarge,
 )
 from core.events import Event, FieldSpec, describe
-from tests.analytics.conftest import call_line, line, written
+from core.logging import TRACE_CONTEXT
+from tests.analytics.conftest import call_line, ingest, line, written
 
 AT = "2026-11-02T10:00:01"
 APP_STATUS_LINES = {
@@ -54,11 +59,27 @@ APP_STATUS_LINES = {
 }
 TOOL_CALL = call_line(AT, tenant="acme", upstream_ms=98.25, total_ms=120.5)
 NO_TENANT = call_line(AT)  # `"tenant": null`, as `log_calls` writes it for a caller with an API key
+TRACE_ID, SPAN_ID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+
+
+@contextlib.contextmanager
+def traced() -> Iterator[None]:
+    """Lines written as with traces on, inside a span (the hook tools/tracing.py installs)."""
+    json_logging.set_trace_context(lambda: (TRACE_ID, SPAN_ID))
+    try:
+        yield
+    finally:
+        json_logging.set_trace_context(None)
+
+
+with traced():
+    TRACED_CALL = call_line(AT, tenant="acme", upstream_ms=98.25, total_ms=120.5)
+    TRACED_DRAWN = line(Drawn, AT, source="inline", duration_ms=412.5, features=3)
 
 
 def test_every_line_the_server_writes_takes_the_compiled_path():
     unavailable = call_line(AT, outcome="unavailable", upstream_calls=0)
-    for text in [*APP_STATUS_LINES.values(), TOOL_CALL, NO_TENANT, unavailable]:
+    for text in [*APP_STATUS_LINES.values(), TOOL_CALL, NO_TENANT, unavailable, TRACED_CALL, TRACED_DRAWN]:
         stripped = text.encode()
 
         assert decode_compiled(stripped) == decode_generally(stripped) != None  # noqa: E711 - a row, the same one
@@ -131,6 +152,12 @@ CASES = {
     "cut off": ("general", TOOL_CALL[:-10]),
     "not an object": ("general", "[1, 2]"),
     "a Django warning": ("general", '{"level":"warning","message":"Not Found: /favicon.ico"}'),
+    "trace context": ("compiled", TRACED_CALL),
+    "a trace id alone": ("compiled", changed(TRACED_CALL, span_id=...)),
+    "trace context at the end": ("compiled", changed(TOOL_CALL, trace_id=TRACE_ID, span_id=SPAN_ID)),
+    "a null trace context": ("compiled", changed(TRACED_CALL, trace_id=None, span_id=None)),
+    "trace context and an unknown field": ("general", changed(TRACED_CALL, cache="hit")),
+    "a traced Django warning": ("general", changed('{"level":"warning","message":"Not Found"}', trace_id=TRACE_ID)),
     # App-status lines.
     "whole duration": ("compiled", changed(DRAWN, duration_ms=400)),
     "no level or kind": ("compiled", changed(DRAWN, level=..., kind=...)),
@@ -143,6 +170,7 @@ CASES = {
         json.dumps({"padding": "x" * 200, **json.loads(DRAWN)}, separators=(",", ":")),
     ),
     "app-status Z": ("compiled", changed(DRAWN, time=f"{AT}.000Z")),
+    "app-status trace context": ("compiled", TRACED_DRAWN),
     "one replacement": ("compiled", changed(RETIRED, replaced_by=["tomtom-geocode"])),
     "unknown message": ("general", changed(DRAWN, message="App drawn twice")),
     "another kind": ("general", changed(DRAWN, kind="failed")),
@@ -207,3 +235,30 @@ def test_every_field_every_event_declares_takes_the_compiled_path_at_its_bounds(
 
     assert decode_compiled(text) == decode_generally(text) != None  # noqa: E711 - a row, the same one
     assert decode_generally(text)[1].raw == ""  # type: ignore[index]
+
+
+def without_trace_context(text: str) -> str:
+    return changed(text, **dict.fromkeys(TRACE_CONTEXT, ...))
+
+
+@pytest.mark.parametrize("text", [TRACED_CALL, TRACED_DRAWN], ids=["tool call", "app status"])
+def test_a_traced_line_is_the_row_of_the_same_line_untraced(text):
+    """The ids follow the envelope (core/logging.py); the row is the untraced line's but for its
+    identity, nothing in `raw`, no unknown fields."""
+    assert list(json.loads(text))[6:8] == list(TRACE_CONTEXT)
+    _, row, unknown_fields = decode(text.encode())  # type: ignore[misc]
+    _, untraced, _ = decode(without_trace_context(text).encode())  # type: ignore[misc]
+
+    assert (row.raw, unknown_fields) == ("", False)
+    assert row.event_id != untraced.event_id
+    assert row._replace(event_id=untraced.event_id) == untraced
+
+
+@pytest.mark.django_db
+def test_ingesting_traced_lines_stores_them_as_untraced_ones():
+    report = ingest(TRACED_CALL, TRACED_DRAWN, without_trace_context(TRACED_CALL))
+
+    assert (report.malformed, report.skipped, report.unknown_fields) == (0, 0, 0)
+    assert (report.tool_calls_new, report.new) == (2, 1)  # traced and untraced: two lines, two events
+    assert [(call.raw, call.tenant, call.total_ms) for call in ToolCallEvent.objects.all()] == [("", "acme", 120.5)] * 2
+    assert AppStatusEvent.objects.get().raw == ""

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -18,6 +19,9 @@ from django.test import AsyncClient
 from mcp_types import Implementation
 from opentelemetry.trace import SpanKind, StatusCode
 
+from core import calls
+from core.events import ENVELOPE
+from core.logging import TRACE_CONTEXT, JsonLinesFormatter
 from protocol import http
 from tests.conftest import CANARY_KEY, REPO, data
 from tests.support.traces import everything_recorded, named, recording
@@ -247,6 +251,91 @@ async def test_in_process_the_middleware_makes_the_server_span(spans, stub, conf
     assert tool.parent.span_id == server_span.context.span_id
     assert tool.attributes["tomtom_mcp.transport"] == "stdio"
     assert CANARY_KEY not in everything_recorded(recorded)
+
+
+@contextlib.contextmanager
+def call_log() -> Iterator[list[dict[str, Any]]]:
+    """The `tools.calls` lines, formatted as they are logged (as the server's stderr handler does:
+    the trace context is the one current when the record is logged)."""
+    lines: list[dict[str, Any]] = []
+
+    class Capture(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(json.loads(self.format(record)))
+
+    handler = Capture()
+    handler.setFormatter(JsonLinesFormatter())
+    logger = logging.getLogger(calls.LOGGER)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_tool_calls_log_line_carries_the_ids_of_its_span(spans, served, mode):
+    """Both ways: the `Tool call` line names the trace and the `execute_tool` span it was logged in,
+    and that span names the line's `request_id`."""
+    with call_log() as lines:
+        async with sdk_client(mode, {"tomtom-api-key": CANARY_KEY}) as client:
+            await client.call_tool("tomtom-geocode", {"query": "Dam"}, meta=traceparent())
+    [line] = [line for line in lines if line["message"] == calls.ToolCall.MESSAGE]
+    [tool] = named(spans(), "execute_tool tomtom-geocode")
+
+    assert list(line)[: len(ENVELOPE) + 2] == [*ENVELOPE, *TRACE_CONTEXT]
+    assert line["trace_id"] == f"{tool.context.trace_id:032x}" == TRACE_ID
+    assert line["span_id"] == f"{tool.context.span_id:016x}"
+    assert line["request_id"] == tool.attributes["tomtom_mcp.request_id"]
+
+
+async def test_with_traces_off_a_log_line_has_no_trace_context(served):
+    assert tracing.tracer() is None
+    with call_log() as lines:
+        async with sdk_client("legacy", {"tomtom-api-key": CANARY_KEY}) as client:
+            await client.call_tool("tomtom-geocode", {"query": "Dam"}, meta=traceparent())
+    [line] = [line for line in lines if line["message"] == calls.ToolCall.MESSAGE]
+
+    assert list(line)[: len(ENVELOPE) + 1] == [*ENVELOPE, "tool"]
+    assert not set(TRACE_CONTEXT) & set(line)
+
+
+def test_a_line_carries_the_ids_only_inside_a_recording_span(spans):
+    tracer = tracing.tracer()
+    assert tracer is not None
+    with call_log() as lines:
+        logging.getLogger(calls.LOGGER).info("outside any span")
+        with tracer.start_as_current_span("work") as span:
+            logging.getLogger(calls.LOGGER).info("inside")
+        logging.getLogger(calls.LOGGER).info("after it ended")
+    outside, inside, after = lines
+
+    assert not set(TRACE_CONTEXT) & (set(outside) | set(after))
+    context = span.get_span_context()
+    assert (inside["trace_id"], inside["span_id"]) == (f"{context.trace_id:032x}", f"{context.span_id:016x}")
+    tracing.shutdown()  # off again: the hook is gone with the provider
+    with call_log() as lines:
+        logging.getLogger(calls.LOGGER).info("off")
+    assert not set(TRACE_CONTEXT) & set(lines[0])
+
+
+@pytest.fixture
+def sampled_out(monkeypatch):
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", "always_off")
+    yield from recording()
+
+
+def test_a_span_the_sampler_dropped_puts_no_ids_on_a_line(sampled_out):
+    tracer = tracing.tracer()
+    assert tracer is not None
+    with call_log() as lines, tracer.start_as_current_span("sampled out") as span:
+        logging.getLogger(calls.LOGGER).info("inside")
+    assert not span.is_recording() and span.get_span_context().is_valid
+    assert not set(TRACE_CONTEXT) & set(lines[0])
+    assert sampled_out() == ()
 
 
 PROCESS = """
