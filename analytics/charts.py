@@ -12,14 +12,24 @@ At most `TOP_SERIES` hosts get a line of their own: those with the most events i
 Colours are Paul Tol's "bright" scheme, chosen to stay distinct for colour-blind readers, and
 `other` is grey; the template draws them as CSS variables (analytics/dashboard.css), so dark
 mode (the admin's own theme switch) has its own shades.
+
+The x axis is the buckets the page asks for (`ReportQuery.buckets(now)`): none that starts after
+now, so a chart of a range that ends in the future stops at the current hour or day, and the chart
+says its first and last bucket (`data-first-bucket`, `data-last-bucket`).
+
+`sparkline` draws the overview's small trend of one rate per host or tool as inline SVG markup
+(no script): the rate per bucket, a gap where a bucket had no events, the baseline dashed.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 from analytics.selectors import Bucket, FailureRow
 from analytics.stats import FAILURE_RATE
@@ -70,6 +80,10 @@ class LineChart:
     x_ticks: tuple[Tick, ...]
     y_ticks: tuple[Tick, ...]
     marked: bool
+    first: datetime | None = None
+    """The first bucket on the x axis."""
+    last: datetime | None = None
+    """The last bucket on the x axis: never after now."""
     width: int = WIDTH
     height: int = HEIGHT
     left: int = LEFT
@@ -158,8 +172,9 @@ def line_chart(
         color = OTHER_COLOR if other else PALETTE[index % len(PALETTE)]
         lines.append(Line(host, color, 0 if other else index + 1, " ".join(path), tuple(points)))
     step = max(1, -(-len(buckets) // MAX_X_TICKS))
+    tick = "%m-%d %H:00" if bucket == "hour" else label
     x_ticks = tuple(
-        Tick(_x(position, len(buckets)), start.strftime(label))
+        Tick(_x(position, len(buckets)), start.strftime(tick))
         for position, start in enumerate(buckets)
         if position % step == 0
     )
@@ -167,7 +182,8 @@ def line_chart(
         Tick(TOP + (1 - share) * PLOT_HEIGHT, f"{share * top:.{0 if top >= 0.1 else 1}%}")
         for share in (0, 0.25, 0.5, 0.75, 1)
     )
-    return LineChart(tuple(lines), x_ticks, y_ticks, marked)
+    first, last = (buckets[0], buckets[-1]) if buckets else (None, None)
+    return LineChart(tuple(lines), x_ticks, y_ticks, marked, first, last)
 
 
 def _zoomed_top(series: Series) -> float:
@@ -180,3 +196,64 @@ def _x(position: int, count: int) -> float:
     if count == 1:
         return LEFT + PLOT_WIDTH / 2
     return LEFT + position / (count - 1) * PLOT_WIDTH
+
+
+SPARK_WIDTH, SPARK_HEIGHT = 120, 26
+
+
+def sparkline(
+    points: Sequence[tuple[datetime, int, int]],
+    *,
+    baseline: float | None,
+    label: str,
+    bucket: Bucket,
+    noun: str = "events",
+) -> SafeString:
+    """A rate per bucket (`points`: bucket, failures, sample) as a small inline SVG: a gap where a
+    bucket has no events, the baseline as a dashed line, the last point marked. Its `<title>` says
+    what it draws, its range and its newest value (`label` names the rate)."""
+    if not points:
+        return format_html("{}", "—")
+    rates = [failures / sample if sample else None for _, failures, sample in points]
+    top = max([r for r in rates if r is not None] + [baseline or 0.0, 0.05])
+    step = SPARK_WIDTH / max(len(points) - 1, 1)
+    path, gap, last = [], True, None
+    for index, rate in enumerate(rates):
+        if rate is None:
+            gap = True
+            continue
+        x, y = index * step if len(points) > 1 else SPARK_WIDTH / 2, 2 + (1 - rate / top) * (SPARK_HEIGHT - 4)
+        path.append(f"{'M' if gap else 'L'}{x:.1f},{y:.1f}")
+        gap, last = False, (x, y)
+    when = "%Y-%m-%d %H:00" if bucket == "hour" else "%Y-%m-%d"
+    newest = next(((b, f, n) for b, f, n in reversed(points) if n), None)
+    said = (
+        f"{newest[1] / newest[2]:.1%} ({newest[1]} of {newest[2]} {noun}) in {newest[0]:{when}}" if newest else "none"
+    )
+    title = f"{label} per {bucket}, {points[0][0]:{when}} to {points[-1][0]:{when}} UTC: newest {said}" + (
+        f"; baseline {baseline:.1%}" if baseline is not None else ""
+    )
+    base = (
+        format_html(
+            '<line class="spark-baseline" x1="0" x2="{}" y1="{y}" y2="{y}"></line>',
+            SPARK_WIDTH,
+            y=f"{2 + (1 - baseline / top) * (SPARK_HEIGHT - 4):.1f}",
+        )
+        if baseline is not None
+        else ""
+    )
+    dot = (
+        format_html('<circle class="spark-last" cx="{}" cy="{}" r="2"></circle>', *(f"{v:.1f}" for v in last))
+        if last
+        else ""
+    )
+    return format_html(
+        '<svg class="sparkline" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="{t}">'
+        '<title>{t}</title>{base}<path d="{d}"></path>{dot}</svg>',
+        w=SPARK_WIDTH,
+        h=SPARK_HEIGHT,
+        t=title,
+        base=base,
+        d=" ".join(path),
+        dot=dot,
+    )

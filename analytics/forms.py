@@ -1,18 +1,21 @@
-"""The dashboards' filters: a window (a preset: the last 24 hours, 7 days or 30 days; or whole UTC
-days as ISO dates), bucket size, tool, host or host family, tenant, backend, how hosts are grouped,
-and the chart's zoom. Drill-down links carry an exact window of hours (`since`, `until`)."""
+"""The dashboards' filters: one time range for every page (a preset: the last hour, 6 hours, 24
+hours, 7 days or 30 days; whole UTC days as ISO dates; or an exact window of hours, `since` and
+`until`, as drill-down links carry), bucket size (hours or days by the range's length unless
+chosen), tool, host or host family, tenant, backend, how hosts are grouped, and the chart's zoom.
+
+Dates given win over a preset, and a preset over nothing: so the page frame's form carries the
+preset in force as a hidden field, and typing dates into it replaces the preset."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django import forms
 
 from analytics.families import FAMILY_PREFIX
 from analytics.models import FAILING_KINDS
-from analytics.overview import DEFAULT_PRESET, PRESETS, Window
-from analytics.selectors import NO_TENANT, ReportQuery
+from analytics.selectors import DEFAULT_PRESET, NO_TENANT, PRESETS, ReportQuery
 from core.calls import ToolCall
 from core.errors import ErrorCode
 from core.events import describe
@@ -26,14 +29,16 @@ class ReportForm(forms.Form):
     window = forms.ChoiceField(
         choices=[("", "Dates below"), *((name, label) for name, (label, _) in PRESETS.items())],
         required=False,
-        label="Window",
+        label="Range",
     )
     # Text, not type="date": a browser shows its locale's format there (mm/dd/yyyy); ISO is unambiguous.
     start = forms.DateField(required=False, input_formats=["%Y-%m-%d"], widget=forms.TextInput(attrs=ISO_DATE))
     end = forms.DateField(required=False, input_formats=["%Y-%m-%d"], widget=forms.TextInput(attrs=ISO_DATE))
     since = forms.DateTimeField(required=False, widget=forms.HiddenInput())
     until = forms.DateTimeField(required=False, widget=forms.HiddenInput())
-    bucket = forms.ChoiceField(choices=[("day", "Day"), ("hour", "Hour")], required=False)
+    bucket = forms.ChoiceField(
+        choices=[("", "by the range"), ("hour", "Hour"), ("day", "Day")], required=False, label="Buckets"
+    )
     tool = forms.CharField(required=False, widget=forms.Select())
     client = forms.CharField(required=False, label="Host", widget=forms.Select())
     tenant = forms.CharField(required=False, widget=forms.Select())
@@ -47,11 +52,7 @@ class ReportForm(forms.Form):
         choices=[("", "every error code"), *((c.value, c.value) for c in ErrorCode)], required=False, label="Code"
     )
 
-    def __init__(self, data: Any = None, *, default_preset: str = "") -> None:
-        given = data is not None and any(data.get(name) for name in ("start", "end", "since"))
-        if default_preset and data is not None and not given and "window" not in data:  # "" chooses the dates
-            data = data.copy()
-            data["window"] = default_preset
+    def __init__(self, data: Any = None, *, default_preset: str = DEFAULT_PRESET) -> None:
         super().__init__(data)
         self.default_preset = default_preset
 
@@ -84,13 +85,23 @@ class ReportForm(forms.Form):
 
     @property
     def preset(self) -> str:
-        """The preset window in force: the one chosen, else the page's default unless dates are given."""
+        """The preset window in force: none when dates or exact hours are given (or `window` is
+        given empty: "dates"); else the one chosen, else the page's default."""
         data = self.cleaned_data if hasattr(self, "cleaned_data") else {}
-        if data.get("window") in PRESETS:
-            return data["window"]
         if data.get("start") or data.get("end") or data.get("since") or self.data.get("window") == "":
             return ""
+        if data.get("window") in PRESETS:
+            return data["window"]
         return self.default_preset
+
+    @property
+    def more_filters(self) -> bool:
+        """Whether a filter the page frame folds away (tenant, backend, grouping, bucket, kind,
+        code, zoom) is given: its fold then opens."""
+        data = self.cleaned_data if hasattr(self, "cleaned_data") else {}
+        return any(data.get(name) for name in ("tenant", "backend", "bucket", "kind", "code", "zoom")) or (
+            data.get("group") == "family"
+        )
 
     def report_query(self, now: datetime | None = None) -> ReportQuery:
         """The query the filters describe; call after is_valid(). Impossible filters become a
@@ -98,12 +109,10 @@ class ReportForm(forms.Form):
         data = self.cleaned_data
         client = (data.get("client") or "").strip()
         family = client.removeprefix(FAMILY_PREFIX) if client.startswith(FAMILY_PREFIX) else ""
-        since, until = data.get("since"), data.get("until")
-        if self.preset and not since:
-            window = Window.preset(self.preset, now or datetime.now(UTC))
-            since, until = window.start, window.end
+        dates = data.get("start") or data.get("end")
+        since, until = (None, None) if dates else (data.get("since"), data.get("until"))
         filters = {
-            "bucket": data.get("bucket"),
+            "bucket": data.get("bucket") or None,
             "tool": data.get("tool"),
             "client": "" if family else client,
             "family": family,
@@ -113,11 +122,19 @@ class ReportForm(forms.Form):
         }
         try:
             return ReportQuery.from_filters(
-                start=data.get("start"), end=data.get("end"), since=since, until=until, **filters
+                start=data.get("start"),
+                end=data.get("end"),
+                since=since,
+                until=until,
+                window=self.preset,
+                now=now,
+                **filters,
             )
         except ValueError as error:
             self.add_error(None, str(error))
-            return ReportQuery.from_filters(start=None, end=None, bucket=None, tool=None, client=None)
+            return ReportQuery.from_filters(
+                start=None, end=None, bucket=None, tool=None, client=None, window=self.default_preset, now=now
+            )
 
 
 DEFAULT_OVERVIEW_PRESET = DEFAULT_PRESET

@@ -11,21 +11,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
+from types import SimpleNamespace
 from typing import Literal
 
-from django.db.models import Sum
+import orjson
+from django.db.models import Q, Sum
 
+from analytics.ingest.cancellations import implicit_joins
 from analytics.ingest.rollups import FUNNEL_REPORTS, grace, size_bucket
 from analytics.models import (
+    ERROR_SIZE,
     FUNNEL_FIGURES,
     FUNNEL_OUTCOMES,
+    OVER_CAP,
     UNJOINED,
     AppStatusEvent,
     IngestionMark,
     WidgetFunnelDaily,
+    WidgetReportSession,
 )
-from analytics.selectors import ReportQuery, _filtered, _host_of
+from analytics.selectors import ReportQuery
+from analytics.selectors.scope import _filtered, _host_of
 
 FunnelDimension = Literal["day", "client", "tool", "size", "simplified"]
 FUNNEL_DIMENSIONS: tuple[str, ...] = ("day", "client", "tool", "size", "simplified")
@@ -37,8 +44,11 @@ SIZE_LABELS = {
     "100kb_1mb": "100 kB-1 MB",
     "ge_1mb": "≥ 1 MB",
     "unknown": "unknown",
+    ERROR_SIZE: "error results",
     UNJOINED_LABEL: "unjoined reports",
 }
+OVER_CAP_LABEL = "(over a session cap)"
+"""How the reports show the tool of the row counting a host's dropped reports (`OVER_CAP`)."""
 FAILED_COLUMNS: tuple[str, ...] = tuple(name for name in FUNNEL_OUTCOMES if name.startswith("failed_"))
 FIGURE_NAMES: tuple[str, ...] = (
     "delivered",
@@ -48,12 +58,19 @@ FIGURE_NAMES: tuple[str, ...] = (
     "cancelled",
     "reported",
     "unjoined_reports",
+    "mismatched",
+    "dropped",
     "pending",
     "never_reported",
     "unreported_rate",
     "failure_rate",
 )
 """Every figure of a funnel row, in the order the API, the CSV and the dashboard give them."""
+GUARD_HELP = {
+    "mismatched": "Reports naming a delivery of another client session: counted unjoined, on the reporter's row.",
+    "dropped": "Reports over a session cap (ANALYTICS_SESSION_MAX_REPORTS, _TOOLS): counted nowhere else.",
+}
+"""What a table says of the figures of the reports not taken as sent (`FUNNEL_GUARDS`)."""
 
 
 @dataclass(slots=True)
@@ -100,6 +117,8 @@ class FunnelRow:
             "cancelled": self.sums["cancelled"],
             "reported": self.sums["reported"],
             "unjoined_reports": self.unjoined_reports,
+            "mismatched": self.sums["mismatched"],
+            "dropped": self.sums["dropped"],
             "pending": self.pending,
             "never_reported": self.never_reported,
             "unreported_rate": self.unreported_rate,
@@ -149,6 +168,8 @@ def _key(values: dict[str, object], by: Sequence[str], host: Callable[[str], str
             value = host(value)
         if name in ("size", "simplified") and value == UNJOINED:
             value = UNJOINED_LABEL
+        if name == "tool" and value == OVER_CAP:
+            value = OVER_CAP_LABEL
         key.append(value)
     return tuple(key)
 
@@ -157,9 +178,53 @@ def _sortable(value: object) -> tuple[int, str]:
     return (0, "") if value is None else (1, value.isoformat() if isinstance(value, datetime) else str(value))
 
 
+@dataclass(frozen=True, slots=True)
+class CappedSession:
+    """A client session (or sessionless client name) that went over a cap on one UTC day."""
+
+    day: datetime
+    session: str
+    client: str
+    reports: int
+    tools: int
+    dropped: int
+
+
+MAX_CAPPED_SESSIONS = 20
+"""The most sessions over a cap a page lists (the most dropped first); the rest are counted."""
+
+
+def whole_days(query: ReportQuery) -> ReportQuery:
+    """The whole UTC days the query's range touches, for any host and tool it names (the funnel
+    and the session counts are daily)."""
+    return ReportQuery(start=query.start, end=query.end, client=query.client, family=query.family, group=query.group)
+
+
+def guarded_reports(query: ReportQuery) -> list[FunnelRow]:
+    """Per host (or family), over the whole UTC days of the query, the reports the funnel did not
+    take as they came: `mismatched` and `dropped` (docs/analytics.md, "Widget funnel"); only the
+    hosts with some."""
+    return [row for row in funnel(whole_days(query), by=("client",)) if row.sums["mismatched"] or row.sums["dropped"]]
+
+
+def capped_sessions(query: ReportQuery, *, limit: int = MAX_CAPPED_SESSIONS) -> tuple[list[CappedSession], int]:
+    """The sessions that went over a session cap in the query's whole UTC days, the most dropped
+    first (at most `limit`), and how many there are."""
+    days = whole_days(query)
+    rows = _filtered(
+        WidgetReportSession.objects.filter(day__gte=days.start_time, day__lt=days.end_time, dropped__gt=0), days
+    )
+    count = rows.count()
+    found = rows.order_by("-dropped", "day", "client", "session")[:limit]
+    return [
+        CappedSession(r.day, r.session, r.client, r.reports, len(orjson.loads(r.tools)), r.dropped) for r in found
+    ], count
+
+
 def pending(query: ReportQuery) -> list[dict[str, object]]:
     """The deliveries in the query's range still within the grace window before the newest
-    stored app-status event, that no report joined yet: each as its funnel dimensions."""
+    stored app-status event, that no report of their own session joined yet (nor a cancellation
+    naming no delivery: `_cancelled`): each as its funnel dimensions."""
     mark = IngestionMark.objects.filter(family="AppStatus").values_list("data_up_to", flat=True).first()
     if mark is None:
         return []
@@ -168,24 +233,54 @@ def pending(query: ReportQuery) -> list[dict[str, object]]:
     if since >= query.end_time:
         return []
     recent = _filtered(AppStatusEvent.objects.filter(kind="app_data", time__gt=since, time__lt=query.end_time), query)
-    columns = ("request_id", "time", "client", "tool", "raw_bytes", "original_points")
+    columns = ("request_id", "time", "client", "tool", "session", "delivery", "raw_bytes", "original_points")
     deliveries = list(recent.values(*columns))
     keys = [row["request_id"] for row in deliveries if row["request_id"]]
-    reported: dict[str, list[datetime]] = {}
+    reported: dict[str, list[tuple[datetime, str, str]]] = {}
     if keys:
         reports = AppStatusEvent.objects.filter(
             kind__in=FUNNEL_REPORTS, time__gt=since - window, delivery_request_id__in=keys
         )
-        for key, moment in reports.values_list("delivery_request_id", "time"):
-            reported.setdefault(key, []).append(moment)
+        for key, moment, session, client in reports.values_list("delivery_request_id", "time", "session", "client"):
+            reported.setdefault(key, []).append((moment, session, client))
+    cancelled = _cancelled(since, window, {row["session"] for row in deliveries if row["session"]})
     return [
         {
             "day": row["time"].replace(hour=0, minute=0, second=0, microsecond=0),
             "client": row["client"],
             "tool": row["tool"],
-            "size": size_bucket(row["raw_bytes"]),
+            "size": size_bucket(row["raw_bytes"], row["delivery"]),
             "simplified": "no" if row["original_points"] is None else "yes",
         }
         for row in deliveries
-        if not any(abs(moment - row["time"]) <= window for moment in reported.get(row["request_id"], ()))
+        if (row["session"], row["request_id"], row["time"]) not in cancelled
+        and not any(
+            abs(moment - row["time"]) <= window and (session, client) == (row["session"], row["client"])
+            for moment, session, client in reported.get(row["request_id"], ())
+        )
     ]
+
+
+def _cancelled(since: datetime, window: timedelta, sessions: set[str]) -> set[tuple[str, str, datetime]]:
+    """The deliveries of `sessions` after `since` that a cancellation naming no delivery joined
+    (analytics/ingest/cancellations.py), as (session, request id, time): read from one grace
+    window before `since` (what those cancellations' pairs depend on)."""
+    if not sessions:
+        return set()
+    fields = ("time", "event_id", "kind", "session", "client", "tool", "request_id", "delivery_request_id")
+    mine = AppStatusEvent.objects.filter(session__in=sessions, time__gt=since - window)
+    found = mine.filter(
+        Q(kind="app_data")
+        | Q(kind="cancelled", delivery_request_id="")
+        | Q(kind="cancelled", delivery_request_id__isnull=True)
+    ).values(*fields)
+    delivered = mine.filter(kind="app_data").values("request_id")
+    naming = AppStatusEvent.objects.filter(
+        kind__in=FUNNEL_REPORTS, time__gt=since - 2 * window, delivery_request_id__in=delivered
+    ).values(*fields)
+    events = [SimpleNamespace(**row) for row in (*found, *naming)]
+    return {
+        (delivery.session, delivery.request_id, delivery.time)
+        for _report, delivery in implicit_joins(events, window)
+        if delivery.time > since
+    }

@@ -82,7 +82,7 @@ WIDGETS = Counter(
 )
 WIDGET_DELIVERIES = Counter(
     "tomtom_mcp_widget_deliveries",
-    "Results delivered with app data for a widget (`App data`), by host.",
+    "Results delivered to a widget (`App data`: with app data, or an error result), by host.",
     ["client"],
     registry=REGISTRY,
 )

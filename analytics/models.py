@@ -22,8 +22,12 @@ from core import app_status
 from core.app_status import APP_STATUS_EVENTS, UNKNOWN_KIND, StageName
 from core.calls import OUTCOMES
 
+DROPPED_KIND = "dropped"
+"""The kind a widget report is stored with when it went over a session cap (analytics/ingest/caps.py):
+kept, as every event, but counted nowhere but in the funnel's `dropped`."""
 KIND_CHOICES = [(event.KIND, event.MESSAGE) for event in APP_STATUS_EVENTS] + [
-    (UNKNOWN_KIND, "Unknown app-status message")
+    (UNKNOWN_KIND, "Unknown app-status message"),
+    (DROPPED_KIND, "Widget report over a session cap (not counted)"),
 ]
 
 FAILING_KINDS: tuple[str, ...] = tuple(event.KIND for event in app_status.FAILING)
@@ -162,7 +166,12 @@ FUNNEL_OUTCOMES: tuple[str, ...] = (
 )
 """The `WidgetFunnelDaily` columns that count reports by outcome (`failed_other`: a stage this
 version does not know, a newer widget's)."""
-FUNNEL_FIGURES: tuple[str, ...] = ("delivered", "reported", *FUNNEL_OUTCOMES)
+FUNNEL_GUARDS: tuple[str, ...] = ("mismatched", "dropped")
+"""The reports the funnel did not take as they came: `mismatched`, reports naming a delivery of
+another client session (counted, as unjoined, on their own row); `dropped`, reports over a
+session cap (counted on no other figure, on the row of their day and client with the tool
+`OVER_CAP`)."""
+FUNNEL_FIGURES: tuple[str, ...] = ("delivered", "reported", *FUNNEL_OUTCOMES, *FUNNEL_GUARDS)
 SIZE_BUCKETS: tuple[tuple[str, int | None], ...] = (
     ("lt_10kb", 10_000),
     ("10kb_100kb", 100_000),
@@ -170,9 +179,14 @@ SIZE_BUCKETS: tuple[tuple[str, int | None], ...] = (
     ("ge_1mb", None),
 )
 """Answer-size buckets of a delivery's app data (`raw_bytes`): each name with its upper bound
-(exclusive); `unknown` when the line has no size."""
+(exclusive); `unknown` when the line has no size, `error` for an error result (`delivery` `error`)."""
+ERROR_SIZE = "error"
+"""The answer-size bucket of an error result sent to a widget (`App data` with `delivery` `error`)."""
 UNJOINED = ""
 """The `size` (and `simplified`) of a `WidgetFunnelDaily` row of reports joined to no delivery."""
+OVER_CAP = ""
+"""The `tool` of the `WidgetFunnelDaily` row counting a day's and client's `dropped` reports: not
+the tools they named, which may be made up (that is what the cap on tool names bounds)."""
 
 
 class WidgetFunnelDaily(models.Model):
@@ -182,7 +196,9 @@ class WidgetFunnelDaily(models.Model):
     the delivery whose request id it carries (`delivery_request_id`) when logged within
     `ANALYTICS_WIDGET_GRACE_SECONDS` of it, and counts on the delivery's row; a report that joins
     none (an old widget's, without the key; a late one; one whose delivery is not stored) counts
-    on a row of its own day, client and tool with `size` and `simplified` empty (`UNJOINED`).
+    on a row of its own day, client and tool with `size` and `simplified` empty (`UNJOINED`); so
+    does a report from another client session than its delivery's, also counted `mismatched`.
+    Reports over a session cap count only as `dropped` (`FUNNEL_GUARDS`).
     Added to by the ingestion store in the transaction that stores the events
     (analytics/ingest/rollups.py, `funnel_deltas`); a delivery stored after a report that names it
     moves the report from the unjoined row to the delivery's. `never reported` is `delivered -
@@ -207,6 +223,31 @@ class WidgetFunnelDaily(models.Model):
 
 for _column in FUNNEL_FIGURES:
     WidgetFunnelDaily.add_to_class(_column, models.IntegerField(default=0))
+
+
+class WidgetReportSession(models.Model):
+    """The widget reports of one client session (`session`, core.events.SessionKey; "" for a
+    sessionless client, which is then counted per client name) on one UTC day, as the session caps
+    count them (analytics/ingest/caps.py): the reports taken (`reports`), the tool names they
+    named (`tools`, a JSON list, at most `ANALYTICS_SESSION_MAX_TOOLS`), and the reports dropped
+    for going over a cap. Updated by the ingestion store, under the row's lock, in the
+    transaction that stores the reports: the caps hold across replicas and writers."""
+
+    day = models.DateTimeField()
+    session = models.TextField()
+    client = models.TextField()
+    reports = models.IntegerField(default=0)
+    tools = models.TextField(default="[]")
+    dropped = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["day", "session", "client"], name="analytics_report_session_unique")
+        ]
+
+    def __str__(self) -> str:
+        session = self.session or "(no session)"
+        return f"{self.day:%Y-%m-%d} {self.client} {session}: {self.reports}, {self.dropped} dropped"
 
 
 def declared_columns(model: type[models.Model], family: Family) -> None:

@@ -1,10 +1,15 @@
 """Tool-call reports: calls, errors by code, latency percentiles, upstream calls and answer bytes.
 
-Read from the rollups only: the daily one (`ToolCallDaily`, outcomes in columns) for daily
-buckets and whole-range tables, the hourly one for hourly buckets; so a 30-day report
-costs the same however many calls it covers. A report covers whole UTC days (a `ReportQuery`,
-shared with the widget reports) and groups by any of bucket, host (client name or family),
-tool, backend and tenant.
+Read from the rollups only: the daily one (`ToolCallDaily`, outcomes in columns) for the whole
+UTC days of a range, the hourly one for the hours at its edges and for hourly buckets
+(`analytics.selectors.rollups`); so a 30-day report costs the same however many calls it covers,
+and a window of hours is exact to the hour. A report covers whole UTC days or a window of hours (a
+`ReportQuery`, shared with the widget reports) and groups by any of bucket, host (client name or
+family), tool, backend and tenant.
+
+Error codes fall in two classes (`CALLER_ERRORS`, `SERVER_ERRORS`): the caller's mistakes, which
+only the caller can fix, and the server's and TomTom's failures, which are ours (docs/analytics.md,
+"Outcome classes"; the alerts sort them the same way).
 
 Percentiles are estimated from the rollup's cumulative histograms (`LATENCY_BOUNDS_MS`), the way
 Prometheus' `histogram_quantile` does: the bucket holding the rank is found and the value
@@ -20,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, get_args
 
-from django.db.models import F, QuerySet, Sum
+from django.db.models import QuerySet, Sum
 
 from analytics.models import (
     KNOWN_OUTCOMES,
@@ -30,7 +35,8 @@ from analytics.models import (
     ToolCallDaily,
     ToolCallHourly,
 )
-from analytics.selectors import ReportQuery, _filtered, _host_of
+from analytics.selectors import ReportQuery, rollups
+from analytics.selectors.scope import _host_of
 from core.errors import ErrorCode
 
 CallDimension = Literal["bucket", "client", "tool", "backend", "tenant"]
@@ -39,6 +45,21 @@ OK = "ok"
 OTHER_ERRORS = "other_errors"
 ERROR_CODES: tuple[str, ...] = tuple(code.value for code in ErrorCode)
 """The closed set of error codes (core/errors.py); an outcome outside it counts as `other_errors`."""
+CALLER_ERRORS: tuple[str, ...] = tuple(
+    code.value
+    for code in (
+        ErrorCode.INVALID_ARGUMENTS,
+        ErrorCode.UNKNOWN_TOOL,
+        ErrorCode.RETIRED,
+        ErrorCode.UNSUPPORTED,
+        ErrorCode.UNAUTHORIZED,
+    )
+)
+"""Caller errors: the call's arguments, tool name or backend, or its TomTom key (none given, or
+refused). Only the caller can fix them; every other error (`internal`, TomTom's `unavailable`,
+`retry_later`, `malformed`, a code this version does not know) is a server or upstream error."""
+SERVER_ERRORS: tuple[str, ...] = tuple(code for code in ERROR_CODES if code not in CALLER_ERRORS)
+"""Server and upstream errors: ours or TomTom's (and `other_errors`, a newer server's codes)."""
 _SUMS = (
     "calls",
     "upstream_calls",
@@ -161,24 +182,21 @@ def tool_call_stats(
     """Tool-call figures per group of `by`, sorted by its dimensions; groups without calls are absent.
 
     Hourly buckets read `ToolCallHourly`; everything else reads `ToolCallDaily` (a row per day
-    and combination). Both hold every outcome together, the calls by outcome in columns. With
-    `figures="counts"` only the calls and their outcomes are summed (what an error-rate chart
-    draws: a sum of 11 columns a row instead of 50); such rows have no `stats()`."""
+    and combination) for whole days and `ToolCallHourly` for a window's edge hours. Both hold
+    every outcome together, the calls by outcome in columns. With `figures="counts"` only the
+    calls and their outcomes are summed (what an error-rate chart draws: a sum of 11 columns a
+    row instead of 50); such rows have no `stats()`."""
     host = _host_of(query) if "client" in by else None
     columns = _ALL_SUMS if figures == "all" else _COUNTS
     figure_count = len(columns) - len(_BY_OUTCOME)
     sums: dict[_GroupKey, dict[str, float]] = {}
     outcomes: dict[_GroupKey, dict[str, int]] = {}
     positions = [(CALL_DIMENSIONS.index(name), index) for index, name in enumerate(by)]
-    rows: QuerySet
-    if query.bucket == "hour" and "bucket" in by:
-        rows = ToolCallHourly.objects.filter(hour__gte=query.start_time, hour__lt=query.end_time)
-        rows = rows.annotate(bucket=F("hour"))
-    else:
-        rows = ToolCallDaily.objects.filter(day__gte=query.start_time, day__lt=query.end_time)
-        rows = rows.annotate(bucket=F("day")) if "bucket" in by else rows
     width = len(by)
-    for row in _grouped(rows, query, by, columns):
+    grouped = (
+        _grouped(rows, by, columns) for rows in rollups(query, ToolCallHourly, ToolCallDaily, bucketed="bucket" in by)
+    )
+    for row in (row for rows in grouped for row in rows):
         dimensions: list = [None] * len(CALL_DIMENSIONS)
         for position, index in positions:
             dimensions[position] = row[index]
@@ -203,9 +221,8 @@ def tool_call_stats(
     )
 
 
-def _grouped(rows: QuerySet, query: ReportQuery, by: Sequence[str], columns: Sequence[str]) -> QuerySet:
-    """Rows of `by`'s values, then the sum of each of `columns`, per group of `by` (the query's
-    filters applied)."""
+def _grouped(rows: QuerySet, by: Sequence[str], columns: Sequence[str]) -> QuerySet:
+    """Rows of `by`'s values, then the sum of each of `columns`, per group of `by`."""
     sums = {f"s_{name}": Sum(name) for name in columns}
-    grouped = _filtered(rows, query).values(*by).annotate(**sums).order_by()
+    grouped = rows.values(*by).annotate(**sums).order_by()
     return grouped.values_list(*by, *sums)

@@ -5,8 +5,8 @@ contract: `analytics` ingests lines by their exact `message`, so they never chan
 docs/app-status.md documents every kind and field; tests/core keeps the two in step.
 
 Every line carries `event: "app_status"` and `kind` (the short name of its message), `tool`,
-`client`, and when known `user_agent` and `request_id`, then the fields of its kind. A field
-without a value is left out of the line.
+`client`, and when known `user_agent`, `request_id` and `session`, then the fields of its kind.
+A field without a value is left out of the line.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from core.events import (
     Milliseconds,
     OneOf,
     RequestId,
+    SessionKey,
     ShortText,
     TenantName,
     ToolName,
@@ -50,8 +51,9 @@ ReasonName = Literal["too_large", "host_dropped", "decode_failed"]
 """Why the data-viz widget asked for its data again."""
 
 # Fields that several kinds carry, declared once.
-Delivery = Annotated[ShortText, DIMENSION, OneOf(("inline", "too_large"))]
-"""How a result carried its app data."""
+Delivery = Annotated[ShortText, DIMENSION, OneOf(("inline", "too_large", "error"))]
+"""How a result carried its app data; `error`: an error result, which carries none but goes to
+the widget all the same (its `_meta` names the tool and the request)."""
 Source = Annotated[ShortText, DIMENSION, OneOf(get_args(SourceName))]
 Reason = Annotated[ShortText, DIMENSION, OneOf(get_args(ReasonName))]
 Stage = Annotated[ShortText, DIMENSION, OneOf(get_args(StageName))]
@@ -70,6 +72,7 @@ class Caller(TypedDict):
     client: str
     user_agent: str | None
     request_id: str | None
+    session: str | None
 
 
 class AppStatusEvent(Event, kw_only=True, frozen=True, omit_defaults=True):
@@ -82,6 +85,9 @@ class AppStatusEvent(Event, kw_only=True, frozen=True, omit_defaults=True):
     client: Annotated[ClientName, DIMENSION]
     user_agent: UserAgent | None = None
     request_id: RequestId | None = None
+    session: SessionKey | None = None
+    """The client session of the call (core.events.SessionKey): a report joins a delivery of
+    the same session only."""
 
     @classmethod
     def marks(cls) -> tuple[tuple[str, str], ...]:
@@ -98,7 +104,8 @@ class Simplification(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=Tr
 
 
 class AppData(AppStatusEvent, kw_only=True, frozen=True):
-    """A result of a tool called with `show_ui` carried app data (the app-data interceptor)."""
+    """A result of a tool called with `show_ui` carried app data (the app-data interceptor); or,
+    `delivery` `error`, an error result of a tool a widget draws went to a client offered widgets."""
 
     KIND = "app_data"
     MESSAGE = "App data"

@@ -22,6 +22,7 @@ from core.events import (
     Milliseconds,
     OneOf,
     RequestId,
+    SessionKey,
     ShortText,
     TenantName,
     ToolName,
@@ -61,6 +62,8 @@ class ToolCall(Event, kw_only=True, frozen=True):
     bytes: Annotated[Count, MEASURE] | None = None
     """The answer's text, in UTF-8 bytes: the model-context cost."""
     request_id: RequestId | None = None
+    session: SessionKey | None = None
+    """The client session the call came in on (core.events.SessionKey); absent without one."""
     error: ErrorText | None = None
     """The error's message, as the caller read it (keys masked), for a call that did not end `ok`."""
 

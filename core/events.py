@@ -69,6 +69,7 @@ TOOL_NAME_LENGTH = 128
 CLIENT_NAME_LENGTH = 256
 USER_AGENT_LENGTH = 512
 REQUEST_ID_LENGTH = 64
+SESSION_KEY_LENGTH = 64
 SHORT_TEXT_LENGTH = 64
 """A name from a closed set: a backend, a transport, a stage, a source, an error code."""
 TENANT_LENGTH = 100
@@ -81,6 +82,11 @@ ClientName = Annotated[str, Meta(max_length=CLIENT_NAME_LENGTH)]
 """The client name (CONTEXT.md), cut to its first 256 characters where it enters."""
 UserAgent = Annotated[str, Meta(max_length=USER_AGENT_LENGTH)]
 RequestId = Annotated[str, Meta(max_length=REQUEST_ID_LENGTH)]
+SessionKey = Annotated[str, Meta(max_length=SESSION_KEY_LENGTH)]
+"""What names the client session a call came in on, and nothing else: over HTTP the nonce of
+the signed `Mcp-Session-Id` (protocol.identity.session_label, which cannot be replayed as an id),
+over stdio one per server process; absent without one (a sessionless HTTP caller). A widget's
+report joins a delivery of its own session only (the widget funnel, docs/analytics.md)."""
 ShortText = Annotated[str, Meta(max_length=SHORT_TEXT_LENGTH)]
 TenantName = Annotated[str, Meta(max_length=TENANT_LENGTH)]
 ErrorText = Annotated[str, Meta(max_length=ERROR_TEXT_LENGTH)]

@@ -9,6 +9,11 @@ step is an app-status line (docs/app-status.md).
 
 A client that is not offered widgets (`CallContext.widgets` false: governance.client_surface) gets
 the answer's data alone, even when it still sends `show_ui`: no `show_ui` echo, no `_meta`.
+
+An error result goes to the widget too: `name_errors` gives the error result of a tool a widget
+draws, answered to a client offered widgets, the `_meta` a widget joins by (`tool`,
+`request_id`; its text is unchanged), and logs its `App data` line (`delivery` `error`), the
+delivery the widget's `failed` report joins.
 """
 
 from __future__ import annotations
@@ -84,6 +89,27 @@ def deliver(tool: str, answer: Answer, request_id: str) -> Delivery:
     return Delivery(named, named_text, meta, fitted, result_chars(named_text, meta))
 
 
+def error_meta(tool: str, request_id: str) -> dict[str, Any]:
+    """The `_meta` of an error result a widget draws: what names the call, as a success's does."""
+    return {"tool": tool, "request_id": request_id}
+
+
+async def name_errors(call: ToolCall, next_: Next) -> ToolOutcome:
+    """Interceptor (outside every interceptor that may answer an error, inside alias resolution,
+    so an alias's call is named by the tool that answered): an error result of a tool a widget
+    draws, to a client offered widgets, carries `error_meta` and logs `App data` with `delivery`
+    `error` (unless its app data was logged already: a result refused after it was delivered, too
+    long for `MCP_MAX_FULL_CHARS`, joins that delivery). Any other result passes unchanged."""
+    outcome = await next_(call)
+    tool, context = call.tool, call.context
+    if not outcome.is_error or outcome.meta is not None or not context.widgets or tool is None or tool.widget is None:
+        return outcome
+    outcome.meta = error_meta(call.name, context.request_id)
+    if not call.delivered:  # else its app data was logged, and then the result refused (too long)
+        log(AppData(**context.caller(call.name), delivery="error"))
+    return outcome
+
+
 async def deliver_app_data(call: ToolCall, next_: Next) -> ToolOutcome:
     """Interceptor: an `Answer` becomes its result text and `_meta`, with the app data fitted
     into it (on a worker thread: fitting a long route is CPU work), and the app-status lines
@@ -104,6 +130,7 @@ async def deliver_app_data(call: ToolCall, next_: Next) -> ToolOutcome:
     )
     fitted = delivery.fitted
     if fitted is not None:
+        call.delivered = True
         who = call.context.caller(call.name)
         simplification = None
         if (reduced := fitted.simplification) is not None:

@@ -1,20 +1,23 @@
 """The process's dispatcher, as every transport serves it (the composition root).
 
-    trace_calls -> log_calls -> alias resolution -> tenant terms (quota, allow-list) -> result size cap
-              -> governance (retired names, outdated inputs, deprecations) -> app-data delivery
-              -> the deprecation notice -> TomTom's attribution -> the tool
+    trace_calls -> log_calls -> alias resolution -> error results named -> tenant terms (quota,
+              allow-list) -> result size cap -> governance (retired names, outdated inputs,
+              deprecations) -> app-data delivery -> the deprecation notice -> TomTom's attribution
+              -> the tool
 
 An alias becomes a call to its target before the tenant's terms judge it, so an alias never
-reaches a tool the tenant may not call. The notice is added to the answer before the app data
-is fitted around it, and so is the attribution that ends every result showing TomTom data
-(tools.attribution). Transports (HTTP, stdio, exec) build one with `build_dispatcher()` and hand
-it the call context they made; nothing here depends on which transport asks.
+reaches a tool the tenant may not call. An error result of a tool a widget draws gets the
+`_meta` a widget joins by (`tool`, `request_id`) outside everything that may answer one
+(protocol.appdata). The notice is added to the answer before the app data is fitted around it,
+and so is the attribution that ends every result showing TomTom data (tools.attribution).
+Transports (HTTP, stdio, exec) build one with `build_dispatcher()` and hand it the call context
+they made; nothing here depends on which transport asks.
 """
 
 from __future__ import annotations
 
 from governance.runtime import build_governance
-from protocol.appdata import deliver_app_data
+from protocol.appdata import deliver_app_data, name_errors
 from protocol.limits import cap_result_size
 from protocol.tenancy import enforce_terms, filter_listing
 from tools.attribution import attribute
@@ -31,6 +34,7 @@ def build_dispatcher() -> Dispatcher:
             trace_calls,
             log_calls,
             governance.resolve_alias,
+            name_errors,
             enforce_terms,
             cap_result_size,
             governance.intercept,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -16,9 +18,17 @@ from tools.tomtom.backends import Backend
 from tools.tomtom.credentials import KeySources
 
 
+def new_session_key() -> str:
+    """A session key for one stdio server process (one client): 72 random bits, base64url, as
+    long as the label of an HTTP session id (protocol.identity.session_label)."""
+    return base64.urlsafe_b64encode(os.urandom(9)).decode("ascii")
+
+
 def stdio_context_factory(
     config: ServerConfig, *, api_key: str | None, backend: Backend | None
 ) -> Callable[[ServerRequestContext[Any]], CallContext]:
+    session = new_session_key()  # a stdio server serves one client, one session, for its lifetime
+
     def make_context(ctx: ServerRequestContext[Any]) -> CallContext:
         return CallContext(
             config=config,
@@ -26,6 +36,7 @@ def stdio_context_factory(
             keys=KeySources(cli=api_key),
             backend=backend,
             client_name=client_name_from_handshake(ctx) or "unknown",
+            session=session,
         )
 
     return make_context

@@ -199,6 +199,12 @@ ANALYTICS_WIDGET_GRACE_SECONDS = env_int("ANALYTICS_WIDGET_GRACE_SECONDS", 600)
 """The widget funnel's window: a widget report joins the delivery it names when logged within this
 many seconds of it, and a delivery with no such report is `never reported` once the newest stored
 event is this much later (docs/analytics.md, "Widget funnel")."""
+ANALYTICS_SESSION_MAX_REPORTS = env_int("ANALYTICS_SESSION_MAX_REPORTS", 1000)
+"""Widget reports counted per client session and UTC day; the ones after it are stored but only
+counted as `dropped` (a session sends one per widget result: 1,000 is far above a day's use)."""
+ANALYTICS_SESSION_MAX_TOOLS = env_int("ANALYTICS_SESSION_MAX_TOOLS", 32)
+"""Distinct tool names counted in the widget reports of one client session (or, without one, one
+client name) and UTC day: twice the tools a widget draws; reports naming another are `dropped`."""
 ANALYTICS_RETENTION_DAYS = env_int("ANALYTICS_RETENTION_DAYS", 0)
 """`manage.py analytics_retention` drops raw events older than this many days (rollups stay); 0 keeps them."""
 

@@ -81,6 +81,9 @@ class CallContext:
     they still answer calls."""
     tenant: str | None = None
     """The signed-in tenant's name (OAuth), for cost attribution; None for key and stdio callers."""
+    session: str | None = None
+    """The client session the call came in on (core.events.SessionKey: over HTTP the label of
+    the signed `Mcp-Session-Id`, over stdio one per process); None without one."""
     terms: TenantTerms | None = None
     request_id: str = field(default_factory=new_request_id)
     stats: UpstreamStats = field(default_factory=UpstreamStats)
@@ -94,7 +97,13 @@ class CallContext:
 
     def caller(self, tool: str) -> Caller:
         """What every app-status line says of the call it reports on (`**` it into the event)."""
-        return {"tool": tool, "client": self.client_name, "user_agent": self.user_agent, "request_id": self.request_id}
+        return {
+            "tool": tool,
+            "client": self.client_name,
+            "user_agent": self.user_agent,
+            "request_id": self.request_id,
+            "session": self.session,
+        }
 
     def secrets(self) -> list[str]:
         """Every key this call could use, for scrubbing text that must not carry them."""

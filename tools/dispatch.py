@@ -54,6 +54,9 @@ class ToolCall:
     notice: str = ""
     """What the server tells the caller besides the answer (a deprecation): governance sets it,
     and every result of the call carries it under `notice`, in the text the model reads."""
+    delivered: bool = False
+    """Whether the call's result was logged as delivered to a widget (`App data`): the protocol
+    layer's app-data interceptor sets it, so a result refused afterwards is not delivered twice."""
 
 
 @dataclass(slots=True)
@@ -304,6 +307,7 @@ async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
             total_ms=round((time.perf_counter() - started) * 1000, 1),
             bytes=outcome.size,
             request_id=context.request_id,
+            session=context.session,
             error=error,
         )
     )

@@ -3,15 +3,14 @@ report, which echoes the query its rows answer, and the most events one page lis
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
-from typing import Literal
+from datetime import date, datetime
+from typing import Literal, get_args
 
 from ninja import Field, Schema
 from ninja.errors import HttpError
 
 from analytics.forms import BACKENDS
-from analytics.overview import Window
-from analytics.selectors import NO_TENANT, Bucket, Group, ReportQuery
+from analytics.selectors import NO_TENANT, PRESETS, Bucket, Group, ReportQuery
 
 MAX_EVENTS = 500
 
@@ -32,17 +31,16 @@ class Filters(Schema):
     backend: Literal[("", *BACKENDS)] = Field(  # type: ignore[valid-type]
         "", description="Only calls served by this TomTom backend. Widget endpoints answer 422 with it."
     )
-    window: Literal["", "24h", "7d", "30d"] = Field(
-        "", description="A preset window of whole UTC hours up to the end of the current one (overrides the dates)."
+    window: Literal["", "1h", "6h", "24h", "7d", "30d"] = Field(
+        "",
+        description="A preset window: its whole UTC hours before the current one, and the current hour "
+        "(overrides the dates).",
     )
     since: datetime | None = Field(None, description="First UTC hour of a window (with `until`; overrides the dates).")
     until: datetime | None = Field(None, description="The first moment after the window (a whole UTC hour).")
 
     def query(self) -> ReportQuery:
         since, until = self.since, self.until
-        if self.window and since is None:
-            window = Window.preset(self.window, datetime.now(UTC))
-            since, until = window.start, window.end
         try:
             return ReportQuery.from_filters(
                 start=self.start,
@@ -56,9 +54,13 @@ class Filters(Schema):
                 backend=self.backend,
                 since=since,
                 until=until,
+                window=self.window,
             )
         except ValueError as error:
             raise HttpError(422, str(error)) from None
+
+
+assert set(get_args(Filters.model_fields["window"].annotation)) == {"", *PRESETS}, "the API offers every preset"
 
 
 class Report(Schema):

@@ -10,6 +10,7 @@ from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 
 from analytics.api.base import MAX_EVENTS, Filters
+from analytics.requests import error_class
 from analytics.selectors import REQUEST_WINDOW, failing_call_groups, failing_calls, request_events, retention_gap
 
 router = Router()
@@ -22,9 +23,18 @@ class FailingCall(Schema):
     outcome: str = Field(description="The error code.")
     error: str = Field(description="The error's message as the caller read it (keys masked).")
     request_id: str
+    session: str = Field(description="The client session the call came in on; empty without one.")
+    whose: str = Field(
+        description="`caller` for the caller's mistakes (invalid_arguments, unknown_tool, retired, unsupported, "
+        "unauthorized), `server` for the server's and TomTom's errors."
+    )
     tenant: str
     backend: str
     total_ms: float | None
+
+    @staticmethod
+    def resolve_whose(call: Any) -> str:
+        return error_class(call.outcome)
 
 
 class MessageGroupRow(Schema):

@@ -88,6 +88,10 @@ class Event(Schema):
     replica: str
     user_agent: str
     request_id: str
+    delivery_request_id: str = Field(
+        description="A widget's report: the request id of the call that delivered the data it reports on."
+    )
+    session: str = Field(description="The client session the event's call came in on; empty without one.")
 
 
 class EventPage(Schema):
@@ -149,7 +153,8 @@ class FunnelRowOut(Schema):
     size: str | None = Field(
         None,
         description="Answer-size bucket of the app data (`lt_10kb`, `10kb_100kb`, "
-        "`100kb_1mb`, `ge_1mb`, `unknown`), `unjoined` for reports joined to no delivery.",
+        "`100kb_1mb`, `ge_1mb`, `unknown`), `error` for error results sent to a widget, `unjoined` for "
+        "reports joined to no delivery.",
     )
     simplified: str | None = Field(
         None, description="`yes` when the delivery's geometry was simplified to fit, `no`, or `unjoined`."
@@ -167,7 +172,15 @@ class FunnelRowOut(Schema):
     reported: int = Field(description="Deliveries a report joined (each once, however many reports).")
     unjoined_reports: int = Field(
         description="Reports joined to no delivery: without `delivery_request_id` "
-        "(a widget that predates it), late, or naming a delivery not stored."
+        "(a widget that predates it), late, naming a delivery not stored, or one of another session."
+    )
+    mismatched: int = Field(
+        description="Of the unjoined reports, those naming a delivery of another client session (or client "
+        "name): counted on the reporter's own row, never on the delivery's."
+    )
+    dropped: int = Field(
+        description="Reports over a session cap (`ANALYTICS_SESSION_MAX_REPORTS`, `ANALYTICS_SESSION_MAX_TOOLS`): "
+        "counted nowhere else, on the host's row with the tool `(over a session cap)`."
     )
     pending: int = Field(description="Deliveries within the grace window of the newest stored event, not reported yet.")
     never_reported: int = Field(description="`delivered - reported - pending`: past the grace window, no report.")

@@ -20,9 +20,11 @@ cumulative latency histograms (`total_le_<ms>` counts the calls whose total time
 `<ms>`, exactly as `count(*) FILTER (WHERE total_ms <= <ms>)` would), then the calls by outcome.
 
 The widget funnel (`WIDGET_FUNNEL`, `funnel_deltas`) joins two events: a delivery (`App data`)
-and the widget reports that name its request id. Its deltas are a function of the new rows and
-of the *stored* events they join (`stored`: the store looks them up, in the grace window around
-the batch, before it inserts the batch); with none stored, of the rows alone.
+and the widget reports that name its request id, from the same client session (and client name).
+Its deltas are a function of the new rows and of the *stored* events they join (`stored`: the
+store looks them up, in the grace window around the batch, before it inserts the batch); with
+none stored, of the rows alone. Reports over a session cap (analytics/ingest/caps.py) count
+only as `dropped` (`dropped_deltas`).
 """
 
 from __future__ import annotations
@@ -38,8 +40,10 @@ from typing import Any, Literal, Protocol
 from django.conf import settings
 from django.db import models
 
+from analytics.ingest.cancellations import REPORT_KINDS, implicit_joins
 from analytics.ingest.decode import APP_STATUS, TOOL_CALLS, Family
 from analytics.models import (
+    ERROR_SIZE,
     FUNNEL_FIGURES,
     FUNNEL_STAGES,
     KNOWN_OUTCOMES,
@@ -49,6 +53,7 @@ from analytics.models import (
     OLD_CALLER_KINDS,
     OTHER_OUTCOMES_COLUMN,
     OUTCOME_COLUMNS,
+    OVER_CAP,
     SIZE_BUCKETS,
     UNJOINED,
     AppStatusDailyCount,
@@ -124,7 +129,7 @@ WIDGET_FUNNEL = Rollup(
     "day",
     ("client", "tool", "size", "simplified"),
     FUNNEL_FIGURES,
-    derived={"size": ("raw_bytes",), "simplified": ("original_points",)},
+    derived={"size": ("raw_bytes", "delivery"), "simplified": ("original_points",)},
 )
 
 ROLLUPS: dict[Family, tuple[Rollup, ...]] = {
@@ -143,9 +148,12 @@ COUNTED: dict[Family, Any] = {
         "CountedAppStatus",
         (
             "time",
+            "event_id",
             "client",
             "tool",
             "kind",
+            "session",
+            "delivery",
             "tenant",
             "replaced_by",
             "input",
@@ -202,16 +210,20 @@ def grace() -> timedelta:
     return timedelta(seconds=settings.ANALYTICS_WIDGET_GRACE_SECONDS)
 
 
-FUNNEL_REPORTS = frozenset(("drawn", "failed", "cancelled"))
+FUNNEL_REPORTS = REPORT_KINDS
 """The kinds of a widget's report (core.app_status.REPORTS)."""
 _FUNNEL_COLUMN = {name: index for index, name in enumerate(FUNNEL_FIGURES)}
 _DELIVERED, _REPORTED = _FUNNEL_COLUMN["delivered"], _FUNNEL_COLUMN["reported"]
+_MISMATCHED, _DROPPED = _FUNNEL_COLUMN["mismatched"], _FUNNEL_COLUMN["dropped"]
 _STAGE_COLUMN = {stage: _FUNNEL_COLUMN[f"failed_{stage}"] for stage in FUNNEL_STAGES}
 _FAILED_OTHER = _FUNNEL_COLUMN["failed_other"]
 
 
-def size_bucket(raw_bytes: int | None) -> str:
-    """The answer-size bucket of app data of `raw_bytes` bytes (`SIZE_BUCKETS`)."""
+def size_bucket(raw_bytes: int | None, delivery: str = "") -> str:
+    """The answer-size bucket of app data of `raw_bytes` bytes (`SIZE_BUCKETS`), `error` for an
+    error result's delivery."""
+    if delivery == ERROR_SIZE:
+        return ERROR_SIZE
     return "unknown" if raw_bytes is None else _SIZE_NAMES[bisect_right(_SIZE_BOUNDS, raw_bytes)]
 
 
@@ -231,12 +243,21 @@ def _outcome(row: Any) -> int:
 def funnel_deltas(rows: Iterable[Any], stored: Iterable[Any], grace: timedelta) -> list[tuple]:
     """The widget funnel's deltas: each new delivery on its row (its day, client, tool, size
     bucket, simplified or not); each new report on the row of the delivery it joins (the
-    delivery whose `request_id` is its `delivery_request_id`, logged within `grace` of it), else
-    on its own unjoined row; `reported` once per delivery, with its first joined report. A
-    stored report that joins a new delivery moves from its unjoined row to the delivery's.
+    delivery whose `request_id` is its `delivery_request_id`, logged within `grace` of it, from
+    the same client session and client name: `same_origin`), else on its own unjoined row, and
+    counted `mismatched` there too when it names a delivery of another session; `reported` once
+    per delivery, with its first joined report. A stored report that joins a new delivery moves
+    from its unjoined row to the delivery's; one that names a new delivery of another session is
+    counted `mismatched` on its unjoined row.
+
+    A `cancelled` report naming no delivery joins one of its session's by the rule of
+    analytics/ingest/cancellations.py: counted unjoined as it comes, then moved by the pairs that
+    rule makes of the stored and new events, less those it made of the stored ones alone.
 
     `stored` holds the stored deliveries the new reports name and the stored reports naming the
-    new deliveries or the new reports' deliveries (`Store.stored_links`)."""
+    new deliveries or the new reports' deliveries, and the stored events of the new events'
+    sessions those pairs depend on (`Store.stored_links`)."""
+    rows, stored = list(rows), list(stored)
     figures: dict[tuple, list[int]] = {}
     width = len(FUNNEL_FIGURES)
 
@@ -246,18 +267,18 @@ def funnel_deltas(rows: Iterable[Any], stored: Iterable[Any], grace: timedelta) 
         counts[column] += amount
         return counts
 
-    deliveries: dict[str, tuple[datetime, tuple]] = {}  # request id -> (time, funnel row key)
+    deliveries: dict[str, tuple[datetime, tuple, str, str]] = {}  # request id -> (time, row key, session, client)
     stored_reports = []
     for row in stored:
         if row.kind == "app_data":
             if row.request_id:
-                deliveries[row.request_id] = (row.time, _delivery_key(row, _day(row.time)))
+                deliveries[row.request_id] = (row.time, _delivery_key(row, _day(row.time)), row.session, row.client)
         elif row.delivery_request_id:
             stored_reports.append(row)
     reported: set[str] = set()  # the deliveries a report joins, stored reports of stored deliveries first
     for report in stored_reports:
         delivery = deliveries.get(report.delivery_request_id)
-        if delivery is not None and abs(report.time - delivery[0]) <= grace:
+        if delivery is not None and abs(report.time - delivery[0]) <= grace and same_origin(report, delivery):
             reported.add(report.delivery_request_id)
     fresh: set[str] = set()
     later = []  # reports naming a delivery not seen yet (later in the batch, or nowhere)
@@ -269,14 +290,12 @@ def funnel_deltas(rows: Iterable[Any], stored: Iterable[Any], grace: timedelta) 
             if not day <= moment < end:
                 day = _day(moment)
                 end = day + _DAY
-            raw_bytes = row.raw_bytes
-            size = "unknown" if raw_bytes is None else _SIZE_NAMES[bisect_right(_SIZE_BOUNDS, raw_bytes)]
-            key = (day, row.client, row.tool, size, "no" if row.original_points is None else "yes")
+            key = _delivery_key(row, day)
             if (counts := figures.get(key)) is None:
                 counts = figures[key] = [0] * width
             counts[_DELIVERED] += 1
             if request_id := row.request_id:
-                deliveries[request_id] = (moment, key)
+                deliveries[request_id] = (moment, key, row.session, row.client)
                 fresh.add(request_id)
         elif kind in FUNNEL_REPORTS:
             moment = row.time
@@ -291,6 +310,8 @@ def funnel_deltas(rows: Iterable[Any], stored: Iterable[Any], grace: timedelta) 
                 later.append(row)
             elif abs(moment - delivery[0]) > grace:
                 add((day, row.client, row.tool, UNJOINED, UNJOINED), column)
+            elif not same_origin(row, delivery):
+                add((day, row.client, row.tool, UNJOINED, UNJOINED), column)[_MISMATCHED] += 1
             elif request_id in reported:
                 add(delivery[1], column)
             else:
@@ -302,6 +323,9 @@ def funnel_deltas(rows: Iterable[Any], stored: Iterable[Any], grace: timedelta) 
         if delivery is None or abs(report.time - delivery[0]) > grace:
             add(_unjoined_key(report), _outcome(report))
             continue
+        if not same_origin(report, delivery):
+            add(_unjoined_key(report), _outcome(report))[_MISMATCHED] += 1
+            continue
         add(delivery[1], _outcome(report))
         if request_id not in reported:
             reported.add(request_id)
@@ -309,13 +333,66 @@ def funnel_deltas(rows: Iterable[Any], stored: Iterable[Any], grace: timedelta) 
     for report in stored_reports:
         request_id = report.delivery_request_id
         delivery = deliveries.get(request_id)
-        if request_id in fresh and delivery is not None and abs(report.time - delivery[0]) <= grace:
-            add(delivery[1], _outcome(report))  # counted unjoined when it was stored: it joins now
-            add(_unjoined_key(report), _outcome(report), -1)
-            if request_id not in reported:
-                reported.add(request_id)
-                add(delivery[1], _REPORTED)
-    return [(*key, *counts) for key, counts in figures.items()]
+        if request_id not in fresh or delivery is None or abs(report.time - delivery[0]) > grace:
+            continue
+        if not same_origin(report, delivery):  # counted unjoined when it was stored: now a mismatch too
+            add(_unjoined_key(report), _MISMATCHED)
+            continue
+        add(delivery[1], _outcome(report))  # counted unjoined when it was stored: it joins now
+        add(_unjoined_key(report), _outcome(report), -1)
+        if request_id not in reported:
+            reported.add(request_id)
+            add(delivery[1], _REPORTED)
+    for sign, events in ((1, [*stored, *rows]), (-1, stored)):
+        for report, delivery in implicit_joins(events, grace):
+            key, column = _delivery_key(delivery, _day(delivery.time)), _outcome(report)
+            add(key, column, sign)[_REPORTED] += sign
+            add(_unjoined_key(report), column, -sign)
+    return [(*key, *counts) for key, counts in figures.items() if any(counts)]
+
+
+def same_origin(report: Any, delivery: tuple[datetime, tuple, str, str]) -> bool:
+    """Whether a report comes from the client session (and client name) its delivery went to: a
+    sessionless caller's delivery joins a sessionless report of the same client name."""
+    return report.session == delivery[2] and report.client == delivery[3]
+
+
+def dropped_deltas(rows: Iterable[Any]) -> list[tuple]:
+    """The funnel's deltas of reports dropped over a session cap: counted `dropped` on the row of
+    their day and client, tool `OVER_CAP`, and nowhere else."""
+    counts: dict[tuple, int] = {}
+    for row in rows:
+        key = (_day(row.time), row.client, OVER_CAP, UNJOINED, UNJOINED)
+        counts[key] = counts.get(key, 0) + 1
+    width = len(FUNNEL_FIGURES)
+    deltas = []
+    for key, count in counts.items():
+        figures = [0] * width
+        figures[_DROPPED] = count
+        deltas.append((*key, *figures))
+    return deltas
+
+
+def merged(rollup: Rollup, *parts: Iterable[tuple]) -> list[tuple]:
+    """Deltas of one rollup added up per key (a key once per statement: PostgreSQL's `ON CONFLICT
+    DO UPDATE` refuses a row twice), without the rows that add nothing. Figures only (no
+    earliest or latest)."""
+    width = len(rollup.key)
+    sums: dict[tuple, list] = {}
+    for rows in parts:
+        for row in rows:
+            key = tuple(row[:width])
+            if (figures := sums.get(key)) is None:
+                sums[key] = list(row[width:])
+            else:
+                for index, figure in enumerate(row[width:]):
+                    figures[index] += figure
+    return [(*key, *figures) for key, figures in sums.items() if any(figures)]
+
+
+def negated(rows: Iterable[tuple], width: int) -> list[tuple]:
+    """Deltas that take `rows` (deltas, their first `width` columns the key) away again."""
+    return [(*row[:width], *(-figure for figure in row[width:])) for row in rows]
 
 
 def _day(moment: datetime) -> datetime:
@@ -323,9 +400,13 @@ def _day(moment: datetime) -> datetime:
 
 
 def _delivery_key(row: Any, day: datetime) -> tuple:
-    raw_bytes = row.raw_bytes
-    size = "unknown" if raw_bytes is None else _SIZE_NAMES[bisect_right(_SIZE_BOUNDS, raw_bytes)]
-    return (day, row.client, row.tool, size, "no" if row.original_points is None else "yes")
+    return (
+        day,
+        row.client,
+        row.tool,
+        size_bucket(row.raw_bytes, row.delivery),
+        "no" if row.original_points is None else "yes",
+    )
 
 
 def _unjoined_key(row: Any) -> tuple:

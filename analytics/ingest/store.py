@@ -23,6 +23,8 @@ but for a few words (`Dialect`):
      the batch before; two writers storing a delivery and its report at the same moment (worker
      processes on neighbouring chunks) may each miss the other: the report then counts as
      unjoined and its delivery as never reported.
+   - the widget reports it stored count against their client sessions' caps first
+     (analytics/ingest/caps.py): a report over a cap is marked `dropped` and counted only so.
 
 On PostgreSQL the raw event tables are partitioned by month: the partitions a batch needs are
 created before its transaction, which then holds no lock a concurrent writer's DDL would wait for
@@ -40,17 +42,24 @@ from typing import Any
 import orjson
 from django.db import IntegrityError, connection, models, transaction
 
+from analytics.ingest.cancellations import REACH
+from analytics.ingest.caps import over_caps
 from analytics.ingest.decode import APP_STATUS, Family
 from analytics.ingest.rollups import (
+    APP_STATUS_HOURLY,
     COUNTED,
     DAILY,
     FUNNEL_REPORTS,
     WIDGET_FUNNEL,
     Deltas,
     Rollup,
+    app_status_deltas,
     deltas,
+    dropped_deltas,
     funnel_deltas,
     grace,
+    merged,
+    negated,
 )
 from analytics.models import AppStatusEvent, IngestionMark, ToolCallEvent
 from analytics.partitions import ensure_partitions, is_partitioned
@@ -201,13 +210,37 @@ class Store:
             for part in parts:
                 links = self.stored_links(part)
                 stored, returned = self._insert(part)
-                if stored and returned is None and links:  # all new, joining stored events
-                    self._add({**part.deltas, WIDGET_FUNNEL: funnel_deltas(part.linked, links, grace())})
-                elif stored:
-                    self._add(part.deltas if returned is None else deltas(part.family, returned, links))
+                if stored:
+                    self._add(self._counted(part, links, returned))
                 new.append(stored)
             self._mark(parts)
         return new
+
+    def _counted(self, part: Part, links: list[Any], returned: list | None) -> Deltas:
+        """What the part's stored events add to the rollups (`returned`: the counted columns of
+        those stored when not all were), less the widget reports over a session cap."""
+        reports = (part.linked if returned is None else returned) if part.family is APP_STATUS else []
+        dropped = over_caps(reports, self.dialect, EVENT_MODELS[part.family.name]._meta.db_table) if reports else []
+        if not dropped:
+            if returned is not None:
+                return deltas(part.family, returned, links)
+            if links:  # all new, joining stored events
+                return {**part.deltas, WIDGET_FUNNEL: funnel_deltas(part.linked, links, grace())}
+            return part.deltas
+        gone = {id(row) for row in dropped}
+        if returned is not None:
+            counted = deltas(part.family, [row for row in returned if id(row) not in gone], links)
+        else:  # the batch's own deltas, less the dropped reports' (hourly counts add up)
+            hourly, width = part.deltas[APP_STATUS_HOURLY], len(APP_STATUS_HOURLY.key)
+            less = negated(app_status_deltas(dropped)[APP_STATUS_HOURLY], width)
+            admitted = [row for row in part.linked if id(row) not in gone]
+            counted = {
+                **part.deltas,
+                APP_STATUS_HOURLY: merged(APP_STATUS_HOURLY, hourly, less),
+                WIDGET_FUNNEL: funnel_deltas(admitted, links, grace()),
+            }
+        counted[WIDGET_FUNNEL] = merged(WIDGET_FUNNEL, counted[WIDGET_FUNNEL], dropped_deltas(dropped))
+        return counted
 
     def anything_stored(self, model: type[models.Model], first: datetime, last: datetime) -> bool:
         """Whether any event of `model` is stored from `first` to `last` (then a batch is loaded
@@ -217,27 +250,45 @@ class Store:
     def stored_links(self, part: Part) -> list[Any]:
         """The stored events the part's deliveries and reports join (`funnel_deltas`): within
         the grace window of the batch, the deliveries its reports name, and the reports naming
-        its deliveries or its reports' deliveries. Read before the part is inserted."""
+        its deliveries or its reports' deliveries; and, for the cancellations naming no delivery
+        (analytics/ingest/cancellations.py), the stored deliveries and such cancellations of the
+        part's client sessions from `REACH` grace windows before the batch to `REACH` after, and
+        the reports naming those deliveries. Read before the part is inserted."""
         if not part.linked:
             return []
         assert part.first is not None and part.last is not None
         delivered = {row.request_id for row in part.linked if row.kind == "app_data" and row.request_id}
         named = {row.delivery_request_id for row in part.linked if row.kind != "app_data" and row.delivery_request_id}
-        if not delivered and not named:
+        sessions = {row.session for row in part.linked if row.session}
+        if not delivered and not named and not sessions:
             return []
         Counted, table = COUNTED[part.family], EVENT_MODELS[part.family.name]._meta.db_table
-        window, dialect = grace(), self.dialect
+        window, dialect, adapt = grace(), self.dialect, self.dialect.adapt
         kinds = ", ".join(f"'{kind}'" for kind in sorted(FUNNEL_REPORTS))
+        first, last = part.first - REACH * window, part.last + REACH * window
+        in_sessions = f"time >= %s AND time <= %s AND {dialect.among('session')}"
         with connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT {', '.join(Counted._fields)} FROM {table} WHERE time >= %s AND time <= %s AND ("
+                f"SELECT {', '.join(Counted._fields)} FROM {table} WHERE (time >= %s AND time <= %s AND ("
                 f"(kind = 'app_data' AND {dialect.among('request_id')}) "
-                f"OR (kind IN ({kinds}) AND {dialect.among('delivery_request_id')}))",
+                f"OR (kind IN ({kinds}) AND {dialect.among('delivery_request_id')}))) "
+                f"OR ({in_sessions} AND (kind = 'app_data' "
+                f"OR (kind = 'cancelled' AND coalesce(delivery_request_id, '') = ''))) "
+                f"OR (time >= %s AND time <= %s AND kind IN ({kinds}) AND delivery_request_id IN ("
+                f"SELECT request_id FROM {table} WHERE kind = 'app_data' AND {in_sessions}))",
                 [
-                    dialect.adapt(part.first - window),
-                    dialect.adapt(part.last + window),
+                    adapt(part.first - window),
+                    adapt(part.last + window),
                     dialect.listed(named),
                     dialect.listed(delivered | named),
+                    adapt(first),
+                    adapt(last),
+                    dialect.listed(sorted(sessions)),
+                    adapt(first - window),
+                    adapt(last + window),
+                    adapt(first),
+                    adapt(last),
+                    dialect.listed(sorted(sessions)),
                 ],
             )
             found = cursor.fetchall()

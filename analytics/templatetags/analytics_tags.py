@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django import template
+from django.utils.html import format_html
+
+from analytics.requests import request_url
 
 register = template.Library()
 
@@ -25,3 +28,13 @@ def analytics_duration(value: timedelta | None) -> str:
     if minutes:
         return f"{minutes} min"
     return f"{seconds} s"
+
+
+@register.simple_tag
+def request_link(request_id: str | None, at: datetime | None = None) -> str:
+    """A request id as the link to its request page (analytics/requests.py), looked for around
+    `at` (the time of the row that shows it): `{% request_link row.request_id row.time %}`. Every
+    request id a page shows is one; "" without an id."""
+    if not request_id:
+        return ""
+    return format_html('<a href="{}" class="request-link">{}</a>', request_url(request_id, at), request_id)

@@ -3,7 +3,7 @@ the drill-down to the failing calls and widget events behind a figure, and every
 request. Every table sorts by any column and downloads as CSV (`?csv=<table id>`); every page
 takes the same filters, tenant and backend included, and says how fresh its data is.
 
-Every number comes from analytics/overview.py, analytics/selectors.py and analytics/tool_stats.py,
+Every number comes from analytics/overview/, analytics/selectors/ and analytics/tool_stats.py,
 the same functions the JSON API calls. One module per page or group of pages (overview, widgets,
 tool_calls, drill_down); base holds what they share. The page views are named here, where
 analytics/urls.py finds them.

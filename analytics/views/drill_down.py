@@ -1,18 +1,28 @@
 """The drill-down behind a figure: the failing calls, the failing widget events, and every stored
-event of one request. Lists page through raw events, so each says what the retention removed."""
+event of one request. Lists page through raw events, so each says what the retention removed.
+
+Every drill-down lands on the call: every request id shown is a link to its request page
+(analytics/requests.py); a widget's report links to the call that delivered its data as well as
+to its own; a request's page shows the calls of its client session around it. The failing calls
+are told apart by whose they are: the caller's mistakes, or the server's and TomTom's errors."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
-from analytics.models import FAILING_KINDS
+from analytics.funnel import capped_sessions, guarded_reports
+from analytics.models import DROPPED_KIND, FAILING_KINDS, ToolCallEvent
 from analytics.overview import DEFAULT_PRESET
+from analytics.requests import NEIGHBOURS, REQUEST_ID_FIELDS, error_class, request_url, session_neighbours
 from analytics.selectors import (
     REQUEST_WINDOW,
     call_details,
@@ -23,20 +33,43 @@ from analytics.selectors import (
     request_events,
     retention_gap,
 )
+from analytics.tool_stats import CALLER_ERRORS, SERVER_ERRORS
 from analytics.views.base import filters, form_and_query, link, narrowed, render_page
 
 PER_PAGE = 50
+ERROR_CLASSES = {
+    "caller": ("Caller mistakes", "only the caller can fix them: its arguments, the tool name, its key or backend"),
+    "server": ("Server and upstream errors", "ours or TomTom's: a bug, TomTom unreachable, rate limited or unreadable"),
+}
+"""The classes of failing calls (`error_class`), as the failing-calls page names and explains them."""
+CLASS_CODES = {"caller": CALLER_ERRORS, "server": SERVER_ERRORS}
+
+
+def of_class(calls: QuerySet[ToolCallEvent], name: str) -> QuerySet[ToolCallEvent]:
+    """The failing calls of one class: a code this version does not know (a newer server's) is
+    counted as the server's, as `error_class` does."""
+    return calls.filter(outcome__in=CALLER_ERRORS) if name == "caller" else calls.exclude(outcome__in=CALLER_ERRORS)
 
 
 @staff_member_required
 def failing_calls_page(request: HttpRequest) -> HttpResponse:
-    """The calls behind an error figure: grouped by code and message (the largest groups first),
-    then every call, newest first, a page at a time; a group narrows the list to its calls."""
+    """The calls behind an error figure, the caller's mistakes apart from the server's and
+    TomTom's errors: grouped by code and message (the largest groups first), then every call,
+    newest first, a page at a time; a group narrows the list to its calls, a class (`?class=`)
+    to its codes."""
     form, query = form_and_query(request, default_preset=DEFAULT_PRESET)
     code = form.cleaned_data.get("code") or ""
     message = request.GET.get("message")
+    chosen = request.GET.get("class", "")
+    chosen = chosen if chosen in ERROR_CLASSES and not code else ""
     groups, group_count = failing_call_groups(query, code=code)
     calls = failing_calls(query, code=code, message=message)
+    counts = {name: of_class(failing_calls(query, code=code), name).count() for name in ERROR_CLASSES}
+    if chosen:
+        calls = of_class(calls, chosen)
+        complete = group_count == len(groups)
+        groups = [group for group in groups if error_class(group.code) == chosen]
+        group_count = len(groups) if complete else group_count
     page = Paginator(calls, PER_PAGE).get_page(request.GET.get("page"))
     rows = [
         {
@@ -44,6 +77,7 @@ def failing_calls_page(request: HttpRequest) -> HttpResponse:
             "host": call.client,
             "tool": call.tool,
             "code": call.outcome,
+            "class": error_class(call.outcome),
             "message": call.error,
             "request_id": call.request_id,
             "tenant": call.tenant,
@@ -53,6 +87,9 @@ def failing_calls_page(request: HttpRequest) -> HttpResponse:
         }
         for call in page
     ]
+    linked = [
+        (g, link("analytics:failing_calls", query, code=g.code, message=g.message), error_class(g.code)) for g in groups
+    ]
     return render_page(
         request,
         "analytics/failing_calls.html",
@@ -60,7 +97,20 @@ def failing_calls_page(request: HttpRequest) -> HttpResponse:
         form,
         query,
         active="failing_calls",
-        groups=[(g, link("analytics:failing_calls", query, code=g.code, message=g.message)) for g in groups],
+        classes=[
+            {
+                "name": name,
+                "title": title,
+                "why": why,
+                "codes": CLASS_CODES[name],
+                "count": counts[name],
+                "link": link("analytics:failing_calls", query, **{"class": name}),
+            }
+            for name, (title, why) in ERROR_CLASSES.items()
+        ],
+        chosen_title=ERROR_CLASSES[chosen][0] if chosen else "",
+        chosen=chosen,
+        groups=linked,
         group_count=group_count,
         code=code,
         message=message,
@@ -100,14 +150,18 @@ def failing_events_page(request: HttpRequest) -> HttpResponse:
     rows = []
     for event in events:
         tenant, backend = joined.get(event.request_id, ("", ""))
+        delivering = getattr(event, "delivery_request_id", "")
         rows.append(
             {
                 "event": event,
                 "tenant": tenant,
                 "backend": backend,
                 "request_link": request_url(event.request_id, event.time),
+                "delivery_request_id": delivering,
+                "delivery_link": request_url(delivering, event.time),
             }
         )
+    capped, capped_count = capped_sessions(query)
     return render_page(
         request,
         "analytics/failing_events.html",
@@ -122,14 +176,11 @@ def failing_events_page(request: HttpRequest) -> HttpResponse:
         rows=rows,
         page_query=urlencode({k: v for k, v in request.GET.items() if k != "page"}),
         gap=retention_gap(query, "AppStatus"),
+        guarded=guarded_reports(query),
+        capped=capped,
+        capped_count=capped_count,
+        caps=(settings.ANALYTICS_SESSION_MAX_REPORTS, settings.ANALYTICS_SESSION_MAX_TOOLS),
     )
-
-
-def request_url(request_id: str, at: datetime) -> str:
-    """The page of every event of the call `request_id`, looked for around `at`."""
-    if not request_id:
-        return ""
-    return f"{reverse('analytics:request', args=[request_id])}?{urlencode({'at': at.isoformat()})}"
 
 
 @staff_member_required
@@ -143,7 +194,12 @@ def request_page(request: HttpRequest, request_id: str) -> HttpResponse:
     except ValueError:
         at = datetime.now(UTC)
     start, end = at - REQUEST_WINDOW, at + REQUEST_WINDOW
-    events = request_events(request_id[:64], start, end)
+    events = [
+        replace(event, message="Widget report over a session cap (not counted)")
+        if event.kind == DROPPED_KIND
+        else event
+        for event in request_events(request_id[:64], start, end)
+    ]
     gap = retention_gap(
         narrowed(
             query,
@@ -163,6 +219,9 @@ def request_page(request: HttpRequest, request_id: str) -> HttpResponse:
         active="",
         request_id=request_id[:64],
         events=events,
+        link_fields=REQUEST_ID_FIELDS,
+        neighbours=session_neighbours(request_id[:64], start, end),
+        neighbour_limit=NEIGHBOURS,
         searched=(start, end),
         gap=gap,
     )

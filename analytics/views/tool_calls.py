@@ -1,10 +1,13 @@
-"""Tool calls by host: the error-rate chart, and one table per grouping (host and tool, tool,
-backend, tenant) of calls, errors by code, latency, TomTom requests and answer bytes."""
+"""Tool calls by host: a summary line, the error-rate chart, and one table per grouping of calls,
+errors (caller errors apart from server and upstream ones), errors by code, latency, TomTom
+requests and answer bytes: by host and tool (the most errors first, ten rows before "show all"), by
+tool, and folded away by backend and by tenant."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -15,8 +18,15 @@ from django.urls import reverse
 from analytics.charts import error_rate_chart
 from analytics.selectors import ReportQuery
 from analytics.tables import Col, Table, as_count, as_number, as_rate
-from analytics.tool_stats import ERROR_CODES, OTHER_ERRORS, TOOL_CALL_STATS, CallRow, tool_call_stats
-from analytics.views.base import csv_export, filters, form_and_query, link, narrowed, render_page, whole_days
+from analytics.tool_stats import (
+    CALLER_ERRORS,
+    ERROR_CODES,
+    OTHER_ERRORS,
+    TOOL_CALL_STATS,
+    CallRow,
+    tool_call_stats,
+)
+from analytics.views.base import csv_export, filters, form_and_query, link, narrowed, render_page, shown_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,14 +35,19 @@ class CallTable:
     title: str
     dimensions: tuple[tuple[str, str], ...]
     """(dimension, column title) pairs."""
+    default_sort: str = ""
+    folded: bool = False
+    """Shown folded away (`<details>`): a breakdown for when the summary points at it."""
 
 
 CALL_TABLES = (
-    CallTable("calls-by-host", "By host and tool", (("client", "Host"), ("tool", "Tool"))),
-    CallTable("calls-by-tool", "By tool", (("tool", "Tool"),)),
-    CallTable("calls-by-backend", "By backend", (("backend", "Backend"),)),
-    CallTable("calls-by-tenant", "By tenant", (("tenant", "Tenant"),)),
+    CallTable("calls-by-host", "By host and tool", (("client", "Host"), ("tool", "Tool")), "-errors"),
+    CallTable("calls-by-tool", "By tool", (("tool", "Tool"),), "-errors"),
+    CallTable("calls-by-backend", "By backend", (("backend", "Backend"),), folded=True),
+    CallTable("calls-by-tenant", "By tenant", (("tenant", "Tenant"),), folded=True),
 )
+SHOWN_ROWS = 10
+"""Rows a table shows before its "show all" link."""
 SHOWN_CALL_STATS = (
     "calls",
     "errors",
@@ -52,7 +67,6 @@ def tool_calls_page(request: HttpRequest) -> HttpResponse:
     """Tool calls: error rate by host over time, and calls, errors by code, latency, TomTom
     requests and answer bytes by host and tool, by tool, by backend and by tenant."""
     form, query = form_and_query(request)
-    query = whole_days(query)
     found = {
         spec.id: (spec, tool_call_stats(query, by=tuple(name for name, _ in spec.dimensions)))  # type: ignore[misc]
         for spec in CALL_TABLES
@@ -66,12 +80,16 @@ def tool_calls_page(request: HttpRequest) -> HttpResponse:
     if (response := csv_export(request, query, tables)) is not None:
         return response
     chart = error_rate_chart(
-        query.buckets(),
+        query.buckets(datetime.now(UTC)),
         tool_call_stats(query, by=("bucket", "client"), figures="counts"),
         query.bucket,
         min_events=settings.ANALYTICS_MIN_EVENTS,
         zoom=bool(form.cleaned_data.get("zoom")),
     )
+    by_tool = found["calls-by-tool"][1]
+    calls = sum(row.calls for row in by_tool)
+    caller = sum(row.outcomes.get(code, 0) for row in by_tool for code in CALLER_ERRORS)
+    errors = sum(row.errors for row in by_tool)
     return render_page(
         request,
         "analytics/tool_calls.html",
@@ -80,7 +98,21 @@ def tool_calls_page(request: HttpRequest) -> HttpResponse:
         query,
         active="tool_calls",
         chart=chart,
-        tables=[table().sorted_by(request).context(request) for table in tables.values()],
+        summary={
+            "calls": calls,
+            "server": errors - caller,
+            "caller": caller,
+            "server_rate": as_rate((errors - caller) / calls) if calls else "—",
+            "caller_rate": as_rate(caller / calls) if calls else "—",
+        },
+        failing_link=link("analytics:failing_calls", query),
+        tables=[
+            {
+                **shown_table(request, table(), limit=None if found[table_id][0].folded else SHOWN_ROWS),
+                "folded": found[table_id][0].folded,
+            }
+            for table_id, table in tables.items()
+        ],
         api_link=f"{reverse('analytics_api:tool_call_totals')}?{filters(query)}",
     )
 
@@ -120,4 +152,12 @@ def _call_table(query: ReportQuery, spec: CallTable, found: list[CallRow]) -> Ta
                 )
             )
     header = [*("host" if name == "client" else name for name in names), *(stat.name for stat in TOOL_CALL_STATS)]
-    return Table(spec.id, spec.title, columns, rows, empty="No tool calls in this range.", csv_columns=header)
+    return Table(
+        spec.id,
+        spec.title,
+        columns,
+        rows,
+        default_sort=spec.default_sort,
+        empty="No tool calls in this range.",
+        csv_columns=header,
+    )

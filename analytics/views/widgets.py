@@ -1,9 +1,15 @@
-"""Widget failures by host: the failure-rate chart, the failures by host and tool, the widget
-funnel (by host and tool, and by answer size) and the callers of old tool names and inputs."""
+"""Widget failures by host: a summary line, the failure-rate chart, the failures by host and tool
+(the worst first, ten rows before "show all"), the widget funnel by host and tool, and folded away
+the funnel by answer size and the callers of old tool names and inputs.
+
+The chart and the failure table cover the range exactly (hourly rollups at a window's edges); the
+funnel and the old callers are rolled up per UTC day, so they cover the whole days the range
+touches, and the page says so."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -12,21 +18,32 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
 from analytics.charts import failure_rate_chart
-from analytics.funnel import FAILED_COLUMNS, FIGURE_NAMES, SIZE_LABELS, FunnelRow, funnel
+from analytics.funnel import FAILED_COLUMNS, FIGURE_NAMES, GUARD_HELP, SIZE_LABELS, FunnelRow, funnel
 from analytics.models import FAILING_KINDS
-from analytics.selectors import ReportQuery, failure_counts, old_callers
+from analytics.selectors import FailureRow, ReportQuery, failure_counts, old_callers
 from analytics.stats import COUNT_STATS, FAILURE_RATE, STAT_NAMES
 from analytics.tables import Col, Table, as_count, as_rate
-from analytics.views.base import csv_export, filters, form_and_query, link, narrowed, render_page, whole_days
+from analytics.views.base import (
+    csv_export,
+    filters,
+    form_and_query,
+    link,
+    narrowed,
+    render_page,
+    shown_table,
+    whole_days,
+)
 
 _DRILL_KIND = {stat.name: stat.kind for stat in COUNT_STATS if stat.kind in FAILING_KINDS}
 """Count columns whose figure links to the events behind it."""
+SHOWN_ROWS = 10
+"""Rows a table shows before its "show all" link."""
 
 
 @staff_member_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     form, query = form_and_query(request)
-    query = whole_days(query)
+    days = whole_days(query)
     if query.call_filters:
         return render_page(
             request,
@@ -37,21 +54,26 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             active="widgets",
             unfiltered=query.call_filters,
         )
+    failures = failure_counts(query, by=("client", "tool"))
+    funnel_rows = funnel(days, by=("client", "tool"))
     tables = {
-        "failure-table": lambda: _failure_table(query),
-        "funnel-table": lambda: _funnel_table(query),
-        "funnel-by-size": lambda: _funnel_by_size_table(query),
-        "old-callers": lambda: _callers_table(query),
+        "failure-table": lambda: _failure_table(query, failures),
+        "funnel-table": lambda: _funnel_table(days, funnel_rows),
+        "funnel-by-size": lambda: _funnel_by_size_table(days),
+        "old-callers": lambda: _callers_table(days),
     }
     if (response := csv_export(request, query, tables)) is not None:
         return response
     chart = failure_rate_chart(
-        query.buckets(),
+        query.buckets(datetime.now(UTC)),
         failure_counts(query, by=("bucket", "client")),
         query.bucket,
         min_events=settings.ANALYTICS_MIN_EVENTS,
         zoom=bool(form.cleaned_data.get("zoom")),
     )
+    drawn = sum(row.counts["widgets_drawn"] for row in failures)
+    failed = sum(row.counts["widgets_failed"] for row in failures)
+    delivered = sum(row.sums["delivered"] for row in funnel_rows)
     return render_page(
         request,
         "analytics/dashboard.html",
@@ -60,19 +82,36 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         query,
         active="widgets",
         chart=chart,
-        failures=tables["failure-table"]().sorted_by(request).context(request),
-        callers=tables["old-callers"]().sorted_by(request).context(request),
-        funnel=tables["funnel-table"]().sorted_by(request).context(request),
-        funnel_by_size=tables["funnel-by-size"]().sorted_by(request).context(request),
+        summary={
+            "reported": drawn + failed,
+            "failed": failed,
+            "rate": as_rate(failed / (drawn + failed)) if drawn + failed else None,
+            "delivered": delivered,
+            "never_reported": sum(row.never_reported for row in funnel_rows),
+            "silent": sorted(
+                {
+                    row.client or ""
+                    for row in funnel_rows
+                    if row.never_reported and not row.sums["reported"] and not row.unjoined_reports
+                }
+                - {row.client or "" for row in funnel_rows if row.sums["reported"] or row.unjoined_reports}
+            ),
+        },
+        days=days,
+        failures=shown_table(request, tables["failure-table"](), limit=SHOWN_ROWS),
+        callers=shown_table(request, tables["old-callers"](), limit=SHOWN_ROWS),
+        funnel=shown_table(request, tables["funnel-table"](), limit=SHOWN_ROWS),
+        funnel_by_size=shown_table(request, tables["funnel-by-size"]()),
+        callers_open=any(name.startswith("old-callers") for name in request.GET),
         grace_minutes=round(settings.ANALYTICS_WIDGET_GRACE_SECONDS / 60, 1),
-        funnel_api_link=f"{reverse('analytics_api:funnel')}?{filters(query)}",
+        funnel_api_link=f"{reverse('analytics_api:funnel')}?{filters(days)}",
         api_link=f"{reverse('analytics_api:failure_totals')}?{filters(query)}",
         events_link=link("analytics:failing_events", query),
     )
 
 
-def _failure_table(query: ReportQuery) -> Table:
-    rows = [{"host": row.client, **row.as_dict()} for row in failure_counts(query, by=("client", "tool"))]
+def _failure_table(query: ReportQuery, found: list[FailureRow]) -> Table:
+    rows = [{"host": row.client, **row.as_dict()} for row in found]
     min_events = settings.ANALYTICS_MIN_EVENTS
 
     def reported(row: Mapping[str, Any]) -> int:
@@ -138,7 +177,8 @@ def _failure_table(query: ReportQuery) -> Table:
 
 
 def _funnel_columns() -> list[Col]:
-    """The figures of a funnel table (docs/analytics.md, "Widget funnel")."""
+    """The figures of a funnel table (docs/analytics.md, "Widget funnel"); the reports not taken as
+    sent last (`GUARD_HELP`), so the `(over a session cap)` row shows what it counts."""
     return [
         Col(
             "delivered",
@@ -193,6 +233,10 @@ def _funnel_columns() -> list[Col]:
             numeric=True,
             show=as_count,
         ),
+        *(
+            Col(name, name.capitalize(), help_text, numeric=True, show=as_count)
+            for name, help_text in GUARD_HELP.items()
+        ),
     ]
 
 
@@ -200,8 +244,8 @@ def _funnel_rows(rows: list[FunnelRow], *dimensions: str) -> list[dict[str, Any]
     return [{**{name: getattr(row, name) for name in dimensions}, **row.figures()} for row in rows]
 
 
-def _funnel_table(query: ReportQuery) -> Table:
-    rows = [{"host": row.client, **row.as_dict(("tool",))} for row in funnel(query, by=("client", "tool"))]
+def _funnel_table(query: ReportQuery, found: list[FunnelRow]) -> Table:
+    rows = [{"host": row.client, **row.as_dict(("tool",))} for row in found]
     columns = [
         Col("host", "Host", "The client name (or host family).", header=True, wrap=True),
         Col("tool", "Tool"),

@@ -74,6 +74,7 @@ def http_context_factory(config: ServerConfig) -> Callable[[ServerRequestContext
             client_name=identity.client_name,
             user_agent=identity.user_agent,
             apps_declared=identity.apps_declared,
+            session=identity.session,
             **fields,
         )
 

@@ -240,3 +240,41 @@ def test_the_overview_the_failing_calls_and_the_filters_widgets_cannot_honour(st
     refused = staff_client.get("/api/analytics/failures/totals?start=2026-11-02&end=2026-11-03&backend=tomtom-maps")
     assert refused.status_code == 422
     assert refused.json() == {"detail": "widget events record no backend: widget figures cannot be filtered by it"}
+
+
+def test_the_overview_ranks_every_host_by_its_change_and_keeps_every_field(staff_client):
+    from tests.analytics.conftest import ingest
+    from tests.analytics.incident_data import BROKEN, SILENT, incident_lines
+    from tests.analytics.test_ranking import NOW
+
+    ingest(*incident_lines(NOW))
+    since, until = "2026-12-06T13:00:00Z", "2026-12-07T14:00:00Z"  # the 24-hour preset at NOW
+
+    body = staff_client.get(f"/api/analytics/overview?since={since}&until={until}").json()
+
+    assert [figure["name"] for figure in body["figures"]] == [
+        "calls",
+        "error_rate",
+        "widget_failure_rate",
+        "widget_unreported_rate",
+        "p95_ms",
+        "upstream_calls",
+        "server_error_rate",
+        "caller_error_rate",
+    ]
+    assert all(figure["cannot_see"] for figure in body["figures"])
+    broken = body["worst_hosts"][0]
+    before = (
+        "name calls errors error_rate previous_error_rate widgets_failed widgets_reported widget_failure_rate "
+        "previous_widget_failure_rate p95_ms previous_p95_ms small_sample"
+    )
+    assert set(before.split()) <= set(broken)  # every field the endpoint had, and more
+    assert (broken["name"], broken["signal"], broken["since"]) == (BROKEN, "server_errors", "2026-12-07T10:00:00Z")
+    assert broken["change"] == pytest.approx(broken["rate"] - broken["baseline_rate"])
+    assert broken["own_baseline"] is True and broken["server_errors"] + broken["caller_errors"] == broken["errors"]
+    assert body["silent_hosts"] == [SILENT]
+    assert (body["baseline_start"], body["baseline_end"]) == ("2026-11-29T00:00:00Z", "2026-12-06T00:00:00Z")
+    assert "baseline" in body["ranking"]
+    assert [beat["family"] for beat in body["freshness"]["families"]] == ["ToolCall", "AppStatus"]
+    assert staff_client.get("/api/analytics/overview?window=1h").status_code == 200
+    assert staff_client.get("/api/analytics/overview?window=2h").status_code == 422

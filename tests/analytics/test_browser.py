@@ -122,7 +122,10 @@ def test_the_tool_call_page_by_family_with_hollow_points_and_a_host_select(
     context.add_cookies(staff_cookies_with_calls)
     page = context.new_page()
 
-    page.goto(live_server.url + "/analytics/tool-calls/?start=2026-11-02&end=2026-11-03&group=family&zoom=on")
+    # Two days are charted by the hour unless asked otherwise: ask for days.
+    page.goto(
+        live_server.url + "/analytics/tool-calls/?start=2026-11-02&end=2026-11-03&group=family&zoom=on&bucket=day"
+    )
 
     assert page.locator("#error-rate-chart").is_visible()
     assert page.locator("#error-rate-chart g.series").evaluate_all("gs => gs.map(g => g.dataset.host)") == [
@@ -134,9 +137,9 @@ def test_the_tool_call_page_by_family_with_hollow_points_and_a_host_select(
     assert page.locator("#error-rate-chart circle.hollow").count() == 5  # every point is below 20 calls
     titles = page.locator("#error-rate-chart circle title").evaluate_all("ts => ts.map(t => t.textContent)")
     assert titles[2] == "Claude (desktop, web), 2026-11-02: 50.0% (2 of 4 calls failed; n = 4)"
-    assert page.locator("#calls-by-host tbody tr th").all_inner_texts() == [
-        "ChatGPT",
+    assert page.locator("#calls-by-host tbody tr th").all_inner_texts() == [  # the most errors first
         "Claude (desktop, web)",
+        "ChatGPT",
         "Claude Code",
         "fleet-agent",
     ]

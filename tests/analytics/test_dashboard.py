@@ -168,16 +168,16 @@ def test_the_tool_call_page_shows_every_table_by_family(staff_client, known_call
         "Bytes per call",
     ]
     assert [row[:7] for row in table_rows(html, "calls-by-host")] == [
-        # the errors by code in one cell: the table fits the page (the CSV has a column per code)
-        ["ChatGPT", "tomtom-geocode", "2", "1", "retry_later 1", "50.0%", "75.0"],
+        # the most errors first; the errors by code in one cell: the table fits the page (the CSV has a column per code)
         ["Claude (desktop, web)", "tomtom-routing", "4", "2", "invalid_arguments 1, unavailable 1", "50.0%", "100.0"],
+        ["ChatGPT", "tomtom-geocode", "2", "1", "retry_later 1", "50.0%", "75.0"],
         ["Claude Code", "tomtom-geocode", "1", "0", "—", "0.0%", "35.0"],
         ["fleet-agent", "tomtom-routing", "1", "0", "—", "0.0%", "750.0"],
     ]
     # tool, calls, ..., p50, p95, upstream p95, upstream calls, bytes, bytes per call
     assert [[row[0], row[1], *row[-6:]] for row in table_rows(html, "calls-by-tool")] == [
-        ["tomtom-geocode", "3", "62.5", "96.2", "92.5", "3", "3,250", "1,083"],
         ["tomtom-routing", "5", "350.0", "1,750.0", "1,800.0", "5", "8,500", "1,700"],
+        ["tomtom-geocode", "3", "62.5", "96.2", "92.5", "3", "3,250", "1,083"],
     ]
     assert [row[:3] for row in table_rows(html, "calls-by-backend")] == [
         ["tomtom-maps", "1", "1"],

@@ -12,7 +12,7 @@ import pytest
 from analytics.models import LATENCY_BOUNDS_MS, AppStatusEvent, IngestionMark, ToolCallEvent
 from analytics.overview import Window, overview, spans
 from analytics.selectors import ReportQuery, failing_call_groups, request_events, retention_gap
-from analytics.tool_stats import histogram_quantile
+from analytics.tool_stats import CALLER_ERRORS, histogram_quantile
 from tests.analytics.conftest import ingest
 from tests.analytics.ops_data import ERRORS, JOINED, ops_lines
 
@@ -33,12 +33,15 @@ def raw(window: Window, **filters: str) -> dict[str, float | int | None]:
     times = [t for t in calls.values_list("total_ms", flat=True) if t is not None]
     buckets = [bisect_left(LATENCY_BOUNDS_MS, t) for t in times]
     cumulative = [sum(1 for b in buckets if b <= i) for i in range(len(LATENCY_BOUNDS_MS))]
+    caller = calls.filter(outcome__in=CALLER_ERRORS).count()
     widgets = AppStatusEvent.objects.filter(time__gte=window.start, time__lt=window.end)
     failed, drawn = widgets.filter(kind="failed").count(), widgets.filter(kind="drawn").count()
     counted = not filters
     return {
         "calls": total,
         "error_rate": errors / total if total else None,
+        "server_error_rate": (errors - caller) / total if total else None,
+        "caller_error_rate": caller / total if total else None,
         "widget_failure_rate": (failed / (failed + drawn) if failed + drawn else None) if counted else None,
         "p95_ms": histogram_quantile(0.95, len(times), cumulative),
         "upstream_calls": sum(calls.values_list("upstream_calls", flat=True)),
@@ -87,7 +90,7 @@ def test_a_window_is_read_from_whole_days_and_hourly_edges():
     )
 
 
-def test_the_worst_host_is_the_one_failing_most_with_its_change(ops, settings):
+def test_every_host_and_tool_is_ranked_with_its_figures_now_before_and_in_its_baseline(ops, settings):
     settings.ANALYTICS_MIN_EVENTS = 5
     window = Window.preset("30d", NOW)
     query = ReportQuery.from_filters(
@@ -96,17 +99,23 @@ def test_the_worst_host_is_the_one_failing_most_with_its_change(ops, settings):
 
     found = overview(query, window, now=NOW)
 
-    assert len(found.worst_hosts) == 5 and len(found.worst_tools) == 4
-    worst = found.worst_hosts[0]
-    assert worst.name == "ChatGPT/1.2026.317"
-    calls = ToolCallEvent.objects.filter(client=worst.name, time__gte=window.start, time__lt=window.end)
-    assert (worst.now.calls, worst.now.errors) == (calls.count(), calls.exclude(outcome="ok").count())
-    assert (
-        worst.before.calls
-        == ToolCallEvent.objects.filter(
-            client=worst.name, time__gte=window.previous.start, time__lt=window.start
-        ).count()
+    assert len(found.worst_hosts) == 9 and len(found.worst_tools) == 4  # every host and tool with calls
+    steady = next(rank for rank in found.worst_hosts if rank.name == "ChatGPT/1.2026.317")
+    calls = ToolCallEvent.objects.filter(client=steady.name, time__gte=window.start, time__lt=window.end)
+    assert (steady.now.calls, steady.now.errors) == (calls.count(), calls.exclude(outcome="ok").count())
+    assert steady.now.caller_errors == calls.filter(outcome__in=CALLER_ERRORS).count()
+    before = ToolCallEvent.objects.filter(client=steady.name, time__gte=window.previous.start, time__lt=window.start)
+    assert steady.before.calls == before.count()
+    assert (found.baseline.start, found.baseline.end) == (window.previous.start, window.start)  # 30 days: the same
+    assert steady.baseline.calls == before.count()
+    assert len(steady.trend) == 31  # the days the window touches, whole, none after now
+    assert [bucket for bucket, _, _ in steady.trend] == query.buckets(NOW)
+    days = ToolCallEvent.objects.filter(client=steady.name, time__gte=query.buckets(NOW)[0], time__lt=window.end)
+    widgets = AppStatusEvent.objects.filter(
+        client=steady.name, kind__in=("drawn", "failed"), time__gte=query.buckets(NOW)[0], time__lt=window.end
     )
+    sample = days.count() if steady.signal.noun == "calls" else widgets.count()
+    assert sum(n for _, _, n in steady.trend) == sample
 
 
 def test_the_failing_calls_group_by_message_and_a_request_id_finds_every_event(ops):

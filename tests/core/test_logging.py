@@ -49,7 +49,7 @@ CALL = ToolCall(tool="tomtom-geocode", client="claude-ai", outcome="ok", total_m
 CALL_FIELDS = (
     '"tool":"tomtom-geocode","client":"claude-ai","user_agent":null,"transport":"","tenant":null,'
     '"backend":"","outcome":"ok","upstream_calls":null,"upstream_rate_limited":null,"upstream_ms":null,'
-    '"total_ms":12.5,"bytes":null,"request_id":null,"error":null'
+    '"total_ms":12.5,"bytes":null,"request_id":null,"session":null,"error":null'
 )
 
 

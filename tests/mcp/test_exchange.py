@@ -2,6 +2,7 @@
 answers exactly as the SDK's stateless transport does for the same POST."""
 
 import json
+import re
 
 import pytest
 from django.test import AsyncClient
@@ -36,6 +37,16 @@ async def answer(body: dict, version: str | None) -> tuple[int, str, dict]:
     return response.status_code, response.headers["Content-Type"], response.json()
 
 
+def same_but_the_call(answered: tuple[int, str, dict]) -> tuple[int, str, dict]:
+    """`answered` without its call's own request id: an error result of a tool a widget draws
+    names its call in `_meta` (protocol.appdata.name_errors), and each call has its own."""
+    status, content_type, body = answered
+    meta = body.get("result", {}).get("_meta", {})
+    if "request_id" in meta:
+        assert re.fullmatch(r"[0-9a-f]{16}", meta.pop("request_id"))
+    return status, content_type, body
+
+
 @pytest.mark.parametrize("version", [None, *LEGACY])
 @pytest.mark.parametrize("body", BODIES, ids=[f"{b['method']}-{b['id']}" for b in BODIES])
 async def test_the_short_path_answers_as_the_sdk_transport_does(body, version, monkeypatch):
@@ -51,7 +62,7 @@ async def test_the_short_path_answers_as_the_sdk_transport_does(body, version, m
     short = await answer(body, version)
     assert taken == [True]
     monkeypatch.setattr(exchange, "single_request", lambda message, protocol_version: None)
-    assert short == await answer(body, version)
+    assert same_but_the_call(short) == same_but_the_call(await answer(body, version))
 
 
 @pytest.mark.parametrize(

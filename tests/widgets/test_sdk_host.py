@@ -286,5 +286,15 @@ def test_an_error_result_names_its_tool_without_tool_info(browser, files, tomtom
         before["panel"].startswith("The map could not be drawn.\n\nThe request failed:")
         and "_meta" not in before["panel"]
     )
-    (failed,) = reports(server_process.last_log, "App failed")
+    log = server_process.last_log
+    (failed,) = reports(log, "App failed")
     assert (failed["tool"], failed["stage"]) == ("tomtom-routing", "result")
+    # The error result named its call (`_meta`, issue #42): the report joins the error's delivery,
+    # from the same client session.
+    (delivered,) = reports(log, "App data")
+    (call,) = [
+        line for line in log_lines(log) if line.get("message") == "Tool call" and line["tool"] == "tomtom-routing"
+    ]
+    assert delivered["delivery"] == "error" and call["outcome"] == "invalid_arguments"
+    assert failed["delivery_request_id"] == delivered["request_id"] == call["request_id"]
+    assert failed["session"] == delivered["session"] == call["session"] and call["session"]

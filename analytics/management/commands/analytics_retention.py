@@ -2,7 +2,9 @@
 
 N defaults to ANALYTICS_RETENTION_DAYS (0: keep everything, and the command does nothing). The
 cutoff is midnight UTC N days before today, so no hour is cut in two. On PostgreSQL whole monthly
-partitions are dropped and the rest deleted (analytics/partitions.py). Schedule it daily.
+partitions are dropped and the rest deleted (analytics/partitions.py). The session caps' counts
+of the days before the cutoff go too (`WidgetReportSession`): reports that old are not ingested
+any more, so nothing reads them. Schedule it daily.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from analytics.ingest.store import EVENT_MODELS
+from analytics.models import WidgetReportSession
 from analytics.partitions import drop_before, mark_kept_from, retention_cutoff
 
 
@@ -30,3 +33,5 @@ class Command(BaseCommand):
             removed = drop_before(model, cutoff)
             mark_kept_from(family, cutoff)
             self.stdout.write(f"{model._meta.verbose_name_plural}: {removed:,} events before {cutoff:%Y-%m-%d} dropped")
+        sessions, _ = WidgetReportSession.objects.filter(day__lt=cutoff).delete()
+        self.stdout.write(f"report sessions: {sessions:,} days of sessions before {cutoff:%Y-%m-%d} dropped")
