@@ -37,7 +37,7 @@ from analytics.models import (
 )
 from analytics.selectors import ReportQuery, rollups
 from analytics.selectors.scope import _host_of
-from core.errors import ErrorCode
+from core.errors import CALLER_MISTAKES, ErrorCode
 
 CallDimension = Literal["bucket", "client", "tool", "backend", "tenant"]
 CALL_DIMENSIONS: tuple[str, ...] = get_args(CallDimension)
@@ -45,16 +45,7 @@ OK = "ok"
 OTHER_ERRORS = "other_errors"
 ERROR_CODES: tuple[str, ...] = tuple(code.value for code in ErrorCode)
 """The closed set of error codes (core/errors.py); an outcome outside it counts as `other_errors`."""
-CALLER_ERRORS: tuple[str, ...] = tuple(
-    code.value
-    for code in (
-        ErrorCode.INVALID_ARGUMENTS,
-        ErrorCode.UNKNOWN_TOOL,
-        ErrorCode.RETIRED,
-        ErrorCode.UNSUPPORTED,
-        ErrorCode.UNAUTHORIZED,
-    )
-)
+CALLER_ERRORS: tuple[str, ...] = tuple(code.value for code in CALLER_MISTAKES)
 """Caller errors: the call's arguments, tool name or backend, or its TomTom key (none given, or
 refused). Only the caller can fix them; every other error (`internal`, TomTom's `unavailable`,
 `retry_later`, `malformed`, a code this version does not know) is a server or upstream error."""

@@ -32,6 +32,21 @@ class ErrorCode(StrEnum):
     """A bug on our side; the log has the details under `request_id`."""
 
 
+CALLER_MISTAKES: tuple[ErrorCode, ...] = (
+    ErrorCode.INVALID_ARGUMENTS,
+    ErrorCode.UNKNOWN_TOOL,
+    ErrorCode.RETIRED,
+    ErrorCode.UNSUPPORTED,
+    ErrorCode.UNAUTHORIZED,
+)
+"""Whose error it is, said once: the codes only the caller can fix (its arguments, tool name or
+backend, or its TomTom key: none given, or refused). The dashboards count them apart from server
+errors, and the alerting rules ticket them instead of paging (deploy/prometheus)."""
+UPSTREAM_FAILURES: tuple[ErrorCode, ...] = (ErrorCode.UNAVAILABLE, ErrorCode.RETRY_LATER, ErrorCode.MALFORMED)
+"""The codes TomTom causes (unreachable or failing, rate limiting, an answer we cannot read): one
+fleet-wide alert, not one per host. Every other code (`internal`) is ours."""
+
+
 class ToolError(Exception):
     """An expected failure, answered to the caller as a tool error."""
 

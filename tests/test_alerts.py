@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from analytics.metrics import INGESTION_GAUGES, REGISTRY
-from core.errors import ErrorCode
+from core.errors import CALLER_MISTAKES, UPSTREAM_FAILURES, ErrorCode
 from tests.conftest import REPO
 
 RULES = REPO / "deploy" / "prometheus" / "tomtom-mcp-alerts.yml"
@@ -32,9 +32,9 @@ SCRAPE_LABELS = {"job", "instance"}
 PROMETHEUS_SERIES = {"up": set()}
 """Series Prometheus writes itself for every target (with SCRAPE_LABELS)."""
 
-CALLER = {"invalid_arguments", "unknown_tool", "retired", "unsupported", "unauthorized"}
-UPSTREAM = {"unavailable", "retry_later", "malformed"}
-SERVER = {"internal"}
+CALLER = {code.value for code in CALLER_MISTAKES}
+UPSTREAM = {code.value for code in UPSTREAM_FAILURES}
+SERVER = {code.value for code in ErrorCode} - CALLER - UPSTREAM
 OUTCOMES_READ = {
     "ToolCallErrorRateHigh": SERVER,
     "CallerMistakeRateHigh": CALLER,
