@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +150,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_until_healthy(
+    base: str, process: subprocess.Popen[bytes], server_log: Callable[[], str], seconds: float = 90
+) -> None:
+    """Wait until the server at `base` answers `/healthz` with 200; fail with its log when it exits
+    first or `seconds` pass (a loaded machine can take a while to import everything)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"server did not start:\n{server_log()}")
+        time.sleep(0.1)
+
+
 @contextlib.contextmanager
 def server_process(env: dict[str, str] | None = None, *, workers: int = 0, port: int | None = None) -> Iterator[str]:
     """A real server on loopback (uvicorn, or gunicorn with `workers`); yields its base URL."""
@@ -189,17 +206,8 @@ def server_process(env: dict[str, str] | None = None, *, workers: int = 0, port:
     process = subprocess.Popen(command, cwd=REPO, env=full_env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90  # a loaded machine can take a while to import everything
-        while True:
-            try:
-                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                raise RuntimeError(f"server did not start:\n{log.read().decode(errors='replace')}")
-            time.sleep(0.1)
+        log_path = Path(log.name)
+        wait_until_healthy(base, process, lambda: log_path.read_bytes().decode(errors="replace"))
         yield base
     finally:
         process.terminate()

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import CANARY_KEY, data, free_port, http_client
+from tests.conftest import CANARY_KEY, data, free_port, http_client, wait_until_healthy
 
 pytestmark = pytest.mark.live_server_process
 
@@ -56,15 +56,7 @@ async def test_serve_with_live_ingestion_and_a_metrics_token_stores_a_call(stub,
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
+        wait_until_healthy(base, process, log.read_text, seconds=120)
 
         async with http_client(base + "/mcp") as client:
             result = await client.call_tool("tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4], "maxResults": 2})

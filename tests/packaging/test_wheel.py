@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import Implementation
 
-from tests.conftest import CANARY_KEY, PACKAGES, REPO, data, free_port
+from tests.conftest import CANARY_KEY, PACKAGES, REPO, data, free_port, wait_until_healthy
 from tools.geometry.simplify import cap_geometry
 
 pytestmark = pytest.mark.packaging
@@ -151,15 +150,7 @@ def served(installed: Path, home: Path, stub, tmp_path: Path) -> Iterator[str]:
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                if httpx.get(base + "/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
+        wait_until_healthy(base, process, log.read_text, seconds=300)
         yield base
     finally:
         process.terminate()
