@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from django.db import OperationalError
 
 from analytics.ingest.pipeline import ingest
 from analytics.ingest.sources import IDLE, follow
@@ -87,11 +88,23 @@ def test_a_followed_log_is_stored_as_it_grows_in_a_batch_each_time_it_catches_up
     )
     thread.start()
 
+    def count_now() -> int:
+        """The stored events, once the follower's write lets the table be read: the test database
+        is SQLite in memory with a shared cache, where a table being written is locked to a reader
+        at once (no busy timeout applies), as a file database's readers are not."""
+        while True:
+            try:
+                return AppStatusEvent.objects.count()
+            except OperationalError as error:
+                if "locked" not in str(error):
+                    raise
+                time.sleep(0.02)
+
     def stored(count: int) -> int:
         deadline = time.monotonic() + 10
-        while AppStatusEvent.objects.count() < count and time.monotonic() < deadline:
+        while count_now() < count and time.monotonic() < deadline:
             time.sleep(0.02)
-        return AppStatusEvent.objects.count()
+        return count_now()
 
     assert stored(2) == 2  # written before 1,000 events: the log caught up
     append(path, drawn(3), drawn(1))  # one new, one already stored
