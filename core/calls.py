@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 from typing import Annotated
 
+from msgspec import Meta
+
 from core.errors import ErrorCode
 from core.events import (
     DIMENSION,
@@ -20,18 +22,26 @@ from core.events import (
     ErrorText,
     Event,
     Milliseconds,
+    Nouns,
     OneOf,
     RequestId,
     SessionKey,
     ShortText,
     TenantName,
     ToolName,
+    ToolNames,
     Traceback,
     UserAgent,
 )
+from core.exchange import VersionText
 
 LOGGER = "tools.calls"
 OK = "ok"
+ARGUMENT_PATH_LENGTH = 128
+ArgumentPath = Annotated[str, Meta(max_length=ARGUMENT_PATH_LENGTH), Nouns("argument paths (`locations[1].lat`)")]
+"""An argument's path in a call's arguments (`locations[1].lat`), as the error named it, clipped."""
+MAX_ARGUMENT_PATHS = 32
+"""The most argument paths one `Tool call` line names (the error's first ones)."""
 OUTCOMES: tuple[str, ...] = (OK, *(code.value for code in ErrorCode))
 """How a call can end: `ok`, or one of the closed set of error codes."""
 
@@ -66,6 +76,16 @@ class ToolCall(Event, kw_only=True, frozen=True):
     """The client session the call came in on (core.events.SessionKey); absent without one."""
     error: ErrorText | None = None
     """The error's message, as the caller read it (keys masked), for a call that did not end `ok`."""
+    protocol_version: VersionText | None = None
+    """The MCP protocol revision of the request (`MCP-Protocol-Version` over HTTP, the one agreed
+    over stdio); absent when not known."""
+    suggested: ToolNames | None = None
+    """For a call that did not end `ok`: the tools its error answer pointed to (a retired tool's
+    replacements, the tool an unknown name is closest to); the self-correction figures count a
+    later successful call of one of them as the correction."""
+    argument_paths: Annotated[list[ArgumentPath], Meta(max_length=MAX_ARGUMENT_PATHS)] | None = None
+    """For an `invalid_arguments` call: the argument paths its error named (`locations[1]`),
+    in the order named."""
 
     def level(self) -> int:
         return logging.ERROR if self.outcome == ErrorCode.INTERNAL else logging.INFO

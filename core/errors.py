@@ -15,7 +15,8 @@ class ErrorCode(StrEnum):
     INVALID_ARGUMENTS = "invalid_arguments"
     """The call's arguments are wrong; the message names the argument."""
     UNKNOWN_TOOL = "unknown_tool"
-    """No tool has that name; `tools` lists the valid names."""
+    """No tool has that name; `tools` lists the valid names, `closest` the one most like it (when
+    one is alike: the message asks "Did you mean ...?")."""
     RETIRED = "retired"
     """The tool was retired; `replaced_by` lists the tools to call instead."""
     UNAUTHORIZED = "unauthorized"

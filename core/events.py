@@ -57,6 +57,15 @@ class OneOf:
     values: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Nouns:
+    """Annotation marker: what the values of a text type are, in words, for the reference
+    (`Annotated[str, Meta(max_length=128), Nouns("argument paths")]`): a list of them reads
+    "list of at most 32 argument paths". Decoders ignore it."""
+
+    words: str
+
+
 ENVELOPE: tuple[str, ...] = ("time", "level", "logger", "message", "replica", "pid")
 """The fields the formatter writes first on every line (core/logging.py); no event declares them."""
 

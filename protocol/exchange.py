@@ -25,7 +25,7 @@ body's bytes itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +54,7 @@ from starlette.requests import Request
 
 from core.events import SHORT_TEXT_LENGTH, clip, log
 from core.operations import HandlerRaised
+from protocol.evidence import already_refused
 
 _ERROR = TypeAdapter(JSONRPCError)
 _RESPONSE = TypeAdapter(JSONRPCResponse)
@@ -105,10 +106,19 @@ class _OneRequest:
 
 
 async def answer(
-    server: Server[Any], request: Request, message: JSONRPCRequest, protocol_version: str | None, lifespan_state: Any
+    server: Server[Any],
+    request: Request,
+    message: JSONRPCRequest,
+    protocol_version: str | None,
+    lifespan_state: Any,
+    refused: Callable[[str, ErrorData], None] | None = None,
 ) -> bytes:
     """The JSON body answering `message`: its result, or its error as the SDK's dispatcher maps
-    it (`MCPError` and validation errors by the SDK's ladder, anything else logged and code 0)."""
+    it (`MCPError` and validation errors by the SDK's ladder, anything else logged and code 0).
+
+    An error is logged as `MCP request refused` by the server's `logged` middleware
+    (protocol/evidence.py); one raised outside the middleware chain, which it did not see, is
+    passed to `refused` (the method and the error) to be logged."""
     dctx = _OneRequest(
         transport=TransportContext(kind="streamable-http", can_send_request=False),
         request_id=message.id,
@@ -124,6 +134,8 @@ async def answer(
         if error is None:
             log(HandlerRaised(method=clip(message.method, SHORT_TEXT_LENGTH)), exc_info=True)
             error = ErrorData(code=0, message=str(exc))
+        if refused is not None and not already_refused(exc):
+            refused(message.method, error)
         failure = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
         return _ERROR.dump_json(failure, by_alias=True, exclude_unset=True)
     # `result` is already the SDK's wire form (validated and dumped for this version): encoded

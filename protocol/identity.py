@@ -123,7 +123,9 @@ class Identity:
     tool_calls: int = 0
     """1 for a `tools/call` request, else 0: what a tenant's quota counts."""
     session: str | None = None
-    """The `session_label` of the valid `Mcp-Session-Id` the request carries (traces' `mcp.session.id`)."""
+    """The `session_label` of the valid `Mcp-Session-Id` the request carries (traces'
+    `mcp.session.id`); at `initialize`, the `/mcp` endpoint sets it to the label of the id it mints
+    for the answer, so the session's first line carries the key of its later ones."""
 
 
 def session_label(session_id: str) -> str:

@@ -13,8 +13,9 @@ never look at HTTP or stdio details, and shape it to the caller (protocol/handle
 The listing is shaped to the caller by the dispatcher (`Dispatcher.listing`), each tool's wire
 forms built once and each wire listing serialised by the SDK once and then reused
 (`ToolHandlers.listing_once`): a listing costs what deciding which tools it holds costs. The
-SDK middleware, outermost first: `traced` (protocol/spans.py), `name_invalid_params` (here),
-`listing_once`.
+SDK middleware, outermost first: `traced` (protocol/spans.py), `logged` (protocol/evidence.py:
+`Session started`, `MCP request refused`), `name_invalid_params` (here), `listing_once` (which
+also writes `Tools listed`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pydantic import ValidationError
 from core.version import SERVER_NAME, version
 from governance.client_surface import ClientSurfaces, default_client_surfaces
 from protocol.config import default_widgets
+from protocol.evidence import ExchangeLog
 from protocol.handlers.callers import Callers, ContextFactory
 from protocol.handlers.prompts import PromptHandlers
 from protocol.handlers.resources import ResourceHandlers
@@ -74,7 +76,9 @@ def build_server(
     )
     # The SDK's OpenTelemetry middleware is not free on every request even without an exporter,
     # and knows nothing of the caller: `traced` makes this server's spans (tools/tracing.py).
-    server.middleware[:] = [ServerSpans(tools.known).traced, name_invalid_params, tools.listing_once]
+    # `logged` is outside `name_invalid_params`, so a refusal is logged with the code it is answered with.
+    middleware = [ServerSpans(tools.known).traced, ExchangeLog(make_context).logged]
+    server.middleware[:] = [*middleware, name_invalid_params, tools.listing_once]
     return server
 
 

@@ -37,6 +37,7 @@ def stdio_context_factory(
             backend=backend,
             client_name=client_name_from_handshake(ctx) or "unknown",
             session=session,
+            protocol_version=ctx.protocol_version,
         )
 
     return make_context

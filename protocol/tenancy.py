@@ -4,7 +4,8 @@ The HTTP adapter reads the terms from the database with the request (tenants.sto
 request's tool calls there) and leaves them in `CallContext.terms`; these hooks answer from them:
 
 - `enforce_terms` (an interceptor, right after the call log): over quota -> `retry_later` with
-  `retry_after`; a tool outside the allow-list -> `unknown_tool` naming the tools it is offered.
+  `retry_after`; a tool outside the allow-list -> `unknown_tool` naming the tools it is offered
+  and the one closest to the name called.
 - `filter_listing` (a listing filter): only the allowed tools are listed.
 
 App-only tools (the widget's helpers) are always allowed: they serve the widgets of tools the
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from core.errors import ErrorCode, ToolError
 from tools.context import CallContext
 from tools.definition import Tool
-from tools.dispatch import Next, ToolCall, ToolOutcome
+from tools.dispatch import Next, ToolCall, ToolOutcome, unknown_tool
 
 
 def _allowed(tool: Tool, allowed: frozenset[str]) -> bool:
@@ -39,14 +40,8 @@ async def enforce_terms(call: ToolCall, next_: Next) -> ToolOutcome:
         )
     allowed = terms.allowed_tools
     if allowed is not None and call.tool is not None and not _allowed(call.tool, allowed):
-        names = call.offered()
-        return ToolOutcome.from_error(
-            ToolError(
-                ErrorCode.UNKNOWN_TOOL,
-                f"No tool named {call.name!r} is available to your organisation. Valid tools: {', '.join(names)}.",
-                tools=names,
-            )
-        )
+        lead = "No tool named {name} is available to your organisation."
+        return ToolOutcome.from_error(unknown_tool(call.name, call.offered(), lead))
     return await next_(call)
 
 

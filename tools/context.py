@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from core.app_status import Caller
 from core.errors import ToolError
 from core.events import CLIENT_NAME_LENGTH, USER_AGENT_LENGTH, clip
+from core.exchange import VERSION_LENGTH
 from tools.download import DownloadPolicy
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import ClientSettings, TomTomSession, UpstreamStats, upstream_user_agent
@@ -60,8 +61,8 @@ def new_request_id() -> str:
 
 @dataclass(slots=True)
 class CallContext:
-    """Who is calling and how; the client name and User-Agent are cut to the lengths the log
-    events declare (core/events.py)."""
+    """Who is calling and how; the client name, User-Agent and protocol version are cut to the
+    lengths the log events declare (core/events.py, core/exchange.py)."""
 
     config: ServerConfig
     transport: str
@@ -85,15 +86,22 @@ class CallContext:
     """The client session the call came in on (core.events.SessionKey: over HTTP the label of
     the signed `Mcp-Session-Id`, over stdio one per process); None without one."""
     terms: TenantTerms | None = None
+    protocol_version: str | None = None
+    """The MCP protocol revision the request was made in (over HTTP its `MCP-Protocol-Version`
+    header, or the 2026-07-28 request's own; over stdio the one agreed at `initialize`); None
+    when not known (the exec CLI, an HTTP request without the header)."""
     request_id: str = field(default_factory=new_request_id)
     stats: UpstreamStats = field(default_factory=UpstreamStats)
     _tomtom: TomTomSession | None = None
 
     def __post_init__(self) -> None:
-        # Both come from the client and go into every log line and request header of the call.
+        # They come from the client and go into the log lines (and the first two into every request
+        # header) of the call.
         self.client_name = clip(self.client_name, CLIENT_NAME_LENGTH)
         if self.user_agent is not None:
             self.user_agent = clip(self.user_agent, USER_AGENT_LENGTH)
+        if self.protocol_version is not None:
+            self.protocol_version = clip(self.protocol_version, VERSION_LENGTH)
 
     def caller(self, tool: str) -> Caller:
         """What every app-status line says of the call it reports on (`**` it into the event)."""

@@ -18,6 +18,7 @@ a tool's input means is the tool's own declaration (tools.inputs).
 
 from __future__ import annotations
 
+import difflib
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -27,10 +28,10 @@ from typing import Any
 import orjson
 from opentelemetry.trace import SpanKind, StatusCode
 
+from core.calls import ARGUMENT_PATH_LENGTH, MAX_ARGUMENT_PATHS, ToolCallFailed
 from core.calls import ToolCall as ToolCallEvent
-from core.calls import ToolCallFailed
 from core.errors import ErrorCode, ToolError
-from core.events import ERROR_TEXT_LENGTH, TOOL_NAME_LENGTH, TRACEBACK_LENGTH, clip, log
+from core.events import ERROR_TEXT_LENGTH, MAX_NAMES, TOOL_NAME_LENGTH, TRACEBACK_LENGTH, clip, log
 from tools import tracing
 from tools.context import CallContext
 from tools.definition import Answer, Image, Tool
@@ -166,14 +167,7 @@ class Dispatcher:
     async def _invoke(self, call: ToolCall) -> ToolOutcome:
         tool, context = call.tool, call.context
         if tool is None:
-            names = call.offered()
-            return ToolOutcome.from_error(
-                ToolError(
-                    ErrorCode.UNKNOWN_TOOL,
-                    f"No tool is named {call.name[:128]!r}. Valid tools: {', '.join(names)}.",
-                    tools=names,
-                )
-            )
+            return ToolOutcome.from_error(unknown_tool(call.name, call.offered(), "No tool is named {name}."))
         backend = context.effective_backend
         if not tool.serves(backend):
             return ToolOutcome.from_error(
@@ -190,6 +184,27 @@ class Dispatcher:
         if isinstance(result, Answer):
             return ToolOutcome(result.data, answer=result, image=result.image)
         return ToolOutcome(result)
+
+
+def closest_tool(name: str, names: Sequence[str]) -> str | None:
+    """The tool name in `names` most like `name` (difflib's ratio, at least 0.6), else None: what
+    an agent that misnamed a tool most likely meant."""
+    found = difflib.get_close_matches(clip(name, TOOL_NAME_LENGTH), names, n=1)
+    return found[0] if found else None
+
+
+def unknown_tool(name: str, offered: list[str], lead: str) -> ToolError:
+    """An `unknown_tool` error for a call of `name`: `lead` (its `{name}` is the name as called,
+    quoted and cut), then the offered tool closest to it, if any ("Did you mean ...?", and as
+    `closest`), then every offered tool (`tools`)."""
+    closest = closest_tool(name, offered)
+    text = lead.format(name=repr(clip(name, TOOL_NAME_LENGTH)))
+    if closest is not None:
+        text += f" Did you mean {closest}?"
+    data: dict[str, Any] = {"tools": offered}
+    if closest is not None:
+        data["closest"] = closest
+    return ToolError(ErrorCode.UNKNOWN_TOOL, f"{text} Valid tools: {', '.join(offered)}.", **data)
 
 
 class _LazyHints(Mapping[str, str]):
@@ -285,9 +300,47 @@ async def trace_calls(call: ToolCall, next_: Next) -> ToolOutcome:
         return outcome
 
 
+def suggested(outcome: ToolOutcome) -> list[str] | None:
+    """The tools a failed call's answer pointed to (`ToolCall.suggested`): a retired tool's
+    `replaced_by`, an unknown name's `closest`; None for any other outcome."""
+    if not outcome.is_error:
+        return None
+    error = outcome.data["error"]
+    if error.get("code") == ErrorCode.RETIRED:
+        named = error.get("replaced_by")
+    elif error.get("code") == ErrorCode.UNKNOWN_TOOL:
+        named = [error.get("closest")]
+    else:
+        return None
+    if not isinstance(named, list):
+        return None
+    names = [clip(name, TOOL_NAME_LENGTH) for name in named if isinstance(name, str)][:MAX_NAMES]
+    return names or None
+
+
+def argument_paths(outcome: ToolOutcome) -> list[str] | None:
+    """The argument paths an `invalid_arguments` answer named (`ToolCall.argument_paths`): its
+    `argument` or `arguments`, then each of its `problems`' (tools.inputs.describe), each once,
+    cut to `ARGUMENT_PATH_LENGTH`, the first `MAX_ARGUMENT_PATHS`; None for any other outcome."""
+    if not outcome.is_error:
+        return None
+    error = outcome.data["error"]
+    if error.get("code") != ErrorCode.INVALID_ARGUMENTS:
+        return None
+    problems = error.get("problems")
+    named: list[Any] = []
+    for part in (error, *(problems if isinstance(problems, list) else ())):
+        if isinstance(part, Mapping):
+            arguments = part.get("arguments")
+            named += [part.get("argument"), *(arguments if isinstance(arguments, list | tuple) else ())]
+    paths = dict.fromkeys(clip(path, ARGUMENT_PATH_LENGTH) for path in named if isinstance(path, str) and path)
+    return list(paths)[:MAX_ARGUMENT_PATHS] or None
+
+
 async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
     """Interceptor: one `Tool call` line per tool call (core/calls.py) with its identity,
-    outcome, times and size."""
+    outcome, times and size; for a call that failed, the tools its answer pointed to and the
+    arguments it named."""
     started = time.perf_counter()
     outcome = await next_(call)
     context = call.context
@@ -309,6 +362,9 @@ async def log_calls(call: ToolCall, next_: Next) -> ToolOutcome:
             request_id=context.request_id,
             session=context.session,
             error=error,
+            protocol_version=context.protocol_version,
+            suggested=suggested(outcome),
+            argument_paths=argument_paths(outcome),
         )
     )
     return outcome

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 
 from protocol.identity import UNKNOWN, Identity
@@ -51,6 +52,16 @@ def tenant_context(admission: Admission) -> dict[str, Any]:
     }
 
 
+def protocol_version(headers: Mapping[str, str], negotiated: str) -> str | None:
+    """The protocol revision of an HTTP request: its `MCP-Protocol-Version` header, else the
+    2026-07-28 revision its own envelope named (`negotiated`, the SDK's); None when neither says
+    (the SDK's default for a handshake-era request without the header is a guess)."""
+    sent = headers.get("mcp-protocol-version")
+    if sent is not None:
+        return sent
+    return negotiated if negotiated in MODERN_PROTOCOL_VERSIONS else None
+
+
 def http_context_factory(config: ServerConfig) -> Callable[[ServerRequestContext[Any]], CallContext]:
     """Who is calling over HTTP, from the request's headers (never from process memory)."""
 
@@ -75,6 +86,7 @@ def http_context_factory(config: ServerConfig) -> Callable[[ServerRequestContext
             user_agent=identity.user_agent,
             apps_declared=identity.apps_declared,
             session=identity.session,
+            protocol_version=protocol_version(headers, ctx.protocol_version),
             **fields,
         )
 

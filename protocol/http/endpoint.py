@@ -40,6 +40,8 @@ nothing between requests: any worker or replica can answer any request.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +51,7 @@ from django.http import HttpRequest, HttpResponse
 from mcp.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import ErrorData
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 from starlette.requests import Request
@@ -56,7 +59,8 @@ from starlette.requests import Request
 from core.events import CLIENT_NAME_LENGTH, SHORT_TEXT_LENGTH, USER_AGENT_LENGTH, clip
 from protocol import exchange
 from protocol.body import parse_body
-from protocol.http.context import ADMISSION, IDENTITY, auth_method
+from protocol.evidence import refused_outside
+from protocol.http.context import ADMISSION, IDENTITY, auth_method, key_sources
 from protocol.http.guards import CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, JSON_ACCEPTED, media_types, origin_allowed
 from protocol.http.responses import jsonrpc_error
 from protocol.http.transport import TransportRunner
@@ -193,7 +197,10 @@ class McpEndpoint:
         if identity.mint_session:
             session_id = self.settings.session_ids.mint(identity.client_name, identity.apps_declared is True)
             extra.append(("Mcp-Session-Id", session_id))
+            # The session's key from its first request on (its `Session started` line included),
+            # the one every later request carrying the id gets from `identify`.
             session = session_label(session_id)
+            identity = dataclasses.replace(identity, session=session)
         if span is not None:
             agent = identity.user_agent
             span.set_attributes(
@@ -304,8 +311,9 @@ class McpEndpoint:
         single = exchange.single_request(decoded, version)
         if single is not None:  # one stateless JSON-RPC request: the SDK's kernel, without a session
             running = await self.transports.running()
+            refused = functools.partial(_refused_outside, identity, admission, request.headers, version)
             content = await exchange.answer(
-                self.server, Request(forwarded, replay), single, version, running.lifespan_state
+                self.server, Request(forwarded, replay), single, version, running.lifespan_state, refused
             )
             response = HttpResponse(content, content_type="application/json")
             for name, value in extra:
@@ -319,6 +327,29 @@ class McpEndpoint:
         for header, text in extra:
             response[header] = text
         return response
+
+
+def _refused_outside(
+    identity: Identity,
+    admission: Admission | None,
+    headers: Mapping[str, str],
+    version: str | None,
+    method: str,
+    error: ErrorData,
+) -> None:
+    """`MCP request refused` for a single-request exchange that failed outside the SDK's
+    middleware (protocol/evidence.py), named by what the guard found."""
+    keys = key_sources(headers)
+    refused_outside(
+        method,
+        error,
+        client=identity.client_name,
+        transport="http",
+        protocol_version=version,
+        tenant=None if admission is None else admission.tenant,
+        session=identity.session,
+        secrets=[key.strip() for key in (keys.header, keys.bearer) if key and key.strip()],
+    )
 
 
 def _asgi_scope(request: HttpRequest) -> Message:

@@ -22,6 +22,7 @@ from core.events import (
     describe,
     log,
 )
+from core.exchange import VERSION_LENGTH
 from core.operations import SurfaceReadableAgain
 from protocol.service import build_dispatcher
 from tests.conftest import REPO
@@ -87,13 +88,15 @@ def test_a_lone_surrogate_is_written_escaped_not_refused(caplog):
 
 async def test_values_a_client_chose_are_cut_to_the_declared_lengths(config, caplog):
     """A tool name no tool has and a User-Agent are the caller's; the line keeps the declared bounds."""
-    context = CallContext(config=config, transport="http", client_name="c" * 1000, user_agent="u" * 5000)
+    context = CallContext(
+        config=config, transport="http", client_name="c" * 1000, user_agent="u" * 5000, protocol_version="v" * 500
+    )
     with caplog.at_level(logging.INFO, logger="tools.calls"):
         await build_dispatcher().call("t" * 10_000, {}, context)
 
     (line,) = [logs.line(r) for r in caplog.records if r.getMessage() == ToolCall.MESSAGE]
-    lengths = (len(line["tool"]), len(line["client"]), len(line["user_agent"]))
-    assert lengths == (TOOL_NAME_LENGTH, CLIENT_NAME_LENGTH, USER_AGENT_LENGTH)
+    lengths = (len(line["tool"]), len(line["client"]), len(line["user_agent"]), len(line["protocol_version"]))
+    assert lengths == (TOOL_NAME_LENGTH, CLIENT_NAME_LENGTH, USER_AGENT_LENGTH, VERSION_LENGTH)
     assert line["outcome"] == "unknown_tool"
 
 

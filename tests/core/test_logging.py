@@ -49,7 +49,8 @@ CALL = ToolCall(tool="tomtom-geocode", client="claude-ai", outcome="ok", total_m
 CALL_FIELDS = (
     '"tool":"tomtom-geocode","client":"claude-ai","user_agent":null,"transport":"","tenant":null,'
     '"backend":"","outcome":"ok","upstream_calls":null,"upstream_rate_limited":null,"upstream_ms":null,'
-    '"total_ms":12.5,"bytes":null,"request_id":null,"session":null,"error":null'
+    '"total_ms":12.5,"bytes":null,"request_id":null,"session":null,"error":null,"protocol_version":null,'
+    '"suggested":null,"argument_paths":null'
 )
 
 

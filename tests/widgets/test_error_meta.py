@@ -123,6 +123,7 @@ def test_the_http_session_key_is_the_signed_session_ids_label(config):
 
     class Ctx:
         request = Request()
+        protocol_version = "2025-11-25"
 
     assert http_context_factory(config)(Ctx()).session == identity.session  # type: ignore[arg-type]
 
