@@ -13,6 +13,8 @@ first, and the very error that asks for the migration would stop it):
 - `analytics.E004`: a rollup groups by a field its family does not declare as a dimension (or,
   for a dimension it derives, `Rollup.derived`, from fields its family does not declare).
 - `analytics.E005`: the declarations contradict each other (core/events.py, `declaration_problems`).
+- `analytics.E006`: the self-correction figures count an outcome core/calls.py does not declare
+  (`CorrectionDaily`, analytics.models.CORRECTABLE).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from django.core.checks import CheckMessage, Error
 from analytics.ingest.decode import FAMILIES, Column, Family
 from analytics.ingest.rollups import ROLLUPS, Rollup
 from analytics.ingest.store import EVENT_MODELS
-from analytics.models import OUTCOME_COLUMNS
+from analytics.models import CORRECTABLE, OUTCOME_COLUMNS
+from core.calls import OUTCOMES
 from core.catalog import EVENTS
 from core.events import Event, Role, declaration_problems
 
@@ -35,6 +38,7 @@ HOLDS: dict[str, tuple[str, ...]] = {
     "texts": ("TextField",),
     "whole": ("BigIntegerField", "IntegerField"),
     "number": ("FloatField",),
+    "records": ("TextField",),
 }
 """The model fields that hold each kind of declared value."""
 KEY_COLUMNS = {"id", "pk", "time", "event_id", "kind", "raw"}
@@ -59,11 +63,22 @@ def declaration_issues(
     rollups: Mapping[Family, Iterable[Rollup]],
     tables: Mapping[str, Mapping[str, Any]],
     events: Iterable[type[Event]] = EVENTS,
+    correctable: Iterable[str] = CORRECTABLE,
 ) -> list[CheckMessage]:
     """What `check_declarations` reports, for any families, rollups, migrated tables and events."""
     issues: list[CheckMessage] = [
         Error(problem, hint="Correct the declarations in core/.", id="analytics.E005")
         for problem in declaration_problems(events)
+    ]
+    issues += [
+        Error(
+            f"CorrectionDaily counts calls ending `{outcome}`, which is not an outcome core/calls.py declares.",
+            hint="Name an error code of core/errors.py in analytics.models.CORRECTABLE.",
+            obj="CorrectionDaily",
+            id="analytics.E006",
+        )
+        for outcome in correctable
+        if outcome not in OUTCOMES
     ]
     for family in families:
         model = EVENT_MODELS[family.name]

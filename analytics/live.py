@@ -1,6 +1,7 @@
 """The live path: the server writes its app-status and tool-call events to the database as it logs them.
 
-`DatabaseHandler` is one logging handler on the `tools.app_status` and `tools.calls` loggers
+`DatabaseHandler` is one logging handler on the `tools.app_status`, `tools.calls` and
+`tools.mcp.requests` (the exchange events: sessions started, listings, refused requests) loggers
 (installed by `AnalyticsConfig.ready()` when `ANALYTICS_LIVE_INGEST` is on). `emit` formats the record
 exactly as the stderr log line and puts it on a bounded queue without waiting: a tool call
 never waits for the database. When the queue is full the line is dropped and counted; the
@@ -24,13 +25,14 @@ from collections.abc import Callable
 from django.db import connection
 
 from analytics.ingest.pipeline import ingest
-from core import app_status, calls
+from core import app_status, calls, exchange
 from core.events import log
 from core.logging import JsonLinesFormatter
 from core.operations import LiveIngestDropped, LiveIngestFailed
 
 calls_logger = logging.getLogger(calls.LOGGER)
 app_status_logger = logging.getLogger(app_status.LOGGER)
+exchange_logger = logging.getLogger(exchange.LOGGER)
 
 Write = Callable[[list[bytes]], object]
 
@@ -143,9 +145,9 @@ class DatabaseHandler(logging.Handler):
 
 
 def install(*targets: logging.Logger) -> DatabaseHandler:
-    """Attach one DatabaseHandler to the app-status and tool-call loggers (or `targets`); again:
+    """Attach one DatabaseHandler to the app-status, tool-call and exchange loggers (or `targets`); again:
     the one already there."""
-    targets = targets or (app_status_logger, calls_logger)
+    targets = targets or (app_status_logger, calls_logger, exchange_logger)
     handler = (
         next(
             (found for target in targets for found in target.handlers if isinstance(found, DatabaseHandler)),

@@ -82,6 +82,8 @@ class AppStatusEvent(models.Model):
                 name="analytics_event_notable",
                 condition=models.Q(kind__in=FAILING_KINDS + OLD_CALLER_KINDS),
             ),
+            # The session timeline reads one client session's events in time order.
+            models.Index(fields=["session", "time"], name="analytics_event_session", condition=~models.Q(session="")),
         ]
 
     def __str__(self) -> str:
@@ -144,6 +146,10 @@ class OldCallerDaily(models.Model):
     input = models.TextField()
     change = models.TextField()
     calls = models.BigIntegerField()
+    """The calls that sent this row's input (for `outdated_call`; one line per outdated input)."""
+    tool_calls = models.BigIntegerField(default=0)
+    """The calls counted once each: a call with several outdated inputs counts on the row of the
+    first of them (by input and change) only. Who-still-calls totals add these up."""
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
 
@@ -255,7 +261,7 @@ def declared_columns(model: type[models.Model], family: Family) -> None:
     absent, a number NULL. analytics/checks.py holds the migrated tables against the declarations."""
     for column in family.columns:
         field: models.Field
-        if column.kind in ("text", "texts"):
+        if column.kind in ("text", "texts", "records"):
             field = models.TextField() if column.spec.required else models.TextField(blank=True, default="")
         elif column.kind == "whole":
             field = models.BigIntegerField(null=True)
@@ -318,6 +324,8 @@ class ToolCallEvent(models.Model):
         indexes = [
             # The drill-down reads the calls that did not end `ok` (a few in a hundred), by time.
             models.Index(fields=["time"], name="analytics_call_failing", condition=~models.Q(outcome="ok")),
+            # The session timeline and the self-correction join read one session's calls by time.
+            models.Index(fields=["session", "time"], name="analytics_call_session", condition=~models.Q(session="")),
         ]
 
     def __str__(self) -> str:
@@ -462,3 +470,17 @@ class IngestionMark(models.Model):
 
     def __str__(self) -> str:
         return f"{self.family}: up to {self.data_up_to}, last ingest {self.last_ingest}"
+
+
+# The evidence's tables (issue #43), a module of their own, named here like every model of the app.
+from analytics.evidence_models import (  # noqa: E402, F401
+    CORRECTABLE,
+    PROTOCOL_MIX_KINDS,
+    ArgumentFailureDaily,
+    CorrectionDaily,
+    ExchangeEvent,
+    ListedToolDaily,
+    ProtocolMixDaily,
+    RefusedRequestDaily,
+    UnknownToolDaily,
+)

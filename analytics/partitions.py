@@ -1,7 +1,8 @@
 """Raw events by month on PostgreSQL, and retention: old raw events go, rollups stay.
 
-On PostgreSQL the raw event tables (`AppStatusEvent`, `ToolCallEvent`) are partitioned by range
-of `time`, one partition per UTC month named `<table>_pYYYYMM` (migration 0004). Ingestion
+On PostgreSQL the raw event tables (`AppStatusEvent`, `ToolCallEvent`, and `ExchangeEvent` since
+migration 0018) are partitioned by range of `time`, one partition per UTC month named
+`<table>_pYYYYMM` (migration 0004). Ingestion
 creates the partition of a month before writing its first events (`ensure_partitions`).
 Retention (`drop_before`) drops every partition that ends before the cutoff, a cheap catalog
 operation however many events it held, and deletes the rest of the events before the cutoff

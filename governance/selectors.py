@@ -116,6 +116,21 @@ def tool_names_for_tenants() -> dict[str, str | None]:
     return names
 
 
+def tool_statuses() -> dict[str, str]:
+    """Every tool name this server knows with its state on the tool surface: the ledger's
+    (`Status`), and `app-only` for a live tool only widgets call (a model is never listed it, so
+    it neither replaces nor is suggested for a model's call); a registered tool the ledger does
+    not have yet is `live` (or `app-only`). Read by the analytics' evidence pages through the
+    `TOOL_STATUSES` setting (the apps do not import each other)."""
+    registered = registered_tools()
+    statuses: dict[str, str] = {name: "live" for name in registered}
+    statuses.update(ledger_statuses())
+    for name, tool in registered.items():
+        if tool.app_only and statuses[name] in ("live", "deprecated"):
+            statuses[name] = "app-only"
+    return statuses
+
+
 def tool_history(name: str) -> QuerySet[GovernanceEvent]:
     """Every governance change to `name`, oldest first."""
     return GovernanceEvent.objects.filter(tool=name).order_by("time", "pk")

@@ -176,6 +176,10 @@ by; empty: the system clock (governance/clock.py). For rehearsing a retirement o
 TENANT_TOOL_NAMES = "governance.selectors.tool_names_for_tenants"
 """What a tenant's allow-list may name (the project wiring tells the tenants' admin where the tool
 names live: the apps do not import each other)."""
+TOOL_STATUSES = "governance.selectors.tool_statuses"
+"""Where the analytics' evidence pages read each tool name's state on the tool surface (`live`,
+`deprecated`, `alias`, `retired`, `dropped`, `app-only`): which names may be aliased, which
+tools deprecated, which suggested as the closest to an unknown name."""
 
 # --- Widgets (docs/widgets.md) -------------------------------------------------------------------
 WIDGET_MAPLIBRE_URL = env_str("WIDGET_MAPLIBRE_URL")
@@ -205,6 +209,10 @@ counted as `dropped` (a session sends one per widget result: 1,000 is far above 
 ANALYTICS_SESSION_MAX_TOOLS = env_int("ANALYTICS_SESSION_MAX_TOOLS", 32)
 """Distinct tool names counted in the widget reports of one client session (or, without one, one
 client name) and UTC day: twice the tools a widget draws; reports naming another are `dropped`."""
+ANALYTICS_CORRECTION_WINDOW_SECONDS = env_int("ANALYTICS_CORRECTION_WINDOW_SECONDS", 300)
+"""The self-correction window: a failing tool call (`invalid_arguments`, `unknown_tool`, `retired`)
+counts as corrected when the same client session calls the same tool, or one its error pointed to,
+successfully within this many seconds after it (docs/analytics.md, "Evidence figures")."""
 ANALYTICS_RETENTION_DAYS = env_int("ANALYTICS_RETENTION_DAYS", 0)
 """`manage.py analytics_retention` drops raw events older than this many days (rollups stay); 0 keeps them."""
 

@@ -20,7 +20,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from analytics.ingest import sources
-from analytics.ingest.decode import APP_STATUS, FAMILIES, TOOL_CALLS, UNKNOWN_KIND, Family, Malformed, decode
+from analytics.ingest.decode import (
+    APP_STATUS,
+    EXCHANGE,
+    FAMILIES,
+    TOOL_CALLS,
+    UNKNOWN_KIND,
+    Family,
+    Malformed,
+    decode,
+)
 from analytics.ingest.sources import Idle
 from analytics.ingest.store import Part, Store
 
@@ -58,6 +67,11 @@ class IngestReport:
     expired: int = 0
     """App-status events older than the retention horizon: not stored (analytics/partitions.py)."""
     tool_calls_expired: int = 0
+    exchange: int = 0
+    """Exchange lines (`Session started`, `Tools listed`, `MCP request refused`: core/exchange.py),
+    `exchange = exchange_new + exchange_duplicates + exchange_expired`."""
+    exchange_new: int = 0
+    exchange_expired: int = 0
     skipped: int = 0
     malformed: int = 0
     malformed_lines: list[tuple[int, str]] = field(default_factory=list)
@@ -76,6 +90,10 @@ class IngestReport:
     def tool_call_duplicates(self) -> int:
         return self.tool_calls - self.tool_calls_new - self.tool_calls_expired
 
+    @property
+    def exchange_duplicates(self) -> int:
+        return self.exchange - self.exchange_new - self.exchange_expired
+
     def add_malformed(self, line_number: int, reason: str) -> None:
         self.malformed += 1
         if len(self.malformed_lines) < MAX_REPORTED_MALFORMED:
@@ -86,6 +104,8 @@ class IngestReport:
         for part, stored in zip(batch, new, strict=True):
             if part.family is TOOL_CALLS:
                 self.tool_calls_new += stored
+            elif part.family is EXCHANGE:
+                self.exchange_new += stored
             else:
                 self.new += stored
         self.batches += 1
@@ -102,6 +122,9 @@ class IngestReport:
             "unknown_fields",
             "expired",
             "tool_calls_expired",
+            "exchange",
+            "exchange_new",
+            "exchange_expired",
             "skipped",
             "batches",
             "worker_batches",
@@ -136,7 +159,7 @@ def batches(
 
     def counted() -> None:
         report.lines, report.unknown, report.unknown_fields, report.skipped = number, unknown, unknown_fields, skipped
-        report.events, report.tool_calls = seen[APP_STATUS], seen[TOOL_CALLS]
+        report.events, report.tool_calls, report.exchange = seen[APP_STATUS], seen[TOOL_CALLS], seen[EXCHANGE]
 
     def batch() -> Batch:
         parts = []
@@ -146,6 +169,8 @@ def batches(
                 kept = [row for row in rows if row.time >= horizon]  # type: ignore[attr-defined]  # a family's Row
                 if family is TOOL_CALLS:
                     report.tool_calls_expired += len(rows) - len(kept)
+                elif family is EXCHANGE:
+                    report.exchange_expired += len(rows) - len(kept)
                 else:
                     report.expired += len(rows) - len(kept)
                 rows = kept
@@ -167,7 +192,7 @@ def batches(
                 family, row, unknown_fields_here = decoded  # type: ignore[misc]  # the exact type says it is an event
                 seen[family] += 1
                 unknown_fields += unknown_fields_here
-                if family.kinds is not None:
+                if family is APP_STATUS:
                     unknown += row[2] == UNKNOWN_KIND
                 rows_by_id = pending[family]
                 if row[0] not in rows_by_id:

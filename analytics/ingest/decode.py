@@ -1,10 +1,16 @@
 """Decode: one log line into the row of a stored event, or why it is none.
 
-The events the analytics store are declared in core (core/app_status.py, core/calls.py); a
-`Family` is the events one table holds, and its columns come from their declarations:
+The events the analytics store are declared in core (core/app_status.py, core/calls.py,
+core/exchange.py); a `Family` is the events one table holds, and its columns come from their
+declarations:
 
     event_id, time, [kind], the text columns, the whole-number columns, the other numbers,
-    the parts of nested records, the lists of texts (joined with ", "), raw
+    the parts of nested records, the lists of texts (joined with ", "), the lists of records, raw
+
+A list of records (`Tools listed`'s `tools`) is one text column holding the list as compact JSON,
+each record's parts in declared order (`[{"name":"tomtom-geocode","bytes":812}]`); a record
+without one of its parts, or with a part of another type or out of bounds, is left out (and the
+line is then stored whole, `raw`).
 
 `event_id` is the line's identity: the first 16 bytes of the SHA-256 of the line stripped of
 surrounding whitespace (128 bits: a collision is as likely as between two random UUIDs). The
@@ -31,7 +37,8 @@ A line is one of three things:
 Optional fields that are absent or null are stored empty ("" or NULL); a value that is not of
 the declared type, or outside the declared bounds, is stored empty too. The line itself (`raw`)
 is stored only when the columns do not hold all of it: a field they have no place for (a newer
-server's, counted as `unknown_fields`), a value they could not keep, an empty text, a message the
+server's, counted as `unknown_fields`), a value they could not keep, an empty text (but, in the exchange
+lines, one whose declared default is the empty text: it says what absence says), a message the
 contract does not know, a `\\u0000` escape (PostgreSQL text cannot hold NUL: it is replaced in
 every column but `raw`). Every line this server writes is held whole by the columns (its trace
 context aside).
@@ -58,7 +65,7 @@ from typing import Annotated, Any, Final, Literal, NamedTuple
 import msgspec
 import orjson
 
-from core import app_status, calls
+from core import app_status, calls, exchange
 from core.app_status import UNKNOWN_KIND
 from core.events import ENVELOPE, MAX_WHOLE, Event, FieldSpec, Role, describe
 from core.logging import TRACE_CONTEXT
@@ -83,7 +90,8 @@ class Column:
 
     name: str
     kind: str
-    """`text`, `whole`, `number` or `texts` (a record's parts are whole numbers or numbers)."""
+    """`text`, `whole`, `number`, `texts` or `records` (a record's parts are whole numbers or
+    numbers; a list of records is JSON text)."""
     spec: FieldSpec
     record: str | None = None
     """The nested record the value is a part of (`simplification`), else None."""
@@ -113,6 +121,12 @@ class Family:
     """Fields with fixed values that recognise a line of the family (else: its logger and message)."""
     kinds: dict[str, str] | None = None
     """Message -> kind, for a family whose table has a `kind` column (else None)."""
+    noun: str = "tool-call line"
+    """What a malformed line of the family is called in its reason."""
+    empty_is_default: bool = False
+    """Whether an empty optional text the events declare with the default "" is held by its column
+    (it says what absence says): the exchange lines, whose server writes `"protocol_version": ""`
+    when there is none. The older families keep such a line whole (`raw`), as they always did."""
     fields: tuple[FieldSpec, ...] = field(init=False)
     """Every field any of the events declares, in the order first declared; a field is required
     when every event requires it."""
@@ -122,6 +136,9 @@ class Family:
     """Every field a line of the family may have that the declarations name (the formatter's included)."""
     columns: tuple[Column, ...] = field(init=False)
     """Between `time` (or `kind`) and `raw`, in the order of `Row`'s fields."""
+    empty_defaults: frozenset[str] = field(init=False)
+    """The optional texts every event declaring them defaults to "": an empty one says what
+    absence says, and the column holds it (`"protocol_version": ""`)."""
     Row: Any = field(init=False)
     """The row type: a named tuple of `column_names`."""
 
@@ -133,8 +150,8 @@ class Family:
                 known = fields.setdefault(spec.name, spec)
                 if (known.kind, known.parts) != (spec.kind, spec.parts):
                     raise TypeError(f"{self.name}: {spec.name} is declared as two kinds of value")
-                if spec.kind == "records":
-                    raise TypeError(f"{self.name}: {spec.name} is a list of records, which no column holds")
+                if spec.kind == "records" and any(part.kind not in ("text", "whole", "number") for part in spec.parts):
+                    raise TypeError(f"{self.name}: {spec.name} is a list of records of records, which no column holds")
         for name, spec in fields.items():
             everywhere = all(any(s.name == name and s.required for s in specs) for specs in declared)
             fields[name] = replace(spec, required=everywhere)
@@ -144,7 +161,7 @@ class Family:
         parts = [Column(part.name, part.kind, part, record.name) for record in records for part in record.parts]
         order = ("text", "whole", "number")
         columns = [c for kind in order for c in plain if c.kind == kind]
-        columns += parts + [c for c in plain if c.kind == "texts"]
+        columns += parts + [c for c in plain if c.kind == "texts"] + [c for c in plain if c.kind == "records"]
         object.__setattr__(self, "fields", tuple(fields.values()))
         message = ("message",) if self.kinds is not None else ()
         required = tuple(spec.name for spec in fields.values() if spec.required)
@@ -155,6 +172,13 @@ class Family:
             self, "known_fields", frozenset((*ENVELOPE, *TRACE_CONTEXT, "exception", *marks, *kind, *fields))
         )
         object.__setattr__(self, "columns", tuple(columns))
+        defaults: dict[str, set[object]] = {}
+        for event in self.events:
+            for info in msgspec.inspect.type_info(event).fields:  # type: ignore[attr-defined]
+                defaults.setdefault(info.name, set()).add(info.default)
+        empty = {name for name, found in defaults.items() if found == {""} and fields[name].kind == "text"}
+        empty = empty if self.empty_is_default else set()
+        object.__setattr__(self, "empty_defaults", frozenset(empty))
         object.__setattr__(self, "Row", namedtuple(f"{self.name}Row", self.column_names))
 
     @property
@@ -169,10 +193,6 @@ class Family:
     @property
     def messages(self) -> tuple[str, ...]:
         return tuple(event.MESSAGE for event in self.events)
-
-    @property
-    def noun(self) -> str:
-        return "app-status event" if self.kinds is not None else "tool-call line"
 
     @property
     def records(self) -> tuple[str, ...]:
@@ -200,9 +220,24 @@ APP_STATUS = Family(
     app_status.LOGGER,
     marks=(app_status.MARK,),
     kinds={event.MESSAGE: event.KIND for event in app_status.APP_STATUS_EVENTS},
+    noun="app-status event",
 )
 TOOL_CALLS = Family("ToolCall", (calls.ToolCall,), calls.LOGGER)
-FAMILIES: tuple[Family, ...] = (APP_STATUS, TOOL_CALLS)
+EXCHANGE_KINDS: dict[str, str] = {
+    exchange.SessionStarted.MESSAGE: "session",
+    exchange.ToolsListed.MESSAGE: "listed",
+    exchange.RequestRefused.MESSAGE: "refused",
+}
+"""The kind of each exchange line (core/exchange.py) in `ExchangeEvent.kind`."""
+EXCHANGE = Family(
+    "Exchange",
+    exchange.EXCHANGE_EVENTS,
+    exchange.LOGGER,
+    kinds=EXCHANGE_KINDS,
+    noun="exchange line",
+    empty_is_default=True,
+)
+FAMILIES: tuple[Family, ...] = (APP_STATUS, TOOL_CALLS, EXCHANGE)
 
 
 def event_identity(stripped: bytes) -> bytes:
@@ -279,7 +314,7 @@ def _decoded(family: Family, data: dict, stripped: bytes) -> Decoded:
         if record is None:
             value = _kept(column, get(name))
             if name in data and not column.spec.required:
-                held += _held(column, get(name), value)
+                held += _held(column, get(name), value, name in family.empty_defaults)
         else:
             parts = get(record)
             value = _kept(column, parts.get(name)) if type(parts) is dict else None
@@ -298,14 +333,19 @@ def _decoded(family: Family, data: dict, stripped: bytes) -> Decoded:
     return family, family.Row._make(row), not family.known_fields.issuperset(data)
 
 
-def _held(column: Column, value: object, kept: Any) -> bool:
-    """Whether the column holds a field's value whole (a null is held: it says what absence says)."""
+def _held(column: Column, value: object, kept: Any, empty_default: bool = False) -> bool:
+    """Whether the column holds a field's value whole (a null is held: it says what absence says;
+    so is an empty text whose declared default is the empty text)."""
     if value is None:
         return True
     if column.kind == "text":
-        return kept != ""
+        return kept != "" or (empty_default and value == "")
     if column.kind == "texts":
         return kept != "" and len(kept.split(", ")) == len(value)  # type: ignore[arg-type]  # a list
+    if column.kind == "records":  # every record kept, each with no field but its parts
+        items: list = value  # type: ignore[assignment]  # a list, or nothing was kept
+        parts = len(column.spec.parts)
+        return kept != "" and len(orjson.loads(kept)) == len(items) and all(len(item) == parts for item in items)
     return kept is not None
 
 
@@ -317,12 +357,28 @@ def _kept(column: Column, value: object) -> Any:
         return value if type(value) is str else ""
     if kind == "texts":
         return ", ".join(item for item in value if type(item) is str) if type(value) is list else ""
+    if kind == "records":
+        return _records(column, value) if type(value) is list else ""
     low, high = column.bounds
     if kind == "whole":
         return value if type(value) is int and low <= value <= high else None
     if type(value) is float:
         return value if math.isfinite(value) and low <= value <= high else None
     return float(value) if type(value) is int and low <= value <= high else None
+
+
+def _records(column: Column, value: list) -> str:
+    """A list of records as its column keeps it: JSON, each record whose every part is kept, with
+    its parts in declared order (the compiled path encodes its records the same way)."""
+    parts = [Column(part.name, part.kind, part) for part in column.spec.parts]
+    kept = []
+    for item in value:
+        if type(item) is not dict:
+            continue
+        record = {part.name: _kept(part, item.get(part.name)) for part in parts}
+        if all(v is not None and (type(v) is not str or type(item.get(k)) is str) for k, v in record.items()):
+            kept.append(record)
+    return msgspec.json.encode(kept).decode()
 
 
 def _is_utf8(data: bytes) -> bool:
@@ -364,7 +420,7 @@ class Compiled:
         records = []
         for column in family.columns:
             if column.record is None:
-                fields.append((column.name, *_shape(column)))
+                fields.append((column.name, *_shape(column, column.name in family.empty_defaults)))
         for record in family.records:
             parts = [family.columns[i] for i in family.parts_of(record)]
             shape = msgspec.defstruct(  # a null part is not held: the part's type takes no null
@@ -398,6 +454,7 @@ def _row_builder(
         "kinds": family.kinds,
         "new_row": tuple.__new__,
         "Row": family.Row,
+        "encode": msgspec.json.encode,
     }
     exec(_row_source(family, records), namespace)  # code made from the declarations alone
     return namespace["row"]
@@ -449,6 +506,8 @@ def _row_source(family: Family, records: list[tuple[str, tuple[str, ...]]]) -> s
                 "        return None",
             ]
             values.append(name)
+        elif column.kind == "records":
+            values.append(f'("" if line.{name} is None else encode(line.{name}).decode())')
         else:
             values.append(f"line.{name}")
     code.append(f"    return new_row(Row, ({', '.join(key + values)}, ''))")
@@ -460,13 +519,28 @@ def _literal(values: tuple[str, ...]) -> Any:
     return Literal.__getitem__(values)
 
 
-def _shape(column: Column) -> tuple[Any, Any]:
+def _shape(column: Column, empty_default: bool = False) -> tuple[Any, Any]:
     """The type and default of a field in the compiled shape: what its column holds whole."""
     if column.kind == "text":
-        return (str, msgspec.NODEFAULT) if column.spec.required else (Text | None, "")
+        if column.spec.required:
+            return str, msgspec.NODEFAULT
+        return (str | None, "") if empty_default else (Text | None, "")
     if column.kind == "texts":
         return list[str] | None, None
+    if column.kind == "records":
+        return list[_record_shape(column)] | None, None  # type: ignore[misc]  # a type made here
     return _number_type(column) | None, None
+
+
+def _record_shape(column: Column) -> Any:
+    """The shape of one record of a list: every part, of its type and within its bounds, no other."""
+    parts = [Column(part.name, part.kind, part) for part in column.spec.parts]
+    return msgspec.defstruct(
+        f"{column.name.title()}Record",
+        [(p.name, str if p.kind == "text" else _number_type(p)) for p in parts],
+        forbid_unknown_fields=True,
+        gc=False,
+    )
 
 
 def _number_type(column: Column) -> Any:

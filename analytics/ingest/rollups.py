@@ -25,6 +25,13 @@ Its deltas are a function of the new rows and of the *stored* events they join (
 store looks them up, in the grace window around the batch, before it inserts the batch); with
 none stored, of the rows alone. Reports over a session cap (analytics/ingest/caps.py) count
 only as `dropped` (`dropped_deltas`).
+
+The evidence rollups (issue #43) are declared in analytics/ingest/evidence.py and registered here
+with the others: the exchange lines' (listed tools, protocol mix, refused requests) and the tool
+calls' (protocol mix, unknown names, failing argument paths, and the self-correction join of
+analytics/ingest/corrections.py, whose `stored` are the stored calls of the batch's sessions).
+Who still calls counts each call once however many outdated inputs it sent
+(analytics/ingest/old_calls.py).
 """
 
 from __future__ import annotations
@@ -32,16 +39,16 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import namedtuple
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import accumulate
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from django.conf import settings
-from django.db import models
 
+from analytics.ingest import corrections, evidence, old_calls
 from analytics.ingest.cancellations import REPORT_KINDS, implicit_joins
-from analytics.ingest.decode import APP_STATUS, TOOL_CALLS, Family
+from analytics.ingest.decode import APP_STATUS, EXCHANGE, TOOL_CALLS, Family
+from analytics.ingest.rollup_type import Deltas, Rollup
 from analytics.models import (
     ERROR_SIZE,
     FUNNEL_FIGURES,
@@ -64,42 +71,6 @@ from analytics.models import (
     WidgetFunnelDaily,
 )
 
-
-@dataclass(frozen=True, eq=False)
-class Rollup:
-    """A table of figures per UTC `period` and `dimensions`, added to by every batch of new events."""
-
-    model: type[models.Model]
-    period: Literal["hour", "day"]
-    dimensions: tuple[str, ...]
-    figures: tuple[str, ...]
-    """Added up."""
-    earliest: tuple[str, ...] = ()
-    """Kept as the earliest value added."""
-    latest: tuple[str, ...] = ()
-    """Kept as the latest value added."""
-    daily_of: Rollup | None = None
-    """The hourly rollup this one sums per day."""
-    derived: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Dimensions computed from declared fields rather than declared as dimensions themselves:
-    each with the fields it is computed from (the funnel's answer-size bucket, from `raw_bytes`)."""
-
-    @property
-    def table(self) -> str:
-        return self.model._meta.db_table
-
-    @property
-    def key(self) -> tuple[str, ...]:
-        return (self.period, *self.dimensions)
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return (*self.key, *self.figures, *self.earliest, *self.latest)
-
-
-Deltas = dict[Rollup, list[tuple]]
-"""What a batch adds to each rollup: its rows, `Rollup.columns` in order."""
-
 CALL_DIMENSIONS = ("client", "tool", "backend", "tenant")
 CALL_FIGURES: tuple[str, ...] = (
     "calls",
@@ -121,7 +92,9 @@ the other outcomes')."""
 APP_DIMENSIONS = ("client", "tool", "kind")
 APP_STATUS_HOURLY = Rollup(AppStatusHourlyCount, "hour", APP_DIMENSIONS, ("count",))
 APP_STATUS_DAILY = Rollup(AppStatusDailyCount, "day", APP_DIMENSIONS, ("count",), daily_of=APP_STATUS_HOURLY)
-OLD_CALLERS = Rollup(OldCallerDaily, "day", OLD_CALLER_DIMENSIONS, ("calls",), ("first_seen",), ("last_seen",))
+OLD_CALLERS = Rollup(
+    OldCallerDaily, "day", OLD_CALLER_DIMENSIONS, ("calls", "tool_calls"), ("first_seen",), ("last_seen",)
+)
 TOOL_CALLS_HOURLY = Rollup(ToolCallHourly, "hour", CALL_DIMENSIONS, CALL_FIGURES)
 TOOL_CALLS_DAILY = Rollup(ToolCallDaily, "day", CALL_DIMENSIONS, CALL_FIGURES, daily_of=TOOL_CALLS_HOURLY)
 WIDGET_FUNNEL = Rollup(
@@ -134,7 +107,8 @@ WIDGET_FUNNEL = Rollup(
 
 ROLLUPS: dict[Family, tuple[Rollup, ...]] = {
     APP_STATUS: (APP_STATUS_HOURLY, APP_STATUS_DAILY, OLD_CALLERS, WIDGET_FUNNEL),
-    TOOL_CALLS: (TOOL_CALLS_HOURLY, TOOL_CALLS_DAILY),
+    TOOL_CALLS: (TOOL_CALLS_HOURLY, TOOL_CALLS_DAILY, *evidence.CALL_ROLLUPS),
+    EXCHANGE: evidence.EXCHANGE_ROLLUPS,
 }
 DAILY: dict[Rollup, tuple[Rollup, ...]] = {
     hourly: tuple(r for rollups in ROLLUPS.values() for r in rollups if r.daily_of is hourly)
@@ -178,8 +152,10 @@ COUNTED: dict[Family, Any] = {
             "bytes",
             "upstream_ms",
             "total_ms",
+            *evidence.CALL_COUNTED,
         ),
     ),
+    EXCHANGE: namedtuple("CountedExchange", evidence.EXCHANGE_COUNTED),
 }
 """The columns of a family's events its rollups count: what an insert returns of the rows it stored."""
 
@@ -198,10 +174,13 @@ class Counted(Protocol):
 def deltas(family: Family, rows: Sequence[Any], stored: Sequence[Any] = ()) -> Deltas:
     """What `rows` (events of `family`, all new) add to the family's rollups that are not daily
     sums of another (the store derives those: `by_day`); `stored`: the stored events the new ones
-    join (the widget funnel's, `stored_links`)."""
+    join (the widget funnel's and the corrections', `stored_links`)."""
     result = _DELTAS[family](rows)
     if family is APP_STATUS:
         result[WIDGET_FUNNEL] = funnel_deltas(rows, stored, grace())
+    elif family is TOOL_CALLS:
+        result.update(evidence.call_deltas(rows))
+        result[evidence.CORRECTIONS] = corrections.correction_deltas(rows, stored, corrections.window())
     return result
 
 
@@ -417,7 +396,7 @@ def app_status_deltas(rows: Iterable[Any]) -> Deltas:
     """App-status events per UTC hour, client, tool and kind; and the old callers' calls per UTC
     day, kind, client, tenant, tool and what changed, with when they were first and last seen."""
     counts: dict[tuple, int] = {}
-    old_callers: dict[tuple, list] = {}
+    old_callers: list[Any] = []
     hour = end = _NEVER  # the UTC hour of the row before, and the next one: logs are in time order
     for row in rows:
         moment = row.time
@@ -427,25 +406,29 @@ def app_status_deltas(rows: Iterable[Any]) -> Deltas:
         key = (hour, row.client, row.tool, row.kind)
         counts[key] = counts.get(key, 0) + 1
         if row.kind in _OLD_CALLER_KINDS:
-            day_key = (
-                hour.replace(hour=0),
-                row.kind,
-                row.client,
-                row.tenant,
-                row.tool,
-                row.replaced_by,
-                row.input,
-                row.change,
-            )
-            if (seen := old_callers.get(day_key)) is None:
-                old_callers[day_key] = [1, moment, moment]
-            else:
-                seen[0] += 1
-                seen[1], seen[2] = min(seen[1], moment), max(seen[2], moment)
+            old_callers.append(row)
     return {
         APP_STATUS_HOURLY: [(*key, count) for key, count in counts.items()],
-        OLD_CALLERS: [(*key, *seen) for key, seen in old_callers.items()],
+        OLD_CALLERS: old_caller_deltas(old_callers),
     }
+
+
+def old_caller_deltas(rows: Iterable[Any], siblings: Sequence[Any] = ()) -> list[tuple]:
+    """The old callers' lines per UTC day, kind, client, tenant, tool and what changed (`calls`),
+    the calls they make counted once (`tool_calls`, analytics/ingest/old_calls.py: `siblings` are
+    the stored lines of the new lines' calls), and when first and last seen."""
+    rows = [row for row in rows if row.kind in _OLD_CALLER_KINDS]
+    found: dict[tuple, list] = {}
+    lines = [(*old_calls.row_key(row), 1, int(old_calls.counted_alone(row)), row.time, row.time) for row in rows]
+    for delta in (*lines, *old_calls.call_deltas(rows, siblings)):
+        key = delta[:8]
+        if (seen := found.get(key)) is None:
+            found[key] = list(delta[8:])
+        else:
+            seen[0] += delta[8]
+            seen[1] += delta[9]
+            seen[2], seen[3] = min(seen[2], delta[10]), max(seen[3], delta[11])
+    return [(*key, *seen) for key, seen in found.items() if seen[0] or seen[1]]
 
 
 _OUTCOME_INDEX = {outcome: index for index, outcome in enumerate(KNOWN_OUTCOMES)}
@@ -505,6 +488,7 @@ def _cumulative(figures: list[float]) -> list[float]:
 _DELTAS: dict[Family, Callable[[Iterable[Any]], Deltas]] = {
     APP_STATUS: app_status_deltas,
     TOOL_CALLS: tool_call_deltas,
+    EXCHANGE: evidence.exchange_deltas,
 }
 
 

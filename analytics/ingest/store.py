@@ -25,6 +25,14 @@ but for a few words (`Dialect`):
      unjoined and its delivery as never reported.
    - the widget reports it stored count against their client sessions' caps first
      (analytics/ingest/caps.py): a report over a cap is marked `dropped` and counted only so.
+   - the self-correction figures join a failing tool call and a later successful one of its
+     client session (analytics/ingest/corrections.py): before inserting a batch of calls, the
+     store locks the batch's sessions (PostgreSQL) and reads their stored calls within the
+     correction window around the batch (`stored_calls`), so concurrent writers count each
+     failing call's correction exactly once.
+   - who still calls counts a call's outdated inputs as one call: before inserting a batch's
+     `Outdated call` lines, the store locks their request ids (PostgreSQL) and reads the stored
+     lines of the same calls (`stored_siblings`; analytics/ingest/old_calls.py).
 
 On PostgreSQL the raw event tables are partitioned by month: the partitions a batch needs are
 created before its transaction, which then holds no lock a concurrent writer's DDL would wait for
@@ -42,14 +50,17 @@ from typing import Any
 import orjson
 from django.db import IntegrityError, connection, models, transaction
 
+from analytics.ingest import corrections, old_calls
 from analytics.ingest.cancellations import REACH
 from analytics.ingest.caps import over_caps
-from analytics.ingest.decode import APP_STATUS, Family
+from analytics.ingest.decode import APP_STATUS, TOOL_CALLS, Family
+from analytics.ingest.evidence import CORRECTIONS
 from analytics.ingest.rollups import (
     APP_STATUS_HOURLY,
     COUNTED,
     DAILY,
     FUNNEL_REPORTS,
+    OLD_CALLERS,
     WIDGET_FUNNEL,
     Deltas,
     Rollup,
@@ -60,13 +71,30 @@ from analytics.ingest.rollups import (
     grace,
     merged,
     negated,
+    old_caller_deltas,
 )
-from analytics.models import AppStatusEvent, IngestionMark, ToolCallEvent
+from analytics.models import (
+    CORRECTABLE,
+    OLD_CALLER_KINDS,
+    AppStatusEvent,
+    ExchangeEvent,
+    IngestionMark,
+    ToolCallEvent,
+)
 from analytics.partitions import ensure_partitions, is_partitioned
 
 FUNNEL_KINDS = frozenset(("app_data", *FUNNEL_REPORTS))
-EVENT_MODELS: dict[str, type[models.Model]] = {"AppStatus": AppStatusEvent, "ToolCall": ToolCallEvent}
+_OLD_CALLER_KINDS = frozenset(OLD_CALLER_KINDS)
+EVENT_MODELS: dict[str, type[models.Model]] = {
+    "AppStatus": AppStatusEvent,
+    "ToolCall": ToolCallEvent,
+    "Exchange": ExchangeEvent,
+}
 """The table of each family's events (analytics/checks.py holds their columns against the family's)."""
+HEARTBEAT_FAMILIES = frozenset(("AppStatus", "ToolCall"))
+"""The families with an `IngestionMark` (the freshness line, the heartbeat and its alert). Exchange
+lines are logged beside the tool calls of the same sessions, in the same logs, and have none: a
+quiet hour without a new session is not a stopped ingestion."""
 
 
 @dataclass(slots=True)
@@ -82,8 +110,12 @@ class Part:
     deltas: Deltas
     payload: Any
     linked: list[Any] = field(default_factory=list)
-    """The batch's deliveries and widget reports (app-status events only): what the widget funnel
-    joins, kept until the store knows which stored events they join."""
+    """The batch's deliveries and widget reports (app-status events): what the widget funnel
+    joins; or its calls on a session that ended `ok` or failing (tool calls): what the
+    self-correction joins; kept until the store knows which stored events they join."""
+    old_callers: list[Any] = field(default_factory=list)
+    """The batch's old-caller lines (app-status events): the lines of one call count once
+    (analytics/ingest/old_calls.py)."""
 
 
 class Dialect:
@@ -198,8 +230,14 @@ class Store:
         model = EVENT_MODELS[family.name]
         payload = self.dialect.prepare(model, family.column_names, rows) if rows else None
         first, last = min(times, default=None), max(times, default=None)
-        linked = [row for row in rows if row.kind in FUNNEL_KINDS] if family is APP_STATUS else []  # type: ignore[attr-defined]
-        return Part(family, len(rows), first, last, deltas(family, rows), payload, linked)
+        linked = []
+        old_callers = []
+        if family is APP_STATUS:
+            linked = [row for row in rows if row.kind in FUNNEL_KINDS]  # type: ignore[attr-defined]
+            old_callers = [row for row in rows if row.kind in _OLD_CALLER_KINDS]  # type: ignore[attr-defined]
+        elif family is TOOL_CALLS:
+            linked = [row for row in rows if corrections.joined(row)]
+        return Part(family, len(rows), first, last, deltas(family, rows), payload, linked, old_callers)
 
     def write(self, parts: Sequence[Part]) -> list[int]:
         """Store one batch in one transaction; return how many events of each part were new."""
@@ -209,9 +247,14 @@ class Store:
         with transaction.atomic():
             for part in parts:
                 links = self.stored_links(part)
+                siblings = self.stored_siblings(part)
                 stored, returned = self._insert(part)
                 if stored:
-                    self._add(self._counted(part, links, returned))
+                    counted = self._counted(part, links, returned)
+                    if siblings:  # the lines of one call count once: some of its lines were stored
+                        lines = part.old_callers if returned is None else returned
+                        counted = {**counted, OLD_CALLERS: old_caller_deltas(lines, siblings)}
+                    self._add(counted)
                 new.append(stored)
             self._mark(parts)
         return new
@@ -219,6 +262,12 @@ class Store:
     def _counted(self, part: Part, links: list[Any], returned: list | None) -> Deltas:
         """What the part's stored events add to the rollups (`returned`: the counted columns of
         those stored when not all were), less the widget reports over a session cap."""
+        if part.family is TOOL_CALLS:
+            if returned is not None:
+                return deltas(part.family, returned, links)
+            if not links:  # nothing stored to join: the batch's own deltas say it all
+                return part.deltas
+            return {**part.deltas, CORRECTIONS: corrections.correction_deltas(part.linked, links, corrections.window())}
         reports = (part.linked if returned is None else returned) if part.family is APP_STATUS else []
         dropped = over_caps(reports, self.dialect, EVENT_MODELS[part.family.name]._meta.db_table) if reports else []
         if not dropped:
@@ -253,7 +302,10 @@ class Store:
         its deliveries or its reports' deliveries; and, for the cancellations naming no delivery
         (analytics/ingest/cancellations.py), the stored deliveries and such cancellations of the
         part's client sessions from `REACH` grace windows before the batch to `REACH` after, and
-        the reports naming those deliveries. Read before the part is inserted."""
+        the reports naming those deliveries. Read before the part is inserted. For tool calls, the
+        stored calls the self-correction joins them to (`stored_calls`)."""
+        if part.family is TOOL_CALLS:
+            return self.stored_calls(part)
         if not part.linked:
             return []
         assert part.first is not None and part.last is not None
@@ -289,6 +341,59 @@ class Store:
                     adapt(first),
                     adapt(last),
                     dialect.listed(sorted(sessions)),
+                ],
+            )
+            found = cursor.fetchall()
+        return [Counted._make((dialect.returned(row[0]), *row[1:])) for row in found]
+
+    def stored_calls(self, part: Part) -> list[Any]:
+        """The stored calls of the part's client sessions that ended `ok` or failing, from one
+        correction window before its first call to one after its last, once the sessions are
+        locked against concurrent writers (analytics/ingest/corrections.py)."""
+        sessions = sorted({row.session for row in part.linked})
+        if not sessions:
+            return []
+        assert part.first is not None and part.last is not None
+        corrections.lock_sessions(sessions)
+        window, dialect = corrections.window(), self.dialect
+        Counted, table = COUNTED[part.family], EVENT_MODELS[part.family.name]._meta.db_table
+        outcomes = ", ".join(f"'{outcome}'" for outcome in (corrections.OK, *CORRECTABLE))
+        postgresql = isinstance(dialect, PostgreSQL)  # a session may hold a comma: a list, not `among`
+        among = "session = ANY(%s::text[])" if postgresql else "session IN (SELECT value FROM json_each(%s))"
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {', '.join(Counted._fields)} FROM {table} WHERE time >= %s AND time <= %s "
+                f"AND {among} AND outcome IN ({outcomes})",
+                [
+                    dialect.adapt(part.first - window),
+                    dialect.adapt(part.last + window),
+                    sessions if postgresql else orjson.dumps(sessions).decode(),
+                ],
+            )
+            found = cursor.fetchall()
+        return [Counted._make((dialect.returned(row[0]), *row[1:])) for row in found]
+
+    def stored_siblings(self, part: Part) -> list[Any]:
+        """The stored `Outdated call` lines of the part's calls that sent outdated inputs (the
+        same request id, within `old_calls.SIBLINGS` of the batch), once their request ids are
+        locked against concurrent writers (analytics/ingest/old_calls.py)."""
+        ids = sorted({row.request_id for row in part.old_callers if not old_calls.counted_alone(row)})
+        if not ids:
+            return []
+        assert part.first is not None and part.last is not None
+        old_calls.lock_calls(ids)
+        dialect, Counted = self.dialect, COUNTED[part.family]
+        postgresql = isinstance(dialect, PostgreSQL)
+        among = "request_id = ANY(%s::text[])" if postgresql else "request_id IN (SELECT value FROM json_each(%s))"
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {', '.join(Counted._fields)} FROM {EVENT_MODELS[part.family.name]._meta.db_table} "
+                f"WHERE kind = %s AND time >= %s AND time <= %s AND {among}",
+                [
+                    old_calls.OUTDATED,
+                    dialect.adapt(part.first - old_calls.SIBLINGS),
+                    dialect.adapt(part.last + old_calls.SIBLINGS),
+                    ids if postgresql else orjson.dumps(ids).decode(),
                 ],
             )
             found = cursor.fetchall()
@@ -365,7 +470,11 @@ class Store:
         newest event (every event of the batch is stored once this transaction commits, whether
         it was new or not). Last, after every rollup row: writers lock the marks in one order too."""
         now, adapt = datetime.now(UTC), self.dialect.adapt
-        rows = sorted((part.family.name, part.last) for part in parts if part.count and part.last is not None)
+        rows = sorted(
+            (part.family.name, part.last)
+            for part in parts
+            if part.count and part.last is not None and part.family.name in HEARTBEAT_FAMILIES
+        )
         if not rows:
             return
         table, greatest = IngestionMark._meta.db_table, self.dialect.greatest

@@ -45,7 +45,9 @@ class OldCaller:
 def old_callers(query: ReportQuery) -> list[OldCaller]:
     """Who still calls retired names, outdated inputs, deprecated tools or aliases, with counts
     and first and last seen; sorted by kind, then most calls first. Read from the daily rollup,
-    so days whose raw events the retention dropped still count."""
+    so days whose raw events the retention dropped still count. An outdated input's row counts
+    the calls that sent that input (the per-input breakdown): a call sending two is on two rows;
+    `still_calling` counts it once."""
     days = OldCallerDaily.objects.filter(day__gte=query.whole_days.start_time, day__lt=query.end_time)
     grouped = (
         _filtered(days, query)
@@ -94,13 +96,14 @@ class StillCalling:
 
 def still_calling(query: ReportQuery) -> list[StillCalling]:
     """Who still calls each tool name the old way, by host (client name or family) and tenant:
-    the old callers' rollup summed over what replaced the tool or which input changed. Sorted
+    the old callers' rollup summed over what replaced the tool or which input changed, each call
+    counted once (`tool_calls`: a call sending two outdated inputs is one call, not two). Sorted
     by tool, kind, then most calls first."""
     days = OldCallerDaily.objects.filter(day__gte=query.whole_days.start_time, day__lt=query.end_time)
     grouped = (
         _filtered(days, query)
         .values("tool", "kind", "client", "tenant")
-        .annotate(calls=Sum("calls"), first_seen=Min("first_seen"), last_seen=Max("last_seen"))
+        .annotate(calls=Sum("tool_calls"), first_seen=Min("first_seen"), last_seen=Max("last_seen"))
         .order_by()
     )
     families = Families.load()

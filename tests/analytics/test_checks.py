@@ -143,3 +143,28 @@ def test_declarations_that_contradict_each_other_are_refused():
     assert [(issue.id, issue.msg) for issue in issues] == [
         ("analytics.E005", "Twin: 'Tool call' on tools.calls is also ToolCall's"),
     ]
+
+
+def test_the_exchange_table_and_the_evidence_rollups_are_held_against_their_declarations():
+    """The exchange events' listing is a list of records, held as JSON text; each evidence rollup
+    is checked like every other one."""
+    from analytics.ingest.decode import EXCHANGE
+    from analytics.ingest.evidence import ARGUMENT_FAILURES, LISTED_TOOLS
+
+    assert declaration_issues([EXCHANGE], ROLLUPS, migrated_fields()) == []
+    (missing,) = declaration_issues([EXCHANGE], {}, tables_without("exchangeevent", "tools"))
+    assert (missing.id, missing.msg) == (
+        "analytics.E001",
+        "ExchangeEvent has no column for `tools`, which ToolsListed declares.",
+    )
+    (derived,) = declaration_issues(
+        [TOOL_CALLS], {TOOL_CALLS: [LISTED_TOOLS, ARGUMENT_FAILURES]}, migrated_fields()
+    )  # the listed tools come from the exchange lines, not the calls
+    assert (derived.id, derived.obj) == ("analytics.E004", "ListedToolDaily")
+    assert "derives `tool` from `tools`" in derived.msg
+
+
+def test_a_correctable_outcome_that_is_no_error_code_is_refused():
+    issues = declaration_issues([], {}, {}, correctable=("invalid_arguments", "misnamed"))
+    assert [(issue.id, issue.obj) for issue in issues] == [("analytics.E006", "CorrectionDaily")]
+    assert "`misnamed`" in issues[0].msg

@@ -31,6 +31,7 @@ from core.app_status import (
     TooLarge,
 )
 from core.events import Event, FieldSpec, describe
+from core.exchange import ListedTool, RequestRefused, SessionStarted, ToolsListed
 from core.logging import TRACE_CONTEXT
 from tests.analytics.conftest import call_line, ingest, line, written
 
@@ -60,6 +61,45 @@ APP_STATUS_LINES = {
 TOOL_CALL = call_line(AT, tenant="acme", upstream_ms=98.25, total_ms=120.5)
 NO_TENANT = call_line(AT)  # `"tenant": null`, as `log_calls` writes it for a caller with an API key
 TRACE_ID, SPAN_ID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+EXCHANGE_LINES = {
+    "session started": written(
+        SessionStarted(
+            client="claude-ai",
+            client_version="0.12.4",
+            protocol_version="2025-06-18",
+            requested_version="2025-11-25",
+            transport="http",
+            apps="apps",
+            request_id="init-1",
+            session="s1",
+        ),
+        AT,
+    ),
+    "tools listed": written(
+        ToolsListed(
+            client="claude-ai",
+            protocol_version="2025-06-18",
+            transport="http",
+            backend="tomtom-orbis-maps",
+            bytes=1_456,
+            tools=[ListedTool(name="tomtom-geocode", bytes=812), ListedTool(name="tomtom-routing", bytes=640)],
+            request_id="list-1",
+            session="s1",
+        ),
+        AT,
+    ),
+    "request refused": written(
+        RequestRefused(method="resources/subscribe", code=-32601, client="claude-ai", error="Method not found"), AT
+    ),
+}
+CALL_EVIDENCE = call_line(
+    AT,
+    outcome="invalid_arguments",
+    session="s1",
+    protocol_version="2025-06-18",
+    suggested=["tomtom-geocode"],
+    argument_paths=["locations[1].lat", "avoid"],
+)
 
 
 @contextlib.contextmanager
@@ -79,7 +119,8 @@ with traced():
 
 def test_every_line_the_server_writes_takes_the_compiled_path():
     unavailable = call_line(AT, outcome="unavailable", upstream_calls=0)
-    for text in [*APP_STATUS_LINES.values(), TOOL_CALL, NO_TENANT, unavailable, TRACED_CALL, TRACED_DRAWN]:
+    every = [*APP_STATUS_LINES.values(), TOOL_CALL, NO_TENANT, unavailable, TRACED_CALL, TRACED_DRAWN]
+    for text in [*every, *EXCHANGE_LINES.values(), CALL_EVIDENCE]:
         stripped = text.encode()
 
         assert decode_compiled(stripped) == decode_generally(stripped) != None  # noqa: E711 - a row, the same one
@@ -98,6 +139,7 @@ def changed(text: str, **fields: object) -> str:
 
 
 DRAWN, APP_DATA, RETIRED = APP_STATUS_LINES["drawn"], APP_STATUS_LINES["app data"], APP_STATUS_LINES["retired tool"]
+STARTED, LISTED, REFUSED = (EXCHANGE_LINES[name] for name in ("session started", "tools listed", "request refused"))
 CASES = {
     # Tool-call lines.
     "whole milliseconds": ("compiled", changed(TOOL_CALL, upstream_ms=80, total_ms=0)),
@@ -198,6 +240,32 @@ CASES = {
     "app-status without an offset": ("general", changed(DRAWN, time=AT)),
     # Servers before the event declarations wrote `"user_agent": null` for a client that sent none: as absent.
     "a null user agent": ("compiled", changed(DRAWN, user_agent=None)),
+    # Exchange lines (core/exchange.py), and the tool call's evidence fields.
+    "a call's evidence": ("compiled", CALL_EVIDENCE),
+    "a comma in an argument path": ("general", changed(CALL_EVIDENCE, argument_paths=["a, b"])),
+    "session started": ("compiled", EXCHANGE_LINES["session started"]),
+    "no listed tools": ("compiled", changed(LISTED, tools=[])),
+    "a null listing": ("compiled", changed(LISTED, tools=None)),
+    "a listed tool without bytes": ("general", changed(LISTED, tools=[{"name": "tomtom-geocode"}])),
+    "a listed tool with a field more": (
+        "general",
+        changed(LISTED, tools=[{"name": "tomtom-geocode", "bytes": 3, "title": "Geocode"}]),
+    ),
+    "a listed tool of text bytes": ("general", changed(LISTED, tools=[{"name": "tomtom-geocode", "bytes": "3"}])),
+    "a listed tool that is a name": ("general", changed(LISTED, tools=["tomtom-geocode"])),
+    "a listing that is not a list": ("general", changed(LISTED, tools={"name": "x", "bytes": 1})),
+    "listed tools in another order": ("compiled", changed(LISTED, tools=[{"bytes": 3, "name": "tomtom-geocode"}])),
+    "a listed name with escapes": ("compiled", changed(LISTED, tools=[{"name": 'caf\u00e9 "q" \u2603', "bytes": 1}])),
+    "a listed name with NUL": ("general", changed(LISTED, tools=[{"name": "a\u0000b", "bytes": 1}])),
+    "refused without a code": ("compiled", changed(REFUSED, code=...)),
+    "a code out of range": ("general", changed(REFUSED, code=2**40)),
+    "an unknown exchange message": ("general", changed(REFUSED, message="MCP request dropped")),
+    "exchange without a client": ("general", changed(REFUSED, client=...)),
+    "exchange with an unknown field": ("general", changed(LISTED, cursor="abc")),
+    "an empty client version (its default)": ("compiled", changed(STARTED, client_version="")),
+    "a null client version": ("compiled", changed(STARTED, client_version=None)),
+    "an empty request id (no default of its own)": ("general", changed(REFUSED, request_id="")),
+    "an empty exchange text that is the declared default": ("compiled", changed(LISTED, backend="", transport="")),
 }
 
 
@@ -219,9 +287,10 @@ def sample(spec: FieldSpec) -> Any:
         return (spec.values or ("x" * min(spec.max_length or 8, 8),))[0]
     if spec.kind == "texts":
         return ["tomtom-geocode", "tomtom-poi-search"]
-    if spec.kind == "record":
+    if spec.kind in ("record", "records"):
         assert spec.record is not None
-        return spec.record(**{part.name: sample(part) for part in spec.parts})
+        record = spec.record(**{part.name: sample(part) for part in spec.parts})
+        return [record, record] if spec.kind == "records" else record
     value = spec.maximum if spec.maximum is not None else 7
     return int(value) if spec.kind == "whole" else float(value)
 

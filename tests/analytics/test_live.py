@@ -10,7 +10,7 @@ import pytest
 from django.apps import apps
 
 from analytics.ingest.pipeline import ingest as events_ingest
-from analytics.live import DatabaseHandler, calls_logger, install
+from analytics.live import DatabaseHandler, calls_logger, exchange_logger, install
 from analytics.models import AppStatusEvent, ToolCallEvent
 from core import app_status
 from core.app_status import Drawn
@@ -46,8 +46,8 @@ def attached() -> Iterator[list[logging.Handler]]:
     calls_logger.propagate = False
     yield handlers
     for handler in handlers:
-        logger.removeHandler(handler)
-        calls_logger.removeHandler(handler)
+        for target in (logger, calls_logger, exchange_logger):
+            target.removeHandler(handler)
         handler.close()
     logger.setLevel(level)
     logger.propagate = propagate
@@ -141,7 +141,7 @@ def test_a_batch_that_cannot_be_written_is_counted_as_lost_and_the_writer_goes_o
     assert handler.lost == 2
 
 
-def test_the_setting_installs_one_handler_on_the_app_status_and_tool_call_loggers(settings, attached):
+def test_the_setting_installs_one_handler_on_the_app_status_tool_call_and_exchange_loggers(settings, attached):
     settings.ANALYTICS_LIVE_INGEST = True
 
     apps.get_app_config("analytics").ready()
@@ -150,4 +150,5 @@ def test_the_setting_installs_one_handler_on_the_app_status_and_tool_call_logger
 
     assert len(attached) == 1
     assert [h for h in calls_logger.handlers if isinstance(h, DatabaseHandler)] == attached
+    assert [h for h in exchange_logger.handlers if isinstance(h, DatabaseHandler)] == attached
     assert install() is attached[0]

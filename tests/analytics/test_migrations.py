@@ -66,4 +66,28 @@ def test_the_old_caller_rollup_is_counted_from_the_stored_events_when_it_is_crea
     migrate(FOLDED)  # before the rollup: the table goes
     created = migrate(("analytics", "0008_old_caller_daily_rollup")).get_model("analytics", "OldCallerDaily")
 
-    assert rows(created) == [{k: v for k, v in row.items() if k != "tenant"} for row in ingested]  # counted by 0011
+    later = ("tenant", "tool_calls")  # counted by 0011 and 0018
+    assert rows(created) == [{k: v for k, v in row.items() if k not in later} for row in ingested]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_who_still_calls_is_recounted_in_calls_from_the_stored_events_when_migrated():
+    """Migration 0018: a call that sent two outdated inputs, counted twice before, is one call on
+    the row of its first input; the per-input counts stay."""
+    from analytics.models import OldCallerDaily
+    from core.app_status import OutdatedCall
+    from tests.analytics.conftest import line
+
+    inputs = [("units", "removed"), ("avoid", "renamed")]
+    ingest(*(line(OutdatedCall, f"{D1}T10:00:00", request_id="r-9", input=i, change=c) for i, c in inputs))
+    ingested = rows(OldCallerDaily)
+    assert sorted((row["input"], row["calls"], row["tool_calls"]) for row in ingested) == [
+        ("avoid", 1, 1),
+        ("units", 1, 0),
+    ]
+
+    before = migrate(("analytics", "0017_widget_report_sessions")).get_model("analytics", "OldCallerDaily")
+    assert sum(row.calls for row in before.objects.all()) == 2  # what who-still-calls summed: two "calls"
+    recounted = migrate(("analytics", "0018_evidence_tables")).get_model("analytics", "OldCallerDaily")
+
+    assert rows(recounted) == ingested

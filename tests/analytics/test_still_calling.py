@@ -106,15 +106,19 @@ ALL = ReportQuery(start=date(2027, 1, 5), end=date(2027, 1, 7))
 
 
 def from_raw_events(group: str = "client") -> list[tuple]:
-    """The report counted straight from the stored raw events."""
+    """The report counted straight from the stored raw events: calls, not lines (a call sending
+    two outdated inputs is logged as two `Outdated call` lines of one request id)."""
     families = Families.load()
     seen: dict[tuple, list] = defaultdict(lambda: [0, None, None])
+    calls: set[tuple] = set()
     for event in AppStatusEvent.objects.filter(
         kind__in=["deprecated_tool", "alias_call", "retired_tool", "outdated_call"]
     ):
         host = families.family_of(event.client) if group == "family" else event.client
         row = seen[(event.tool, event.kind, host, families.family_of(event.client), event.tenant)]
-        row[0] += 1
+        call = (event.request_id, event.client, event.tool) if event.kind == "outdated_call" else (event.event_id,)
+        row[0] += call not in calls
+        calls.add(call)
         row[1] = event.time if row[1] is None else min(row[1], event.time)
         row[2] = event.time if row[2] is None else max(row[2], event.time)
     return sorted(((*key, *values) for key, values in seen.items()), key=lambda r: (r[0], r[1], -r[5], r[2], r[4]))
@@ -130,6 +134,8 @@ def test_who_still_calls_equals_the_raw_events_per_host_and_tenant():
     ingest(*LINES)
     ingest(*LINES[:3])  # the same lines again count once
     assert reported(ALL) == from_raw_events()
+    (outdated,) = [r for r in reported(ALL) if r[1] == "outdated_call"]
+    assert outdated[5] == 1  # one call with two outdated inputs: one call (issue #43), not `calls: 2`
     traffic = [r for r in reported(ALL) if r[0] == "tomtom-traffic" and r[1] == "deprecated_tool"]
     assert [(r[2], r[4], r[5]) for r in traffic] == [
         ("claude-ai", "acme", 3),

@@ -1,4 +1,5 @@
-"""`manage.py ingest_app_status [FILE ...|-]`: store the app-status and tool-call events of JSON-lines server logs.
+"""`manage.py ingest_app_status [FILE ...|-]`: store the app-status, tool-call and exchange events of
+JSON-lines server logs.
 
 Files may be plain or gzip (recognised by their first bytes); `-`, or no FILE, reads stdin.
 `--follow FILE` reads a log still being written, and each line appended to it, across rotations,
@@ -159,10 +160,16 @@ class Command(BaseCommand):
             f"{report.duplicates:,} already stored, {report.unknown:,} of unknown kind), "
             f"{report.tool_calls:,} tool calls ({report.tool_calls_new:,} new, {report.tool_call_duplicates:,} "
             f"already stored, {report.unknown_fields:,} with unknown fields), "
-            f"{report.skipped:,} other lines skipped, {report.malformed:,} malformed"
+            + (
+                f"{report.exchange:,} exchange lines ({report.exchange_new:,} new, "
+                f"{report.exchange_duplicates:,} already stored), "
+                if report.exchange
+                else ""
+            )
+            + f"{report.skipped:,} other lines skipped, {report.malformed:,} malformed"
             + (
                 f", {expired:,} events before the retention horizon not stored"
-                if (expired := report.expired + report.tool_calls_expired)
+                if (expired := report.expired + report.tool_calls_expired + report.exchange_expired)
                 else ""
             )
         )
