@@ -8,8 +8,8 @@ browser: anyone else is sent to the admin login. It is ninja's Swagger UI from n
 files (`ninja` is an installed app, so `collectstatic` and WhiteNoise serve them), never a CDN.
 Every stat field is described from analytics/stats.py.
 
-One router per group of endpoints (widgets, tool_calls, overview, drill_down), mounted here in the
-order the schema lists them; base holds the filters and report head they share.
+One router per group of endpoints (widgets, tool_calls, overview, drill_down, evidence), mounted
+here in the order the schema lists them; base holds the filters and report head they share.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 from ninja import NinjaAPI
 from ninja.operation import Operation
 
-from analytics.api import drill_down, overview, tool_calls, widgets
+from analytics.api import drill_down, evidence, overview, tool_calls, widgets
 from analytics.api.auth import AUTH, guard_docs
 
 
@@ -39,5 +39,5 @@ api = AnalyticsAPI(
     docs_url="/docs",
     docs_decorator=guard_docs,
 )
-for endpoints in (widgets, tool_calls, overview, drill_down):
+for endpoints in (widgets, tool_calls, overview, drill_down, evidence):
     api.add_router("", endpoints.router)

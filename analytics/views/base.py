@@ -142,6 +142,7 @@ def render_page(
         ("Tool calls", link("analytics:tool_calls", query), "tool_calls"),
         ("Failing calls", link("analytics:failing_calls", query), "failing_calls"),
         ("Failing widget events", link("analytics:failing_events", query), "failing_events"),
+        ("Evidence", link("analytics:evidence", query), "evidence"),
     ]
     active = context.get("active", "")
     fresh: Freshness = context.pop("freshness", None) or freshness(now)

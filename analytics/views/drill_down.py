@@ -3,8 +3,9 @@ event of one request. Lists page through raw events, so each says what the reten
 
 Every drill-down lands on the call: every request id shown is a link to its request page
 (analytics/requests.py); a widget's report links to the call that delivered its data as well as
-to its own; a request's page shows the calls of its client session around it. The failing calls
-are told apart by whose they are: the caller's mistakes, or the server's and TomTom's errors."""
+to its own; a request's page shows the calls of its client session around it and links to the
+session's whole timeline (analytics/views/evidence.py). The failing calls are told apart by
+whose they are: the caller's mistakes, or the server's and TomTom's errors."""
 
 from __future__ import annotations
 
@@ -33,8 +34,10 @@ from analytics.selectors import (
     request_events,
     retention_gap,
 )
+from analytics.selectors.timeline import session_of
 from analytics.tool_stats import CALLER_ERRORS, SERVER_ERRORS
 from analytics.views.base import filters, form_and_query, link, narrowed, render_page
+from analytics.views.evidence import session_url
 
 PER_PAGE = 50
 ERROR_CLASSES = {
@@ -200,6 +203,8 @@ def request_page(request: HttpRequest, request_id: str) -> HttpResponse:
         else event
         for event in request_events(request_id[:64], start, end)
     ]
+    neighbours = session_neighbours(request_id[:64], start, end)
+    session = neighbours.session or session_of(request_id[:64], start, end)
     gap = retention_gap(
         narrowed(
             query,
@@ -220,7 +225,8 @@ def request_page(request: HttpRequest, request_id: str) -> HttpResponse:
         request_id=request_id[:64],
         events=events,
         link_fields=REQUEST_ID_FIELDS,
-        neighbours=session_neighbours(request_id[:64], start, end),
+        neighbours=neighbours,
+        session_link=session_url(session),
         neighbour_limit=NEIGHBOURS,
         searched=(start, end),
         gap=gap,

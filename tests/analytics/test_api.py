@@ -131,6 +131,7 @@ def test_the_openapi_schema_describes_every_endpoint_and_stat(staff_client):
     schema = staff_client.get("/api/analytics/openapi.json").json()
 
     assert sorted(schema["paths"]) == [
+        "/api/analytics/evidence",
         "/api/analytics/failing-calls",
         "/api/analytics/failing-events",
         "/api/analytics/failures",
@@ -140,6 +141,7 @@ def test_the_openapi_schema_describes_every_endpoint_and_stat(staff_client):
         "/api/analytics/old-callers",
         "/api/analytics/overview",
         "/api/analytics/requests/{request_id}",
+        "/api/analytics/sessions/{session}",
         "/api/analytics/still-calling",
         "/api/analytics/tool-calls",
         "/api/analytics/tool-calls/by-host",
