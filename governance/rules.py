@@ -3,14 +3,16 @@
 `governance.checks` reports them for the whole surface (the committed fixture, and the tables);
 `services` refuses a write that would break them; `runtime` uses `is_outdated`, `describe` and
 `translate` to answer a call that still uses an old input, `map_arguments` to pass an alias's
-call on, and the notices for deprecated tools and aliases. "Live" means registered in this
+call on, the notices for deprecated tools and aliases, and `listed_replacements` to name only
+the replacements a caller is listed. "Live" means registered in this
 release (tools.registry), not retired and not an alias (a deprecated tool is live).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+import re
+from collections.abc import Collection, Mapping, Sequence
 from datetime import date
 from typing import Any, TypeGuard
 
@@ -89,6 +91,27 @@ def map_arguments(alias: Alias, arguments: Mapping[str, object]) -> tuple[dict[s
             continue
         mapped[new] = value
     return mapped, both
+
+
+def listed_replacements(replaced_by: Sequence[str], offered: Collection[str] | None) -> tuple[str, ...]:
+    """The replacements a caller may be told of: those among `replaced_by` it is `offered` (its
+    listing), in the recorded order; None: every one (no caller in view, e.g. the admin). The
+    recorded list may name a tool for each kind of caller (an interactive map where widgets
+    show, a map image elsewhere): each caller hears of the ones it is listed."""
+    if offered is None:
+        return tuple(replaced_by)
+    return tuple(name for name in replaced_by if name in offered)
+
+
+_TOOL_NAME_TOKEN = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def names_any(text: str, names: Collection[str]) -> bool:
+    """Whether `text` names any of the tool `names` (as a whole word; a sentence's full stop
+    after a name does not hide it)."""
+    if not names:
+        return False
+    return any(token.rstrip(".") in names for token in _TOOL_NAME_TOKEN.findall(text))
 
 
 def deprecation_notice(replaced_by: Collection[str], retire_on: date | None, *, name: str = "") -> str:

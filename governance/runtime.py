@@ -13,17 +13,22 @@ date has come is a retirement: `Surface.at`). Its hooks:
   records the retirement (`services.scheduled_retirements_fire`, once, whichever replica is
   first) and logs it.
 - `filter_listing` (a listing filter): a retired tool or an alias is never listed; a deprecated
-  tool is listed with its description starting with the deprecation notice.
+  tool is listed with its description starting with the deprecation notice, which names only
+  the replacements this caller is listed too.
 - `resolve_alias` (an interceptor, before the tenant's terms): a call to an alias becomes a call
   to its target, with the arguments the alias renames under their new names (so the tenant's
   allow-list, the contract changes and the target's own input rules judge the target), and is
   logged as an alias call.
 - `intercept` (an interceptor, before the dispatcher parses arguments): a call to a retired name
-  is answered `retired`, naming the tools that replace it; a call that still uses inputs as
-  they were before a contract change is answered `invalid_arguments`, every outdated input at
-  once, each with what changed and what to send `instead` (and, where that is mechanical, the
-  arguments to `send`); a call to a deprecated tool goes through and is logged. Each is an
-  app-status event with the client name and tenant.
+  is answered `retired`, naming the tools that replace it among those the caller is offered
+  (`ToolCall.offered`; none: it has no replacement for this client); a call that still uses
+  inputs as they were before a contract change is answered `invalid_arguments`, every outdated
+  input at once, each with what changed and what to send `instead` (and, where that is
+  mechanical, the arguments to `send`), and in the same answer every other problem the tool's
+  input finds in the rest of the call (parsed, never run: one round, not two); a call to a
+  deprecated tool goes through and is logged, its notice naming the replacements the caller is
+  offered. Each is an app-status event with the client name and tenant (`replaced_by` as
+  recorded: what replaced the tool, whoever asks).
 - `annotate` (the innermost interceptor): every result of a deprecated tool or an alias carries
   the notice under `notice`, first in the text the model reads, before app data is fitted (so
   a result with a widget still stays within its size).
@@ -43,7 +48,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -64,6 +69,7 @@ from governance.surface import ChangeKind, Deprecation, InputChange, Retirement,
 from tools.context import CallContext
 from tools.definition import Tool
 from tools.dispatch import Next, ToolCall, ToolOutcome
+from tools.registry import Registry
 
 REFRESH_WAIT_SECONDS = 2.0
 """How long a call waits for a slow refresh before it is answered from the last snapshot."""
@@ -113,22 +119,24 @@ class View:
     surface: Surface = field(init=False)
     """`read` on `day`: deprecations and aliases whose retire-on date has come are retirements."""
     hidden: frozenset[str] = field(init=False)
-    _listed: dict[str, Tool] = field(default_factory=dict)
+    _listed: dict[tuple[str, tuple[str, ...]], Tool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         surface = self.read.at(self.day)
         object.__setattr__(self, "surface", surface)
         object.__setattr__(self, "hidden", frozenset((*surface.retired_by_name, *surface.aliases_by_name)))
 
-    def listed(self, tool: Tool) -> Tool:
-        """The tool as listed: a deprecated one with the notice at the start of its description."""
+    def listed(self, tool: Tool, offered: Collection[str] | None = None) -> Tool:
+        """The tool as listed: a deprecated one with the notice at the start of its description,
+        naming the replacements among `offered` (the names this caller is listed; None: all)."""
         deprecation = self.surface.deprecated_by_name.get(tool.name)
         if deprecation is None:
             return tool
-        noticed = self._listed.get(tool.name)
+        named = rules.listed_replacements(deprecation.replaced_by, offered)
+        noticed = self._listed.get((tool.name, named))
         if noticed is None or noticed.input_model is not tool.input_model:
-            notice = rules.deprecation_notice(deprecation.replaced_by, deprecation.retire_on)
-            noticed = self._listed[tool.name] = tool.with_notice(notice)
+            notice = rules.deprecation_notice(named, deprecation.retire_on)
+            noticed = self._listed[tool.name, named] = tool.with_notice(notice)
         return noticed
 
 
@@ -208,7 +216,9 @@ class Governance:
         starts the refresh, so the next request sees it."""
         self._state.start_if_due()
         view = self.view
-        return [view.listed(tool) for tool in tools if tool.name not in view.hidden]
+        shown = [tool for tool in tools if tool.name not in view.hidden]
+        offered = frozenset(tool.name for tool in shown)
+        return [view.listed(tool, offered) for tool in shown]
 
     async def resolve_alias(self, call: ToolCall, next_: Next) -> ToolOutcome:
         """A call to an alias goes on as a call to its target (see the module docstring)."""
@@ -229,7 +239,9 @@ class Governance:
                 + ", ".join(f"{new} (not {old})" for old, new in both),
             )
             return with_notice(ToolOutcome.from_error(error), notice)
-        forwarded = ToolCall(name=alias.target, arguments=arguments, context=context, tool=target, notice=notice)
+        forwarded = ToolCall(
+            name=alias.target, arguments=arguments, context=context, tool=target, offered=call.offered, notice=notice
+        )
         return await next_(forwarded)
 
     async def intercept(self, call: ToolCall, next_: Next) -> ToolOutcome:
@@ -243,7 +255,7 @@ class Governance:
                     **context.caller(call.name), tenant=context.tenant, replaced_by=list(retirement.replaced_by)
                 )
             )
-            return ToolOutcome.from_error(retired_error(retirement))
+            return ToolOutcome.from_error(retired_error(retirement, call.offered()))
         deprecation = surface.deprecated_by_name.get(call.name)
         if deprecation is not None:
             log(
@@ -251,7 +263,8 @@ class Governance:
                     **context.caller(call.name), tenant=context.tenant, replaced_by=list(deprecation.replaced_by)
                 )
             )
-            call.notice = " ".join(filter(None, (call.notice, deprecated_notice(deprecation))))
+            offered = call.offered() if deprecation.replaced_by else ()
+            call.notice = " ".join(filter(None, (call.notice, deprecated_notice(deprecation, offered))))
         changes = outdated_changes(surface.changes_by_tool.get(call.name, ()), call.arguments)
         if changes:
             for change in changes:
@@ -260,8 +273,25 @@ class Governance:
                         **context.caller(call.name), tenant=context.tenant, input=change.input, change=change.kind.value
                     )
                 )
-            return with_notice(ToolOutcome.from_error(outdated_error(changes, call.arguments)), call.notice)
+            others = self._other_problems(call, changes)
+            return with_notice(ToolOutcome.from_error(outdated_error(changes, call.arguments, others)), call.notice)
         return await next_(call)
+
+    def _other_problems(self, call: ToolCall, changes: Sequence[InputChange]) -> Problems:
+        """What else is wrong with a call that still sends the outdated inputs `changes` name:
+        the call's arguments as they would be sent now (`other_problems`), parsed by its tool's
+        input, for this caller's backend and widgets, as the dispatcher parses them."""
+        tool = call.tool
+        backend = call.context.effective_backend
+        if tool is None or not tool.serves(backend):
+            return Problems()
+        offered = [self._tools[name] for name in call.offered() if name in self._tools]
+        hints = Registry.hints(offered)
+
+        def parse(arguments: Mapping[str, object]) -> None:
+            tool.parse(arguments, hints, backend=backend, widgets=call.context.widgets)
+
+        return other_problems(changes, call.arguments, parse)
 
     async def annotate(self, call: ToolCall, next_: Next) -> ToolOutcome:
         """Innermost: the notice `intercept` or `resolve_alias` set goes first into the result."""
@@ -330,8 +360,11 @@ def with_notice(outcome: ToolOutcome, notice: str) -> ToolOutcome:
     return ToolOutcome(data, is_error=outcome.is_error, meta=outcome.meta, answer=answer, image=outcome.image)
 
 
-def deprecated_notice(deprecation: Deprecation) -> str:
-    return rules.deprecation_notice(deprecation.replaced_by, deprecation.retire_on, name=deprecation.name)
+def deprecated_notice(deprecation: Deprecation, offered: Collection[str] | None = None) -> str:
+    """The notice every result of a deprecated tool carries, naming the replacements among
+    `offered` (None: every one)."""
+    named = rules.listed_replacements(deprecation.replaced_by, offered)
+    return rules.deprecation_notice(named, deprecation.retire_on, name=deprecation.name)
 
 
 def outdated_changes(changes: Sequence[InputChange], arguments: Mapping[str, object]) -> list[InputChange]:
@@ -340,40 +373,135 @@ def outdated_changes(changes: Sequence[InputChange], arguments: Mapping[str, obj
     return [by_input[name] for name in arguments if name in by_input]
 
 
-def retired_error(retirement: Retirement) -> ToolError:
+def retired_error(retirement: Retirement, offered: Collection[str] | None = None) -> ToolError:
+    """The answer to a call to a retired name: the replacements among `offered` (the names the
+    caller is listed; None: every one), in the recorded order, in the message and in
+    `replaced_by`. When none of them is listed to the caller it has no replacement for this
+    client; the recorded message is kept unless it names a replacement the caller is not listed."""
     since = retirement.since.isoformat() + (f" ({retirement.release})" if retirement.release else "")
-    if retirement.replaced_by:
-        use = " or ".join(retirement.replaced_by)
-        text = f"{retirement.name} was retired on {since}; use {use} instead."
+    named = rules.listed_replacements(retirement.replaced_by, offered)
+    if named:
+        text = f"{retirement.name} was retired on {since}; use {' or '.join(named)} instead."
+    elif retirement.replaced_by:
+        text = f"{retirement.name} was retired on {since} and has no replacement for this client."
     else:
         text = f"{retirement.name} was retired on {since} and has no replacement."
-    if retirement.message:
+    unlisted = set(retirement.replaced_by) - set(named)
+    if retirement.message and not rules.names_any(retirement.message, unlisted):
         text += f" {retirement.message}"
-    return ToolError(ErrorCode.RETIRED, text, replaced_by=list(retirement.replaced_by))
+    return ToolError(ErrorCode.RETIRED, text, replaced_by=list(named))
 
 
-def outdated_error(changes: Sequence[InputChange], arguments: Mapping[str, object]) -> ToolError:
+@dataclass(frozen=True)
+class Problems:
+    """What a tool's input finds wrong in a call besides its outdated inputs, as `tools.inputs`
+    lists problems (each with its `argument` or `arguments`, its `message` and any data), up to
+    its cap; `more` counts the ones left out."""
+
+    listed: tuple[dict[str, object], ...] = ()
+    more: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.listed)
+
+    @property
+    def total(self) -> int:
+        return len(self.listed) + self.more
+
+    def names(self) -> list[str]:
+        """Every argument the problems name, in their order, once."""
+        names = [name for problem in self.listed for name in _problem_names(problem)]
+        return list(dict.fromkeys(names))
+
+
+def other_problems(
+    changes: Sequence[InputChange], arguments: Mapping[str, object], parse: Callable[[Mapping[str, object]], object]
+) -> Problems:
+    """The problems of a call that runs into `changes`, besides them: the call as it would be
+    sent now (its outdated inputs left out, what to `send` in their place added unless the call
+    sent that too) given to `parse` (the tool's input; it raises the `invalid_arguments` or
+    `unsupported` error that names every problem). A problem naming an outdated input's new
+    name while the call gives nothing to send under it (it is missing, or a rule misses it) is
+    what the change's own answer says, and is left out. Nothing runs: a call that is current
+    once changed is answered by the tool."""
+    outdated = {change.input for change in changes}
+    now = {name: value for name, value in arguments.items() if name not in outdated}
+    for change in changes:
+        for name, value in (rules.translate(change, arguments[change.input]) or {}).items():
+            now.setdefault(name, value)
+    answered = {change.current_input for change in changes} - set(now)
+    try:
+        parse(now)
+    except ToolError as error:
+        problems, more = _listed_problems(error)
+    except Exception:  # a validator's own bug: the dispatcher answers it once the call is current
+        return Problems()
+    else:
+        return Problems()
+    kept = tuple(p for p in problems if not answered & {_input_of(name) for name in _problem_names(p)})
+    return Problems(kept, more)
+
+
+def _listed_problems(error: ToolError) -> tuple[list[dict[str, object]], int]:
+    """The problems of a `tools.inputs` error, one dict each, and how many it left out."""
+    data = error.data
+    if isinstance(data.get("problems"), list):
+        listed = [dict(problem) for problem in data["problems"]]
+        return listed, int(data.get("total", len(listed))) - len(listed)
+    names: dict[str, object] = {key: data[key] for key in ("argument", "arguments") if key in data}
+    rest = {key: value for key, value in data.items() if key not in names}
+    return [{**names, "message": error.message, **rest}], 0
+
+
+def _problem_names(problem: Mapping[str, object]) -> list[str]:
+    named = problem.get("arguments")
+    if isinstance(named, list):
+        return [str(name) for name in named]
+    argument = problem.get("argument")
+    return [str(argument)] if argument is not None else []
+
+
+def _input_of(path: str) -> str:
+    """The input an argument path starts in: `locations` of `locations[1][0]`."""
+    return path.split("[", 1)[0].split(".", 1)[0]
+
+
+def outdated_error(
+    changes: Sequence[InputChange], arguments: Mapping[str, object], others: Problems | None = None
+) -> ToolError:
     """The one answer to a call that still sends inputs as they were before `changes`: for one,
     what changed in words, the recorded advice and (where the translation is mechanical) the
     arguments to `send`, as `argument`, `change`, `instead`...; for several, every one of them in
-    the message and in `changes`, with `arguments` naming them and `send` merging what to send."""
+    the message and in `changes`, with `arguments` naming them and `send` merging what to send.
+    With `others` (what else is wrong with the call), the same, and the message says them too,
+    `arguments` names every offending argument (the outdated ones first) and `problems` lists
+    the others as an input error does (with `total`, `returned`, `truncated`)."""
     described = [_outdated(change, arguments[change.input]) for change in changes]
     if len(described) == 1:
         text, fields = described[0]
+    else:
+        tool = changes[0].tool
+        text = f"{len(described)} inputs of {tool} changed: " + " ".join(text for text, _ in described)
+        send: dict[str, object] = {}
+        for _text, each in described:
+            if isinstance(sent := each.get("send"), dict):
+                send |= sent
+        fields = {
+            "arguments": [change.input for change in changes],
+            "changes": [each for _text, each in described],
+            **({"send": send} if send else {}),
+        }
+    if not others:
         return ToolError(ErrorCode.INVALID_ARGUMENTS, text, **fields)
-    tool = changes[0].tool
-    text = f"{len(described)} inputs of {tool} changed: " + " ".join(text for text, _ in described)
-    send: dict[str, object] = {}
-    for _text, fields in described:
-        if isinstance(sent := fields.get("send"), dict):
-            send |= sent
-    return ToolError(
-        ErrorCode.INVALID_ARGUMENTS,
-        text,
-        arguments=[change.input for change in changes],
-        changes=[fields for _text, fields in described],
-        **({"send": send} if send else {}),
-    )
+    total = others.total
+    said = "; ".join(str(problem["message"]) for problem in others.listed)
+    more = f"; and {others.more} more" if others.more else ""
+    text += f" Also {total} other problem{'s' if total != 1 else ''}: {said}{more}."
+    named = [change.input for change in changes]
+    fields["arguments"] = list(dict.fromkeys([*named, *others.names()]))
+    fields["problems"] = list(others.listed)
+    fields |= {"total": total, "returned": len(others.listed), "truncated": bool(others.more)}
+    return ToolError(ErrorCode.INVALID_ARGUMENTS, text, **fields)
 
 
 def _outdated(change: InputChange, value: object) -> tuple[str, dict[str, object]]:

@@ -42,7 +42,7 @@ def build_dispatcher() -> Dispatcher:
             governance.annotate,
             attribute,
         ),
-        listing_filters=(governance.filter_listing, filter_listing),
+        listing_filters=(filter_listing, governance.filter_listing),
         refreshers=(governance.refresh_if_due,),
         probes={"governance": governance.readiness},
     )

@@ -25,7 +25,7 @@ def test_migrations_seed_the_committed_history():
     seeded = selectors.tool_surface()
     assert set(committed.ledger) <= set(seeded.ledger)
     assert (seeded.retired, seeded.changes) == (committed.retired, committed.changes)
-    assert seeded.retired_by_name["tomtom-static-map"].replaced_by == ("tomtom-dynamic-map",)
+    assert seeded.retired_by_name["tomtom-static-map"].replaced_by == ("tomtom-dynamic-map", "tomtom-map-image")
 
 
 def test_the_committed_file_is_in_its_one_format():

@@ -197,7 +197,7 @@ async def test_an_outdated_call_hears_every_outdated_input_at_once(call_context,
     assert [line["input"] for line in app_status(caplog, "outdated_call")] == ["destination", "origin", "max"]
 
 
-async def test_the_committed_ev_routing_changes_name_both_removed_inputs(call_context):
+async def test_the_committed_ev_routing_changes_name_both_removed_inputs_and_what_else_is_missing(call_context):
     # No django_db mark: the replica answers from the committed fixture.
     dispatcher = build_dispatcher()
     outcome = await dispatcher.call(
@@ -206,9 +206,11 @@ async def test_the_committed_ev_routing_changes_name_both_removed_inputs(call_co
         call_context,
     )
     error = outcome.data["error"]
-    assert error["arguments"] == ["origin", "destination"]
+    assert error["arguments"] == ["origin", "destination", "locations", "currentChargeInkWh"]
     assert error["message"].startswith("2 inputs of tomtom-ev-routing changed: origin: removed from ")
     assert "destination: removed from tomtom-ev-routing on 2026-10-15." in error["message"]
+    assert error["message"].endswith("Also 2 other problems: locations: is required; currentChargeInkWh: is required.")
+    assert [p["argument"] for p in error["problems"]] == ["locations", "currentChargeInkWh"]
     assert [c["instead"] for c in error["changes"]] == [
         "Send the stops in `locations`, origin first: [[longitude, latitude], ..., [longitude, latitude]].",
         "Send the stops in `locations`, destination last: [[longitude, latitude], ..., [longitude, latitude]].",

@@ -126,13 +126,19 @@ async def test_a_retired_tool_is_never_listed_and_answers_with_its_replacements(
     ("arguments", "error"),
     [
         (
-            {"query": "x", "fields": "{incidents}"},  # `query` is also too short: the change is named first
+            {"query": "x", "fields": "{incidents}"},  # `query` is also too short: both in one answer
             {
                 "code": "invalid_arguments",
-                "message": "fields: removed from demo-live on 2026-10-05. Leave it out.",
+                "message": "fields: removed from demo-live on 2026-10-05. Leave it out. "
+                "Also 1 other problem: query: should have at least 3 characters.",
                 "argument": "fields",
                 "change": "removed",
                 "instead": "Leave it out.",
+                "arguments": ["fields", "query"],
+                "problems": [{"argument": "query", "message": "query: should have at least 3 characters"}],
+                "total": 1,
+                "returned": 1,
+                "truncated": False,
             },
         ),
         (
@@ -191,9 +197,9 @@ async def test_a_retired_tool_is_never_listed_and_answers_with_its_replacements(
             },
         ),
     ],
-    ids=["removed", "string now list", "corner pairs now four numbers", "renamed", "unit changed"],
+    ids=["removed, and another problem", "string now list", "corner pairs now four numbers", "renamed", "unit changed"],
 )
-async def test_an_outdated_call_hears_what_changed_before_schema_validation(call_context, caplog, arguments, error):
+async def test_an_outdated_call_hears_what_changed_and_what_else_is_wrong(call_context, caplog, arguments, error):
     dispatcher, _ = governed(lambda: HISTORY)
     outcome = await dispatcher.call("demo-live", arguments, call_context)
     assert outcome.data == {"error": error}

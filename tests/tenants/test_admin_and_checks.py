@@ -51,7 +51,7 @@ def test_the_allow_list_refuses_retired_names_and_aliases_with_the_tool_to_allow
     services.ledger_add(name="tomtom-search", first_seen=date(2025, 6, 30))
     services.alias_create(name="tomtom-search", target="tomtom-fuzzy-search")
     assert allow_list_problems(["tomtom-static-map", "tomtom-search", "tomtom-geocode", "nonsense"]) == [
-        "tomtom-static-map: retired: allow tomtom-dynamic-map.",
+        "tomtom-static-map: retired: allow tomtom-dynamic-map or tomtom-map-image.",
         "tomtom-search: an old name of tomtom-fuzzy-search: allow tomtom-fuzzy-search.",
         "nonsense: no tool has this name.",
     ]
