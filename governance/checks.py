@@ -3,9 +3,9 @@ docs/governance.md ("System checks"); ids are never reused.
 
 - **Code and fixture** (`check_fixture`, tag `tool_surface`): the registered tools judged
   against the committed fixture, `governance/fixtures/tool_surface.json`. No database: they run on
-  every plain `manage.py check` (and so `make lint` and CI). tools.E001-E017, W002, W003.
+  every plain `manage.py check` (and so `make lint` and CI). tools.E001-E018, W002, W003.
 - **Database** (`check_tables`, tags `database` and `tool_surface`): the tables judged against
-  the registered tools (tools.E101-E117, W102, W103: the same rules as E001-E017, W002, W003,
+  the registered tools (tools.E101-E118, W102, W103: the same rules as E001-E018, W002, W003,
   each reported only where the fixture does not already report it) and against the fixture
   (tools.W001; under `--deploy`, tools.E100). They run with `manage.py check --database
   default`, and skip before `migrate` has created the tables.
@@ -96,6 +96,11 @@ E016 = "An alias ({where}) that renames an argument, but {problem}."
 E016_HINT = "Map each old argument to an input of the target (or to null, to leave it out)."
 E017 = "In more than one lifecycle state ({where}): {states}."
 E017_HINT = "A name is deprecated, an alias or retired, one at a time: keep the latest state only."
+E018 = (
+    "{state} ({where}) in favour of {replacement}, which is app-only: only widgets call it, and the callers "
+    "of this tool are never listed it."
+)
+E018_HINT = "Name a live tool a model is listed; an app-only tool replaces only an app-only tool."
 W002 = "Deprecated ({where}) with no replacement: callers are told to stop, not what to call instead."
 W002_HINT = "Name the tools that replace it in `replaced_by`, in the order a caller should try them."
 W003 = "{state} ({where}) with no retire-on date: it is never retired."
@@ -153,7 +158,7 @@ def _as_in_fixture(issue: CheckMessage) -> tuple[str, Any]:
 def surface_issues(
     surface: Surface, registry: Mapping[str, Tool], *, in_tables: bool = False, day: date | None = None
 ) -> list[CheckMessage]:
-    """The rules (tools.E001-E017, W002, W003, or E101-E117, W102, W103 for the tables) over
+    """The rules (tools.E001-E018, W002, W003, or E101-E118, W102, W103 for the tables) over
     one history and a registry, on the UTC day `day` (default: today by the governance clock)."""
     offset, where = (TABLES_OFFSET, IN_TABLES) if in_tables else (0, IN_FIXTURE)
     day = day or today()
@@ -173,6 +178,7 @@ def surface_issues(
             if not rules.is_live(replacement, registry, gone):
                 issues.append(_issue("E004", retirement.name, offset, where, replacement=replacement))
     issues += _lifecycle_issues(surface, registry, gone, offset, where, day)
+    issues += _app_only_issues(surface, registry, offset, where)
     for tool, changes in surface.changes_by_tool.items():
         if tool in gone:
             inputs = ", ".join(change.input for change in changes)
@@ -229,6 +235,26 @@ def _lifecycle_issues(
     return issues
 
 
+def _app_only_issues(surface: Surface, registry: Mapping[str, Tool], offset: int, where: str) -> list[CheckMessage]:
+    """tools.E018: a registered tool a model is listed, replaced by (or aliased to) an app-only
+    tool. A name no longer registered is history: whether it was app-only is not in the code."""
+    named: list[tuple[str, str, tuple[str, ...]]] = [
+        *(("Deprecated", row.name, row.replaced_by) for row in surface.deprecated),
+        *(("An alias", row.name, (row.target,)) for row in surface.aliases),
+        *(("Retired", row.name, row.replaced_by) for row in surface.retired),
+    ]
+    issues = []
+    for state, name, replacements in named:
+        tool = registry.get(name)
+        if tool is None or tool.app_only:
+            continue
+        for replacement in replacements:
+            candidate = registry.get(replacement)
+            if candidate is not None and candidate.app_only:
+                issues.append(_issue("E018", name, offset, where, state=state, replacement=replacement))
+    return issues
+
+
 def differing_sections(surface: Surface, committed: Surface) -> list[str]:
     return [
         label
@@ -277,7 +303,7 @@ def _committed() -> tuple[Surface | None, list[CheckMessage]]:
 
 @checks.register("tool_surface")
 def check_fixture(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """Code and fixture (no database): tools.E001-E017, W002, W003."""
+    """Code and fixture (no database): tools.E001-E018, W002, W003."""
     if _skipped(app_configs):
         return []
     committed, unreadable = _committed()
@@ -306,7 +332,7 @@ def _table_checks(app_configs: Any, databases: Any, *, deploy: bool) -> list[Che
 
 @checks.register(Tags.database, "tool_surface")
 def check_tables(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """Database: tools.E101-E117, W102, W103 and tools.W001."""
+    """Database: tools.E101-E118, W102, W103 and tools.W001."""
     return _table_checks(app_configs, databases, deploy=False)
 
 

@@ -12,8 +12,9 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.db.models import Count, Q, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.utils.html import format_html
 
 from tenants.models import Tenant, TenantKey, TenantUsage
 from tenants.tool_names import allow_list_problems
@@ -95,9 +96,35 @@ class TenantAdmin(admin.ModelAdmin):
     search_fields = ("name", "claim")
     actions = ["disable", "enable"]
 
-    @admin.display(description="active keys")
-    def active_keys(self, tenant: Tenant) -> int:
-        return tenant.keys.filter(active=True).count()
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Tenant]:
+        return super().get_queryset(request).annotate(active_key_count=Count("keys", filter=Q(keys__active=True)))
+
+    @admin.display(description="active keys", ordering="active_key_count")
+    def active_keys(self, tenant: Tenant) -> Any:
+        count = getattr(tenant, "active_key_count", None)
+        count = tenant.keys.filter(active=True).count() if count is None else count
+        if tenant.enabled and not count:
+            return format_html('<strong class="tenant-no-key">{}</strong>', "0: enabled without a key")
+        return count
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """An enabled tenant without an active key is warned about on its page (tenants.W002)."""
+        tenant = self.get_object(request, object_id)
+        if request.method == "GET" and tenant is not None and keyless(tenant):
+            self.message_user(request, keyless_text(tenant), messages.WARNING)
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def response_add(self, request: HttpRequest, obj: Tenant, post_url_continue: str | None = None) -> HttpResponse:
+        if keyless(obj):
+            self.message_user(request, keyless_text(obj), messages.WARNING)
+        return super().response_add(request, obj, post_url_continue)
+
+    def response_change(self, request: HttpRequest, obj: Tenant) -> HttpResponse:
+        if keyless(obj):
+            self.message_user(request, keyless_text(obj), messages.WARNING)
+        return super().response_change(request, obj)
 
     @admin.action(description="Disable the selected tenants (refused from their next request)")
     def disable(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
@@ -108,6 +135,18 @@ class TenantAdmin(admin.ModelAdmin):
     def enable(self, request: HttpRequest, queryset: QuerySet[Tenant]) -> None:
         count = queryset.update(enabled=True)
         self.message_user(request, f"Enabled {count} tenant(s).", messages.SUCCESS)
+
+
+def keyless(tenant: Tenant) -> bool:
+    """An enabled tenant with no active TomTom key: every tool call it makes is refused."""
+    return tenant.enabled and not tenant.keys.filter(active=True).exists()
+
+
+def keyless_text(tenant: Tenant) -> str:
+    return (
+        f"{tenant.name} is enabled but has no active TomTom key: every tool call it makes is refused "
+        "`unauthorized` (check tenants.W002). Add its key under TomTom keys below, or untick enabled."
+    )
 
 
 @admin.register(TenantUsage)

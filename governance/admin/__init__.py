@@ -26,8 +26,13 @@ autodiscovery) registers every admin:
   panel, when the analytics are installed), links to its governance history and the analytics'
   old callers, and undoing asks why.
 - `contract_changes`, `events` (the governance history, read-only) and `client_surfaces`.
-- Shared: `fields` (the status-labelled pickers, the ordered replacements, a services' refusal
-  on the form) and `shared` (`via`, the stylesheet, how soon a change is in force, the links).
+- `summary`: the header each tool's pages open on (state, replacements, retire-on date, who still
+  calls it with a total and per host family, from the analytics' `tool_summary` tags) and its
+  CSV download (`admin:tools_toolname_callers_csv`).
+- Shared: `fields` (the status-labelled pickers, the ordered replacements of live tools a model
+  can call, every services' refusal on the form at once), `mapping` (an alias's argument pairs,
+  checked as you type by `tools/governance.js`) and `shared` (`via`, the stylesheet and script,
+  how soon a change is in force, the links).
 """
 
 from governance.admin import aliases, client_surfaces, contract_changes, deprecated, events, ledger, retired

@@ -14,7 +14,15 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from governance import selectors, services
-from governance.admin.fields import LedgerNameChoiceField, ReplacementsField, offer_replacements, refused
+from governance.admin.fields import (
+    LedgerNameChoiceField,
+    ReplacementsField,
+    as_names,
+    names_from_link,
+    offer_replacements,
+    refused,
+    statuses_attr,
+)
 from governance.admin.lifecycle import LifecycleAdmin
 from governance.admin.shared import RETIRE_ON_HELP, VIA_ADMIN, in_force_text
 from governance.models import DeprecatedTool, ToolName
@@ -45,13 +53,15 @@ class DeprecatedToolForm(forms.ModelForm):
                 name__in=[name for name, status in statuses.items() if status == "live"]
             )
             field.statuses = statuses  # type: ignore[attr-defined]
-        name = self.instance.name if self.instance.pk else None
-        offer_replacements(self.fields["replaced_by"], but=name, stored=self.initial.get("replaced_by") or [])  # type: ignore[arg-type]
+            field.widget.attrs["data-statuses"] = statuses_attr(statuses)
+        name = self.instance.name if self.instance.pk else str(self.initial.get("tool") or "") or None
+        stored = as_names(self.initial.get("replaced_by"))
+        offer_replacements(self.fields["replaced_by"], but=name, stored=stored)  # type: ignore[arg-type]
 
     def clean(self) -> dict[str, Any]:
+        """Every broken rule at once: the fields' own and the services' (on the fields not
+        already in error)."""
         data = super().clean() or {}
-        if self.errors:
-            return data
         stored = DeprecatedTool.objects.get(pk=self.instance.pk) if self.instance.pk else None
         name = stored.name if stored else getattr(data.get("tool"), "name", None)
         if name is not None:
@@ -94,6 +104,17 @@ class DeprecatedToolAdmin(LifecycleAdmin):
             rules.deprecation_notice(deprecation.replaced_by, deprecation.retire_on),
             rules.deprecation_notice(deprecation.replaced_by, deprecation.retire_on, name=obj.name),
         )
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        """Pre-filled from links (a never-called tool's "Deprecate…"): `?tool=<name>` (or
+        `?name=`), `?replaced_by=<a>,<b>` in order, `?retire_on=YYYY-MM-DD`, `?reason=`."""
+        initial = super().get_changeform_initial_data(request)
+        if name := (request.GET.get("tool") or request.GET.get("name") or "").strip():
+            initial["tool"] = name[:128]
+        initial.pop("name", None)
+        if "replaced_by" in request.GET:
+            initial["replaced_by"] = names_from_link(request.GET.getlist("replaced_by"))
+        return initial
 
     def actions_for(self, request: HttpRequest, obj: Any) -> list[dict[str, str]]:
         links = super().actions_for(request, obj)

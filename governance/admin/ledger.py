@@ -16,6 +16,7 @@ from governance import selectors, services
 from governance.admin.fixture import FixturePage
 from governance.admin.history import GovernanceHistoryPage
 from governance.admin.shared import MEDIA, VIA_ADMIN, governance_history_url, governance_links
+from governance.admin.summary import CallersCsvPage, tool_summary
 from governance.clock import today
 from governance.models import ToolName
 
@@ -27,7 +28,7 @@ class ToolNameForm(forms.ModelForm):
 
 
 @admin.register(ToolName)
-class ToolNameAdmin(GovernanceHistoryPage, FixturePage):
+class ToolNameAdmin(GovernanceHistoryPage, FixturePage, CallersCsvPage):
     """The ledger: names are added by `migrate` and the committed fixture and never change; a
     row's dates and note are corrected here, through the services (recorded). Each row links to
     its governance history (`governance_view`); the list links to the fixture comparison."""
@@ -39,6 +40,7 @@ class ToolNameAdmin(GovernanceHistoryPage, FixturePage):
     readonly_fields = ("name", "status", "links")
     fields = ("name", "status", "first_seen", "first_release", "note", "links")
     change_list_template = "admin/tools/governance_change_list.html"
+    change_form_template = "admin/tools/lifecycle_change_form.html"
 
     @property
     def media(self) -> forms.Media:
@@ -82,6 +84,15 @@ class ToolNameAdmin(GovernanceHistoryPage, FixturePage):
             via=VIA_ADMIN,
         )
 
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """The row's page opens on the tool's summary (state, replacements, retire-on date, who
+        still calls it), then its dates and note."""
+        obj = self.get_object(request, object_id)
+        summary = tool_summary(request, obj.name) if obj is not None else None
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), "summary": summary})
+
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         actions = [{"url": reverse("admin:tools_toolname_fixture"), "label": "Compare with the committed fixture"}]
         return super().changelist_view(request, {**(extra_context or {}), "list_actions": actions})
@@ -94,5 +105,10 @@ class ToolNameAdmin(GovernanceHistoryPage, FixturePage):
                 name="tools_toolname_governance",
             ),
             path("fixture/", self.admin_site.admin_view(self.fixture_view), name="tools_toolname_fixture"),
+            path(
+                "callers/<str:name>/csv/",
+                self.admin_site.admin_view(self.callers_csv_view),
+                name="tools_toolname_callers_csv",
+            ),
         ]
         return own + super().get_urls()  # before the admin's catch-all `<path:object_id>/`

@@ -19,6 +19,8 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
 from governance.admin.shared import MEDIA, governance_links, in_force_text
+from governance.admin.summary import tool_summary
+from governance.models import ToolName
 
 CALLERS_PANEL = "analytics/still_calling_panel.html"
 """The analytics' panel of who still calls a tool (included when the analytics are installed)."""
@@ -84,8 +86,18 @@ class LifecycleAdmin(admin.ModelAdmin):
             "lifecycle_actions": self.actions_for(request, obj),
             "callers_panel": callers_panel(),
             "tool_name": obj.name if obj is not None else None,
+            "summary": tool_summary(request, obj.name) if obj is not None else None,
         }
         return super().change_view(request, object_id, form_url, context)
+
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """A form pre-filled with a ledger name (`?tool=`, `?name=`) opens on that name's summary."""
+        name = (request.GET.get("tool") or request.GET.get("name") or "")[:128]
+        known = bool(name) and ToolName.objects.filter(name=name).exists()
+        context = {**(extra_context or {}), "summary": tool_summary(request, name) if known else None}
+        return super().add_view(request, form_url, context)
 
     def undo_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         obj = self.get_object(request, object_id)

@@ -14,7 +14,15 @@ from django.db.models import Model
 from django.http import HttpRequest
 
 from governance import selectors, services
-from governance.admin.fields import LedgerNameChoiceField, ReplacementsField, offer_replacements, refused
+from governance.admin.fields import (
+    LedgerNameChoiceField,
+    ReplacementsField,
+    as_names,
+    names_from_link,
+    offer_replacements,
+    refused,
+    statuses_attr,
+)
 from governance.admin.lifecycle import LifecycleAdmin
 from governance.admin.shared import VIA_ADMIN, in_force_text
 from governance.models import DeprecatedTool, RetiredTool, ToolAlias, ToolName
@@ -44,7 +52,7 @@ class RetiredToolForm(forms.ModelForm):
     confirm_kill_switch = forms.BooleanField(
         required=False,
         label="Withdraw it from every replica now",
-        help_text="Needed when the name is live: retiring it is the kill switch.",
+        help_text="Asked because the name is live in this release: retiring it is the kill switch.",
     )
 
     class Meta:
@@ -53,12 +61,16 @@ class RetiredToolForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        statuses = selectors.ledger_statuses()
         if "tool" in self.fields:
-            self.fields["tool"].statuses = selectors.ledger_statuses()  # type: ignore[attr-defined]
+            self.fields["tool"].statuses = statuses  # type: ignore[attr-defined]
+            self.fields["tool"].widget.attrs["data-statuses"] = statuses_attr(statuses)
+        if "confirm_kill_switch" in self.fields:
+            self.fields["confirm_kill_switch"].widget.attrs["data-confirm-for"] = "live deprecated"
         offer_replacements(
             self.fields["replaced_by"],  # type: ignore[arg-type]
-            but=self.instance_name,
-            stored=self.initial.get("replaced_by") or [],
+            but=self.instance_name or str(self.initial.get("tool") or "") or None,
+            stored=as_names(self.initial.get("replaced_by")),
         )
 
     @property
@@ -66,12 +78,16 @@ class RetiredToolForm(forms.ModelForm):
         return self.instance.name if self.instance.pk else None
 
     def clean(self) -> dict[str, Any]:
+        """Every broken rule at once: the fields' own, the services' and the confirmation."""
         data = super().clean() or {}
         name = self.instance_name or getattr(data.get("tool"), "name", None)
-        if name is None or self.errors:
+        if name is None:
             return data
-        if refused(self, lambda: services.retired_tool_validate(name=name, replaced_by=data.get("replaced_by", []))):
-            return data
+        kept = RetiredTool.objects.get(pk=self.instance.pk).replaced_by if self.instance.pk else []
+        refused(
+            self,
+            lambda: services.retired_tool_validate(name=name, replaced_by=data.get("replaced_by", []), kept=kept),
+        )
         live = selectors.ledger_statuses().get(name) in ("live", "deprecated")
         if self.instance_name is None and live and not data.get("confirm_kill_switch"):
             self.add_error(
@@ -95,11 +111,9 @@ class RetiredToolAdmin(LifecycleAdmin):
         """Add: the answer, then the kill switch and its confirmation. Change: the answer under
         the kill switch's bound, then the links to the history and the old callers."""
         answer = ("tool", "replaced_by", "since", "release", "message")
-        if obj is None:
-            return [
-                (None, {"fields": answer}),
-                ("Kill switch", {"fields": ("confirm_kill_switch",), "description": kill_switch_text()}),
-            ]
+        if obj is None:  # the kill switch's confirmation is asked up front, beside the name it is about
+            fields = ("tool", "confirm_kill_switch", "replaced_by", "since", "release", "message")
+            return [(None, {"fields": fields, "description": kill_switch_text()})]
         return [
             (None, {"fields": answer, "description": kill_switch_text()}),
             ("History and callers", {"fields": ("links",)}),
@@ -108,6 +122,8 @@ class RetiredToolAdmin(LifecycleAdmin):
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
         """`?tool=<name>` (the deprecation's "Retire it now"): its replacements and reason."""
         initial = super().get_changeform_initial_data(request)
+        if "replaced_by" in initial:
+            initial["replaced_by"] = names_from_link(request.GET.getlist("replaced_by"))
         name = request.GET.get("tool")
         scheduled: Model | None = None
         if name:

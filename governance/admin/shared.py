@@ -15,7 +15,9 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html_join
 
 VIA_ADMIN = "admin"
-MEDIA = forms.Media(css={"all": ("tools/governance.css",)})
+MEDIA = forms.Media(css={"all": ("tools/governance.css",)}, js=("tools/governance.js",))
+"""The stylesheet, and the small script of the forms (confirmations shown when the picked name
+needs them, the alias's argument pairs checked as you type); every form works without it."""
 
 
 def in_force_text() -> str:

@@ -3,10 +3,13 @@ hooks, the fixture, the replicas (a retire-on date that came) and code.
 
 Every function is keyword-only, validates with the same rules the system checks report
 (`rules`), calls `full_clean()` and runs in one transaction. A rule a write would break raises
-`ValidationError` keyed by the field at fault, so the admin shows it on the form.
+`ValidationError` keyed by the field at fault, so the admin shows it on the form; a write that
+breaks several rules is refused naming all of them at once (`lifecycle.refusals`).
 
-- A name must be in the ledger before it can be deprecated, aliased or retired; replacements
-  and an alias's target must be live tools (registered, not retired, not an alias).
+- A name must be in the ledger before it can be deprecated, aliased or retired (an alias may
+  add a name no release listed, `unlisted=True`); replacements and an alias's target must be
+  live tools (registered, not retired, not an alias), and not app-only unless the tool they
+  replace is app-only too (a model is never listed an app-only tool).
 - A name is in at most one lifecycle state: deprecating takes a live tool; making a name an
   alias ends its deprecation; retiring ends its deprecation or alias. A retire-on date is a
   later UTC day (`clock.today`); when it comes, `scheduled_retirements_fire` turns the

@@ -5,33 +5,41 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date
 
-from django.core.exceptions import ValidationError
-
 from governance import selectors
 from governance.clock import today
 from governance.models import DeprecatedTool
 from governance.services.history import Actor, audited
-from governance.services.lifecycle import in_ledger, replacements, require_reason, retire_on_later, save_scheduled
+from governance.services.lifecycle import (
+    in_ledger,
+    refusals,
+    replacements,
+    require_reason,
+    retire_on_later,
+    save_scheduled,
+)
 
 
 def deprecation_validate(
     *, name: str, replaced_by: Sequence[str], retire_on: date | None, stored: DeprecatedTool | None = None
 ) -> None:
     """Raise `ValidationError` unless the live tool `name` may be deprecated this way (or, with
-    its `stored` deprecation, changed this way: a retire-on date kept as it is needs no check)."""
-    if stored is not None:
-        replacements(stored.name, replaced_by)
-        if retire_on != stored.retire_on:
-            retire_on_later(retire_on)
-        return
-    in_ledger(name, "deprecated")
-    if name in selectors.gone_names() or name not in selectors.registered_tools():
-        status = selectors.ledger_statuses().get(name, "dropped")
-        raise ValidationError(
-            {"tool": f"{name} is {'an alias' if status == 'alias' else status}: only a live tool can be deprecated."}
-        )
-    replacements(name, replaced_by)
-    retire_on_later(retire_on)
+    its `stored` deprecation, changed this way: a retire-on date kept as it is needs no check).
+    Every broken rule is named at once, each on its field."""
+    with refusals() as rules:
+        if stored is not None:
+            rules.check(lambda: replacements(stored.name, replaced_by, kept=stored.replaced_by))
+            if retire_on != stored.retire_on:
+                rules.check(lambda: retire_on_later(retire_on))
+            return
+        if rules.check(lambda: in_ledger(name, "deprecated")) and (
+            name in selectors.gone_names() or name not in selectors.registered_tools()
+        ):
+            status = selectors.ledger_statuses().get(name, "dropped")
+            rules.errors["tool"] = [
+                f"{name} is {'an alias' if status == 'alias' else status}: only a live tool can be deprecated."
+            ]
+        rules.check(lambda: replacements(name, replaced_by))
+        rules.check(lambda: retire_on_later(retire_on))
 
 
 def deprecation_create(

@@ -3,7 +3,8 @@ raise, and what a later state does to the states it supersedes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import date
 
 from django.core.exceptions import ValidationError
@@ -15,6 +16,36 @@ from governance.services.contract_changes import contract_change_remove
 from governance.services.history import Audit
 
 
+class Refusals:
+    """Every rule a write breaks, gathered so one `ValidationError` names all of them (keyed by
+    the field at fault), not the first one only: a form shows them all after one save."""
+
+    def __init__(self) -> None:
+        self.errors: dict[str, list[str]] = {}
+
+    def check(self, rule: Callable[[], object]) -> bool:
+        """Run one rule; True when it passed."""
+        try:
+            rule()
+        except ValidationError as error:
+            for field, problems in error.message_dict.items():
+                self.errors.setdefault(field, []).extend(problems)
+            return False
+        return True
+
+    def raise_any(self) -> None:
+        if self.errors:
+            raise ValidationError(self.errors)
+
+
+@contextmanager
+def refusals() -> Iterator[Refusals]:
+    """`with refusals() as rules: rules.check(...)`: raises every refusal at once on leaving."""
+    gathered = Refusals()
+    yield gathered
+    gathered.raise_any()
+
+
 def in_ledger(name: str, what: str) -> None:
     if not ToolName.objects.filter(name=name).exists():
         raise ValidationError(
@@ -22,12 +53,31 @@ def in_ledger(name: str, what: str) -> None:
         )
 
 
-def replacements(name: str, replaced_by: Sequence[str]) -> None:
-    problems = rules.replacement_problems(
-        name, replaced_by, selectors.registered_tools(), selectors.gone_names() - {name}
-    )
+def replacements(name: str, replaced_by: Sequence[str], *, kept: Collection[str] = ()) -> None:
+    """Refuse replacements that are not live tools, or that the tool's callers are never listed:
+    an app-only tool (only widgets call it) replaces only an app-only tool. `kept`: the stored
+    replacements, judged as before (an edit of an old retirement keeps what it named)."""
+    registry = selectors.registered_tools()
+    problems = rules.replacement_problems(name, replaced_by, registry, selectors.gone_names() - {name})
+    problems += [problem for tool in replaced_by if tool not in kept and (problem := app_only_problem(name, tool))]
     if problems:
         raise ValidationError({"replaced_by": [f"{problem}." for problem in problems]})
+
+
+def app_only_problem(name: str, tool: str, *, role: str = "replace") -> str | None:
+    """Why `tool` cannot `role` (replace, be the target of) `name`: it is app-only (only widgets
+    call it; hosts never list it to a model) and `name` is not (None when it may)."""
+    registry = selectors.registered_tools()
+    candidate = registry.get(tool)
+    if candidate is None or not candidate.app_only:
+        return None
+    replaced = registry.get(name)
+    if replaced is not None and replaced.app_only:
+        return None
+    return (
+        f"{tool} is app-only (only widgets call it; a model is never listed it), so it cannot {role} {name}: "
+        f"pick a live tool a model is listed, or leave it out"
+    )
 
 
 def retire_on_later(retire_on: date | None) -> None:

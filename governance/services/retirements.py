@@ -17,16 +17,18 @@ from governance.models import DeprecatedTool, RetiredTool, ToolAlias
 from governance.services.aliases import alias_update
 from governance.services.deprecations import deprecation_update
 from governance.services.history import Actor, audited
-from governance.services.lifecycle import in_ledger, replacements, require_reason, supersede
+from governance.services.lifecycle import in_ledger, refusals, replacements, require_reason, supersede
 
 VIA_SCHEDULE = "schedule"
 """Where a retirement whose retire-on date came is recorded from (a replica, or the admin)."""
 
 
-def retired_tool_validate(*, name: str, replaced_by: Sequence[str]) -> None:
-    """Raise `ValidationError` unless `name` may be retired in favour of `replaced_by`."""
-    in_ledger(name, "retired")
-    replacements(name, replaced_by)
+def retired_tool_validate(*, name: str, replaced_by: Sequence[str], kept: Sequence[str] = ()) -> None:
+    """Raise `ValidationError` unless `name` may be retired in favour of `replaced_by` (`kept`:
+    the replacements a stored retirement names, judged as before). Every broken rule at once."""
+    with refusals() as checked:
+        checked.check(lambda: in_ledger(name, "retired"))
+        checked.check(lambda: replacements(name, replaced_by, kept=kept))
 
 
 def retired_tool_create(
@@ -70,8 +72,8 @@ def retired_tool_update(
 ) -> RetiredTool:
     """Change what the answer to a retired name says; the name itself never changes."""
     with audited(by=by, via=via) as audit:
-        retired_tool_validate(name=retired.name, replaced_by=replaced_by)
         stored = RetiredTool.objects.get(pk=retired.pk)
+        retired_tool_validate(name=retired.name, replaced_by=replaced_by, kept=stored.replaced_by)
         retired.replaced_by = list(replaced_by)
         retired.since = since
         retired.release = release

@@ -135,13 +135,17 @@ def test_a_stored_replacement_no_longer_live_is_shown_with_its_status(admin_clie
     resave = admin_client.post(
         reverse("admin:tools_retiredtool_change", args=[retired.pk]), retire_form(replaced_by=["demo-next"])
     )
-    assert "demo-next is not a live tool." in resave.content.decode()  # the services' reason, on the form
+    # the services' reason, on the form, with what to pick instead
+    assert "demo-next is not a live tool: it is retired; pick demo-live instead." in resave.content.decode()
 
 
 def test_a_broken_rule_shows_on_the_form(admin_client, release):
     response = admin_client.post(reverse("admin:tools_retiredtool_add"), retire_form(replaced_by=["demo-gone"]))
     assert response.status_code == 200  # the form again, not a redirect
-    assert "demo-gone is not a live tool." in response.content.decode()
+    assert (
+        "demo-gone is not a live tool: this release offers no tool of that name; pick one of the live tools offered."
+        in response.content.decode()
+    )
     assert not RetiredTool.objects.filter(tool_id="demo-old").exists()
 
 

@@ -120,7 +120,11 @@ def test_an_alias_from_the_command_line(governance_clock, tmp_path):
 def test_refusals_name_the_field_and_change_nothing(governance_clock):
     with pytest.raises(CommandError) as refused:
         run("deprecate_tool", "tomtom-traffic", "--replaced-by", "tomtom-static-map", "--retire-on", "2027-01-01")
-    assert str(refused.value) == "Refused, nothing changed:\n  replaced_by: tomtom-static-map is not a live tool."
+    assert str(refused.value) == (  # every broken rule at once, each on its field
+        "Refused, nothing changed:\n"
+        "  replaced_by: tomtom-static-map is not a live tool.\n"
+        "  retire_on: 2027-01-01 is not after today (2027-01-10, UTC): retire the tool now instead."
+    )
     with pytest.raises(CommandError, match=r"'15/01/2027' is not a date: write YYYY-MM-DD\."):
         run("schedule_retirement", "tomtom-traffic", "15/01/2027")
     with pytest.raises(CommandError, match="--by: no user is named 'nobody'"):
