@@ -64,7 +64,9 @@ def main() -> None:
         "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
     )
     parser.add_argument(
-        "--keep-database", action="store_true", help="Keep the scratch database (its name is printed) for --reports-on."
+        "--keep-database",
+        action="store_true",
+        help="Keep the scratch database (its name is printed) for --reports-on; with --reports-on, keep it again.",
     )
     parser.add_argument(
         "--reports-on",
@@ -79,7 +81,7 @@ def main() -> None:
     if not args.database_url.startswith("postgres"):
         parser.error("the benchmark needs PostgreSQL")
     if args.reports_on:
-        reports_only(args.database_url, args.reports_on)
+        reports_only(args.database_url, args.reports_on, keep=args.keep_database)
         return
 
     scratch = f"analytics_bench_{os.getpid()}"
@@ -112,8 +114,9 @@ def main() -> None:
     print_table(rows)
 
 
-def reports_only(admin_url: str, name: str) -> None:
-    """The report latencies again on a kept database (at a quieter moment, say); then drop it."""
+def reports_only(admin_url: str, name: str, *, keep: bool = False) -> None:
+    """The report latencies again on a kept database (at a quieter moment, say); then drop it,
+    unless `keep` (to measure a change to the reports on the same data)."""
     import django
 
     os.environ["DATABASE_URL"] = admin_url.rsplit("/", 1)[0] + "/" + name
@@ -127,8 +130,9 @@ def reports_only(admin_url: str, name: str) -> None:
         ]
     finally:
         close_django()
-        with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        if not keep:
+            with psycopg.connect(admin_url, autocommit=True) as admin:
+                admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     print_table(rows)
 
 
