@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from django.db import connections
 
 from analytics.ingest.batches import IngestReport
 from analytics.ingest.pipeline import ingest as ingest_lines
@@ -129,6 +131,30 @@ def log(*lines: str) -> bytes:
 
 def ingest(*lines: str, batch_size: int = 5000) -> IngestReport:
     return ingest_lines([text.encode() + b"\n" for text in lines], batch_size=batch_size)
+
+
+def ingest_concurrently(*parts: list[str], batch_size: int) -> None:
+    """Each part ingested by a writer of its own (a thread with its own connection), all started
+    at once: two replicas or workers storing lines of one session. Raises what a writer raised."""
+    start = threading.Barrier(len(parts))
+    failures: list[BaseException] = []
+
+    def write(lines: list[str]) -> None:
+        try:
+            start.wait()
+            ingest(*lines, batch_size=batch_size)
+        except BaseException as error:  # raised below, on the test's thread
+            failures.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=write, args=(part,)) for part in parts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
 
 
 D1, D2 = "2026-11-02", "2026-11-03"

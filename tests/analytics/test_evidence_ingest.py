@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from analytics.ingest.batches import IngestReport
 from analytics.models import (
@@ -28,7 +27,7 @@ from analytics.models import (
     UnknownToolDaily,
 )
 from analytics.selectors import ReportQuery, still_calling
-from tests.analytics.conftest import ingest
+from tests.analytics.conftest import ingest, ingest_concurrently
 
 pytestmark = pytest.mark.django_db
 
@@ -197,24 +196,7 @@ def test_two_writers_on_one_session_count_each_correction_once(settings):
     for _round in range(3):
         for model in (ToolCallEvent, CorrectionDaily, UnknownToolDaily, ArgumentFailureDaily, ProtocolMixDaily):
             model.objects.all().delete()
-        start = threading.Barrier(2)
-        failures: list[BaseException] = []
-
-        def write(lines: list[str], start: threading.Barrier = start, failures: list = failures) -> None:
-            try:
-                start.wait()
-                ingest(*lines, batch_size=3)
-            except BaseException as error:  # reported below, on the test's thread
-                failures.append(error)
-            finally:
-                connections.close_all()
-
-        threads = [threading.Thread(target=write, args=(half,)) for half in halves]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert failures == []
+        ingest_concurrently(*halves, batch_size=3)
         assert stored()["corrections"] == expected()["corrections"]
 
 

@@ -5,11 +5,10 @@ did not take as sent is counted (`mismatched`, `dropped`) and shown."""
 from __future__ import annotations
 
 import re
-import threading
 from html import unescape
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from analytics.funnel import GUARD_HELP
 from analytics.models import (
@@ -21,7 +20,7 @@ from analytics.models import (
     WidgetReportSession,
 )
 from core.app_status import AppData, Drawn, Failed
-from tests.analytics.conftest import ingest, line
+from tests.analytics.conftest import ingest, ingest_concurrently, line
 from tests.analytics.test_dashboard import table_rows
 
 pytestmark = pytest.mark.django_db
@@ -242,25 +241,7 @@ def test_two_writers_on_one_session_count_it_once(settings):
         pytest.skip("concurrent writers need PostgreSQL (DATABASE_URL=postgres://...)")
     settings.ANALYTICS_SESSION_MAX_REPORTS = 30
     reports = [report("drawn", f"10:{i // 60:02d}:{i % 60:02d}", None, session="shared") for i in range(80)]
-    halves = [reports[::2], reports[1::2]]
-    start = threading.Barrier(2)
-    failures: list[BaseException] = []
-
-    def write(lines: list[str]) -> None:
-        try:
-            start.wait()
-            ingest(*lines, batch_size=10)
-        except BaseException as error:  # reported below, on the test's thread
-            failures.append(error)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=write, args=(half,)) for half in halves]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert failures == []
+    ingest_concurrently(reports[::2], reports[1::2], batch_size=10)
     shared = WidgetReportSession.objects.get(session="shared")
     assert (shared.reports, shared.dropped) == (30, 50)
     assert AppStatusEvent.objects.filter(kind="drawn").count() == 30
