@@ -17,27 +17,22 @@ the batch's sessions within one window before its first call to one after its la
 (`Store.stored_calls`).
 
 Concurrent writers (replicas, worker processes) storing calls of one session at once would each
-miss the other's: on PostgreSQL each writer first takes a transaction-scoped advisory lock per
-session of its batch (`lock_sessions`, in one order, so two writers cannot wait on each other),
-then reads; the other writer's calls of those sessions are then committed and read, or not
-stored yet and will read these. SQLite has one writer at a time.
+miss the other's: on PostgreSQL each writer first locks every session of its batch
+(analytics/ingest/locks.py), then reads.
 """
 
 from __future__ import annotations
 
-import hashlib
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
 
 from analytics.models import CORRECTABLE
 
 OK = "ok"
-CORRECTION_LOCK = 0x636F7272
 """The first key (b"corr") of the two-key advisory locks on client sessions: a space apart from
 the one-key locks (analytics/partitions.py's)."""
 _FAILING = frozenset(CORRECTABLE)
@@ -100,22 +95,3 @@ def correction_deltas(rows: Sequence[Any], stored: Sequence[Any], within: timede
             if row.outcome in _FAILING and _corrected(row, new_ok, within) and not _corrected(row, old_ok, within):
                 add(row, 0, 1)
     return [(*key, *counts) for key, counts in figures.items() if any(counts)]
-
-
-def session_key(session: str) -> int:
-    """A session's second advisory-lock key: 32 bits of its SHA-256 (two sessions sharing one
-    only wait for each other)."""
-    return int.from_bytes(hashlib.sha256(session.encode()).digest()[:4], "big", signed=True)
-
-
-def lock_sessions(sessions: Iterable[str]) -> None:
-    """On PostgreSQL, lock each session until the transaction ends, in key order."""
-    if connection.vendor != "postgresql":
-        return
-    keys = sorted({session_key(session) for session in sessions})
-    if keys:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(pg_advisory_xact_lock(%s, key)) FROM unnest(%s::integer[]) AS key",
-                [CORRECTION_LOCK, keys],
-            )

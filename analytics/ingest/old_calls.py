@@ -10,8 +10,8 @@ its own (`rollups.app_status_deltas` counts those, and an outdated line without 
 Which line is a call's first is a function of the set of its stored lines, whatever order they
 were stored in: a batch moves the call from the row of the stored lines' first to the row of the
 first of them all (`call_deltas`). The store reads the stored lines of the batch's calls before it
-inserts the batch (`Store.stored_siblings`), the request ids locked on PostgreSQL as the sessions
-are for the corrections (analytics/ingest/corrections.py).
+inserts the batch (`Store.stored_siblings`), its request ids locked on PostgreSQL first
+(analytics/ingest/locks.py).
 """
 
 from __future__ import annotations
@@ -20,14 +20,9 @@ from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from django.db import connection
-
-from analytics.ingest.corrections import session_key
-
 OUTDATED = "outdated_call"
 SIBLINGS = timedelta(minutes=1)
 """How far apart the lines of one call may be logged (they are logged at once)."""
-CALL_LOCK = 0x6F6C6463
 """The first key (b"oldc") of the two-key advisory locks on a call's request id."""
 
 
@@ -70,15 +65,3 @@ def call_deltas(rows: Sequence[Any], stored: Sequence[Any]) -> list[tuple]:
         if before is not None:
             deltas.append((*row_key(before), 0, -1, before.time, before.time))
     return deltas
-
-
-def lock_calls(request_ids: Iterable[str]) -> None:
-    """On PostgreSQL, lock each request id until the transaction ends, in key order."""
-    if connection.vendor != "postgresql":
-        return
-    keys = sorted({session_key(request_id) for request_id in request_ids})
-    if keys:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(pg_advisory_xact_lock(%s, key)) FROM unnest(%s::integer[]) AS key", [CALL_LOCK, keys]
-            )

@@ -50,7 +50,7 @@ from typing import Any
 import orjson
 from django.db import IntegrityError, connection, models, transaction
 
-from analytics.ingest import corrections, old_calls
+from analytics.ingest import corrections, locks, old_calls
 from analytics.ingest.cancellations import REACH
 from analytics.ingest.caps import over_caps
 from analytics.ingest.decode import APP_STATUS, TOOL_CALLS, Family
@@ -354,7 +354,7 @@ class Store:
         if not sessions:
             return []
         assert part.first is not None and part.last is not None
-        corrections.lock_sessions(sessions)
+        locks.lock(locks.SESSIONS, sessions)
         window, dialect = corrections.window(), self.dialect
         Counted, table = COUNTED[part.family], EVENT_MODELS[part.family.name]._meta.db_table
         outcomes = ", ".join(f"'{outcome}'" for outcome in (corrections.OK, *CORRECTABLE))
@@ -381,7 +381,7 @@ class Store:
         if not ids:
             return []
         assert part.first is not None and part.last is not None
-        old_calls.lock_calls(ids)
+        locks.lock(locks.CALLS, ids)
         dialect, Counted = self.dialect, COUNTED[part.family]
         postgresql = isinstance(dialect, PostgreSQL)
         among = "request_id = ANY(%s::text[])" if postgresql else "request_id IN (SELECT value FROM json_each(%s))"
