@@ -1,11 +1,12 @@
 """Issue #43 in a real headless Chromium at 1,280 px: from the evidence to the action in two
 clicks. A product manager opens the evidence page, clicks "Alias this name to …" on a name agents
 call that does not exist, finds the alias form filled in, saves it, and the name is an alias.
-Screenshots of the pages go to /tmp/shots/ (for the closing note; not committed)."""
+With ANALYTICS_SCREENSHOTS=<folder>, each page is saved there."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -21,8 +22,15 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium"),
 ]
-SHOTS = Path("/tmp/shots")
 WIDTH = 1280
+
+
+def shoot(target: Any, name: str, *, full_page: bool = False) -> None:
+    """Save a page (or one element of it) as `<name>.png` in ANALYTICS_SCREENSHOTS, when set."""
+    if folder := os.environ.get("ANALYTICS_SCREENSHOTS"):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        options = {"full_page": True} if full_page else {}
+        target.screenshot(path=str(Path(folder) / f"{name}.png"), **options)
 
 
 @pytest.fixture
@@ -47,7 +55,6 @@ def product_manager(live_server: Any, client: Any, django_user_model: Any) -> li
 def test_an_unknown_name_becomes_an_alias_in_two_clicks(live_server, product_manager):
     from playwright.sync_api import sync_playwright
 
-    SHOTS.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         context = chromium.new_context(viewport={"width": WIDTH, "height": 900})
@@ -55,8 +62,8 @@ def test_an_unknown_name_becomes_an_alias_in_two_clicks(live_server, product_man
         page = context.new_page()
         page.goto(f"{live_server.url}/analytics/evidence/?start={D1}&end={D2}&group=family")
         assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH  # nothing wider than the window
-        page.screenshot(path=str(SHOTS / "evidence.png"), full_page=True)
-        page.locator("#unknown").screenshot(path=str(SHOTS / "evidence-unknown-names.png"))
+        shoot(page, "evidence", full_page=True)
+        shoot(page.locator("#unknown"), "evidence-unknown-names")
 
         row = page.locator("#unknown-names tbody tr", has_text="tomtom-geocoder")
         row.get_by_role("link", name="Alias this name to tomtom-geocode…").click()  # 1: the action
@@ -64,17 +71,17 @@ def test_an_unknown_name_becomes_an_alias_in_two_clicks(live_server, product_man
         assert "/admin/tools/toolalias/add/" in page.url
         assert page.locator("#id_name").input_value() == "tomtom-geocoder"
         assert page.locator("#id_target").input_value() == "tomtom-geocode"
-        page.screenshot(path=str(SHOTS / "alias-form-prefilled.png"), full_page=True)
+        shoot(page, "alias-form-prefilled", full_page=True)
         page.locator("input[name=_save]").click()  # 2: save
         if page.locator("#id_confirm_redirect").count() and page.locator(".errorlist").count():
             page.locator("#id_confirm_redirect").check()  # the form asks to confirm: confirm and save
             page.locator("input[name=_save]").click()
 
         assert "tomtom-geocoder is an alias of tomtom-geocode" in page.locator(".messagelist").inner_text().lower()
-        page.screenshot(path=str(SHOTS / "alias-saved.png"), full_page=True)
+        shoot(page, "alias-saved", full_page=True)
         page.goto(f"{live_server.url}/analytics/evidence/?start={D1}&end={D2}&group=family")
         after = table_rows(page.content(), "unknown-names")
-        page.locator("#unknown").screenshot(path=str(SHOTS / "evidence-after-alias.png"))
+        shoot(page.locator("#unknown"), "evidence-after-alias")
         chromium.close()
 
     from governance.models import ToolAlias
@@ -97,7 +104,6 @@ def test_the_recorded_sessions_from_the_evidence_to_a_sessions_timeline(live_ser
 
     in_session = [line for line in recorded if line.get("session") == "s00"]
     call = next(line for line in in_session if line["message"] == "Tool call")
-    SHOTS.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         context = chromium.new_context(viewport={"width": WIDTH, "height": 900})
@@ -105,7 +111,7 @@ def test_the_recorded_sessions_from_the_evidence_to_a_sessions_timeline(live_ser
         page = context.new_page()
         page.goto(f"{live_server.url}/analytics/evidence/?start=2026-11-23&end=2026-11-24&group=family")
         assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH
-        page.screenshot(path=str(SHOTS / "evidence-recorded-sessions.png"), full_page=True)
+        shoot(page, "evidence-recorded-sessions", full_page=True)
 
         page.goto(f"{live_server.url}/analytics/requests/{call['request_id']}/?{urlencode({'at': call['time']})}")
         page.locator("#session-timeline-link").click()  # the request's whole session
@@ -114,5 +120,5 @@ def test_the_recorded_sessions_from_the_evidence_to_a_sessions_timeline(live_ser
         messages = page.locator("#session-timeline tbody tr td:nth-child(2)").all_inner_texts()
         assert messages == [line["message"] for line in sorted(in_session, key=lambda line: line["time"])]
         assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH
-        page.screenshot(path=str(SHOTS / "session-timeline.png"), full_page=True)
+        shoot(page, "session-timeline", full_page=True)
         chromium.close()

@@ -5,13 +5,16 @@ each pair checked as you type with the verdict the server gives on save."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from core.app_status import DeprecatedToolCalled
 from governance import services
+from tests.analytics.conftest import ingest, line
 from tests.governance.test_admin_browser import ARGS, CHROMIUM, WIDTH, page_at_1280
 
 pytestmark = [
@@ -28,6 +31,20 @@ def staff(live_server: Any, client: Any, django_user_model: Any) -> list[dict[st
         replaced_by=["tomtom-routing"],
         retire_on=date(2099, 6, 1),
         reason="Incidents now come with routes.",
+    )
+    at = (datetime.now(UTC) - timedelta(days=1)).replace(microsecond=0).isoformat().replace("+00:00", "")
+    ingest(  # who still calls it: 5 calls from Claude, 2 from VS Code
+        *(
+            line(
+                DeprecatedToolCalled,
+                at,
+                tool="tomtom-traffic",
+                client=client,
+                request_id=f"req-{number}",
+                replaced_by=["tomtom-routing"],
+            )
+            for number, client in enumerate(["claude-ai"] * 5 + ["Visual Studio Code"] * 2)
+        )
     )
     client.force_login(django_user_model.objects.create_superuser("pm", "pm@example.com", "pw"))
     return [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
@@ -55,7 +72,8 @@ def test_a_tools_page_opens_on_its_summary(live_server, staff, browser):
     summary.wait_for()
     assert page.locator("#summary-state").inner_text() == "scheduled to retire"
     assert page.locator("#summary-replacements").inner_text() == "tomtom-routing"
-    assert page.locator("#summary-callers-total").inner_text() == "0 calls"
+    assert page.locator("#summary-callers-total").inner_text() == "7 calls"
+    assert "Claude (desktop, web)" in page.locator("#summary-callers").inner_text()
     assert page.locator("#summary-csv").is_visible()
     box = page.locator("#summary-callers").bounding_box()
     assert box is not None and box["y"] + box["height"] <= 900  # who still calls: in the first screen
@@ -63,6 +81,8 @@ def test_a_tools_page_opens_on_its_summary(live_server, staff, browser):
     assert page.evaluate("() => document.documentElement.scrollWidth") <= WIDTH
     assert "Django administration" not in page.locator("#header").inner_text()
     assert "TomTom Maps MCP" in page.locator("#header").inner_text()
+    if folder := os.environ.get("ANALYTICS_SCREENSHOTS"):
+        page.screenshot(path=f"{folder}/tool-summary.png", full_page=True)
 
 
 def test_the_kill_switch_confirmation_appears_when_a_live_name_is_picked(live_server, staff, browser):
