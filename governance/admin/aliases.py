@@ -174,7 +174,7 @@ class ToolAliasAdmin(LifecycleAdmin):
         saved = services.alias_create(name=data["old_name"], since=data["since"], unlisted=data["unlisted"], **fields)
         obj.pk, obj.tool_id = saved.pk, saved.tool_id
         self.message_user(
-            request, f"{saved.name} is an alias of {saved.target_id}. {in_force_text()}", messages.SUCCESS
+            request, f"Saved: {saved.name} is an alias of {saved.target_id}. {in_force_text()}", messages.SUCCESS
         )
 
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:

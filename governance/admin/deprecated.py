@@ -137,7 +137,7 @@ class DeprecatedToolAdmin(LifecycleAdmin):
             return
         saved = services.deprecation_create(name=data["tool"].name, since=data["since"], **fields)
         obj.pk = saved.pk
-        self.message_user(request, f"{saved.name} is deprecated. {in_force_text()}", messages.SUCCESS)
+        self.message_user(request, f"Saved: {saved.name} is deprecated. {in_force_text()}", messages.SUCCESS)
 
     def undo(self, obj: DeprecatedTool, *, reason: str, by: Any) -> None:
         services.deprecation_withdraw(deprecation=obj, reason=reason, by=by, via=VIA_ADMIN)

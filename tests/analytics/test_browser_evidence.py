@@ -77,7 +77,7 @@ def test_an_unknown_name_becomes_an_alias_in_two_clicks(live_server, product_man
             page.locator("#id_confirm_redirect").check()  # the form asks to confirm: confirm and save
             page.locator("input[name=_save]").click()
 
-        assert "tomtom-geocoder is an alias of tomtom-geocode" in page.locator(".messagelist").inner_text().lower()
+        assert "Saved: tomtom-geocoder is an alias of tomtom-geocode." in page.locator(".messagelist").inner_text()
         shoot(page, "alias-saved", full_page=True)
         page.goto(f"{live_server.url}/analytics/evidence/?start={D1}&end={D2}&group=family")
         after = table_rows(page.content(), "unknown-names")
