@@ -87,6 +87,7 @@ def failing_calls_page(request: HttpRequest) -> HttpResponse:
             "backend": call.backend,
             "total_ms": call.total_ms,
             "request_link": request_url(call.request_id, call.time),
+            "session_link": session_url(call.session),
         }
         for call in page
     ]

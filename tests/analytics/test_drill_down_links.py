@@ -127,6 +127,9 @@ def test_the_failing_calls_tell_the_callers_mistakes_from_the_servers_errors(sta
     for code in ("invalid_arguments", "unknown_tool", "retired", "unsupported", "unauthorized"):
         assert f"<code>{code}</code>" in html
     assert links(html) and all("/analytics/requests/" in href for href in links(html))
+    timelines = {row[5]: row[6] for row in table_rows(html, "failing-calls")}
+    assert timelines == {"after-1": "timeline", "server-1": "timeline", "server-2": "—"}  # server-2: sessionless
+    assert '<a href="/analytics/sessions/s1/" class="session-link">timeline</a>' in html
 
     caller = staff_client.get(f"/analytics/calls/?{RANGE}&class=caller").content.decode()
     assert [row[5] for row in table_rows(caller, "failing-calls")] == ["after-1"]
