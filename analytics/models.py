@@ -316,6 +316,7 @@ class ToolCallEvent(models.Model):
         tenant: str
         backend: str
         request_id: str
+        session: str
         total_ms: float | None
 
     # The identity is the primary key: no surrogate id, one index less to maintain per event.
