@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import mcp_types as types
@@ -32,18 +31,18 @@ from starlette.requests import Request
 from core.calls import ToolCall
 from core.exchange import RequestRefused, SessionStarted, ToolsListed
 from governance.client_surface import ClientSurfaces
-from protocol import exchange, http
+from protocol import exchange
 from protocol.handlers import tools as tools_handlers
 from protocol.server import build_server
 from protocol.service import build_dispatcher
 from protocol.stdio import stdio_context_factory
-from tests.conftest import CANARY_KEY, data
+from tests.conftest import CANARY_KEY
+from tests.mcp.test_traces import sdk_client
 from tests.support import logs
 from tools.context import CallContext
 from tools.dispatch import Dispatcher
 from tools.registry import default_registry
 
-GEOCODE_PATH = r"/maps/orbis/places/geocode/.*"
 CLIENT = Implementation(name="evidence-test", version="3.1.4")
 JSON = {"Accept": "application/json, text/event-stream"}
 
@@ -60,32 +59,10 @@ def lines(caplog) -> Any:
     return logged
 
 
-@pytest.fixture
-def served(settings, stub):
-    """`/mcp` answering from the stub, the server's key the canary."""
-    settings.TOMTOM_API_BASE_URL = stub.base_url
-    settings.TOMTOM_API_KEY = CANARY_KEY
-    stub.route("GET", GEOCODE_PATH, json_body=data("geocode.json"))
-    http.mcp_endpoint.cache_clear()
-    yield stub
-    http.mcp_endpoint.cache_clear()
-
-
-@contextlib.asynccontextmanager
-async def over_http(mode: str = "legacy") -> AsyncIterator[Any]:
-    """The SDK's client over Streamable HTTP, into the ASGI application in this process."""
-    import httpx2
-    from mcp.client.streamable_http import streamable_http_client
-
-    from tomtom_mcp.asgi import application
-
-    mounts = {"http://testserver": httpx2.ASGITransport(app=application)}
-    headers = {"User-Agent": "evidence-agent/7"}
-    async with (
-        httpx2.AsyncClient(headers=headers, mounts=mounts, timeout=30) as client,
-        Client(streamable_http_client("http://testserver/mcp", http_client=client), mode=mode, client_info=CLIENT) as c,
-    ):
-        yield c
+def over_http(mode: str = "legacy") -> contextlib.AbstractAsyncContextManager[Any]:
+    """The SDK's client over Streamable HTTP, into the ASGI application in this process, named
+    `CLIENT` and sending a User-Agent."""
+    return sdk_client(mode, {"User-Agent": "evidence-agent/7"}, client_info=CLIENT)
 
 
 def in_process(config) -> Any:

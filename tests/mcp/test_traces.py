@@ -24,12 +24,12 @@ from core.events import ENVELOPE
 from core.logging import TRACE_CONTEXT, JsonLinesFormatter
 from protocol import http
 from tests.conftest import CANARY_KEY, REPO, data
+from tests.mcp.conftest import GEOCODE_PATH
 from tests.support.traces import everything_recorded, named, recording
 from tools import tracing
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"
-GEOCODE_PATH = r"/maps/orbis/places/geocode/.*"
 MODES = ["legacy", "2026-07-28"]
 """The handshake era (answered by protocol/exchange.py) and the sessionless revision (the SDK's
 own transport, whose handler runs in a task of its own)."""
@@ -40,20 +40,12 @@ def spans():
     yield from recording()
 
 
-@pytest.fixture
-def served(settings, stub):
-    """`/mcp` answering from the stub, the server's key the canary too."""
-    settings.TOMTOM_API_BASE_URL = stub.base_url
-    settings.TOMTOM_API_KEY = CANARY_KEY
-    stub.route("GET", GEOCODE_PATH, json_body=data("geocode.json"))
-    http.mcp_endpoint.cache_clear()
-    yield stub
-    http.mcp_endpoint.cache_clear()
-
-
 @contextlib.asynccontextmanager
-async def sdk_client(mode: str, headers: dict[str, str]) -> AsyncIterator[Any]:
-    """The SDK's client over Streamable HTTP, into the ASGI application in this process."""
+async def sdk_client(
+    mode: str, headers: dict[str, str], client_info: Implementation | None = None
+) -> AsyncIterator[Any]:
+    """The SDK's client over Streamable HTTP, into the ASGI application in this process (named
+    `client_info`, else `trace-test`)."""
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
@@ -61,7 +53,7 @@ async def sdk_client(mode: str, headers: dict[str, str]) -> AsyncIterator[Any]:
     from tomtom_mcp.asgi import application
 
     mounts = {"http://testserver": httpx2.ASGITransport(app=application)}
-    info = Implementation(name="trace-test", version="1")
+    info = client_info or Implementation(name="trace-test", version="1")
     async with (
         httpx2.AsyncClient(headers=headers, mounts=mounts, timeout=30) as client,
         Client(streamable_http_client("http://testserver/mcp", http_client=client), mode=mode, client_info=info) as c,
