@@ -194,12 +194,23 @@ class AsyncFileBody:
             self.file = None
 
 
+def names_a_host(request: HttpRequest) -> bool:
+    """Whether the request says which host it asked for (the header `get_host()` would read)."""
+    if settings.USE_X_FORWARDED_HOST and request.META.get("HTTP_X_FORWARDED_HOST"):
+        return True
+    return bool(request.META.get("HTTP_HOST"))
+
+
 class McpHostMiddleware:
     """`MCP_PATH` with a `Host` Django refuses answers 421, the MCP transport's DNS-rebinding
     answer (a JSON-RPC error), instead of the 400 page Django's `CommonMiddleware` would make of
     it. The rule is Django's: `ALLOWED_HOSTS`, checked by `HttpRequest.get_host()`, the one Host
-    check of every path; only the answer for `MCP_PATH` is this middleware's. First in
-    `MIDDLEWARE` and `MCP_MIDDLEWARE`, so it answers before any other middleware asks."""
+    check of every path; only the answer for `MCP_PATH` is this middleware's. A request to
+    `MCP_PATH` that names no host at all is refused the same way: HTTP/1.1 requires `Host`
+    (RFC 9112, section 3.2), and without one Django would judge the server's own address, which
+    is always allowed, so a client that leaves the header out would pass a check meant to see the
+    name it asked for. First in `MIDDLEWARE` and `MCP_MIDDLEWARE`, so it answers before any other
+    middleware asks."""
 
     sync_capable = True
     async_capable = True
@@ -214,6 +225,8 @@ class McpHostMiddleware:
     def _misdirected(self, request: HttpRequest) -> HttpResponse | None:
         if not self.mcp_path.match(request.path_info.lstrip("/")):
             return None
+        if not names_a_host(request):
+            return misdirected()
         try:
             request.get_host()
         except DisallowedHost:

@@ -6,6 +6,7 @@ client never sends it. TomTom is the loopback stub.
 
 import base64
 import json
+import socket
 
 import httpx
 import pytest
@@ -134,6 +135,25 @@ def test_transport_safety(server, method, headers, body, status):
     if status == 405:
         assert response.headers["allow"] == "POST"
     assert "Traceback" not in response.text
+
+
+def test_a_request_that_names_no_host_is_refused_as_one_that_names_another(server):
+    """HTTP/1.1 requires `Host`; without it Django would judge the server's own address (always
+    allowed), so the DNS-rebinding check would never see the name the client asked for."""
+    url = httpx.URL(server)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    head = (
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    with socket.create_connection((url.host, url.port), timeout=10) as conn:
+        conn.sendall(head.encode() + body)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    status_line, _, rest = answer.partition(b"\r\n")
+    assert status_line.split()[1] == b"421"
+    assert b'"message": "Host not allowed"' in rest
 
 
 def test_cors_for_an_allowed_browser_origin(server):
