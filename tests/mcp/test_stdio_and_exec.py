@@ -1,5 +1,6 @@
 """stdio for desktop clients and the one-shot exec command, as real subprocesses."""
 
+import asyncio
 import json
 import os
 import subprocess
@@ -67,8 +68,8 @@ def test_stdout_carries_only_json_rpc(stub):
         cwd=REPO,
         env=env_for(stub),
     )
-    # Keep stdin open until both answers are out: end of input ends the session, and with it
-    # any call still in flight (as for any stdio client that hangs up early).
+    # Stdin stays open until both answers are out, as an interactive client's does (the next
+    # test closes it at once).
     process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
     process.stdin.flush()
     lines = [json.loads(process.stdout.readline()) for _ in range(2)]
@@ -79,6 +80,45 @@ def test_stdout_carries_only_json_rpc(stub):
     assert [line["id"] for line in lines] == [1, 2]
     assert all(line["jsonrpc"] == "2.0" for line in lines)
     assert '"Tool call"' in stderr  # the log went to stderr
+
+
+def test_stdio_answers_every_request_it_read_before_stdin_closed(stub):
+    """A client that writes its calls and hangs up at once still gets every answer: the calls
+    in flight when input ends finish (here, against a TomTom that takes a second), then the
+    process exits."""
+    answer = json.dumps(data("traffic.json")).encode()
+
+    async def slowly(writer):
+        await asyncio.sleep(1.0)
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(answer)}\r\n\r\n"
+        writer.write(head.encode() + answer)
+        await writer.drain()
+
+    stub.route("GET", r"/maps/orbis/traffic/incidentDetails", respond=slowly)
+    initialize = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    traffic = {"name": "tomtom-traffic", "arguments": {"bbox": [4.8, 52.33, 4.95, 52.4], "maxResults": 2}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": traffic},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": traffic},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
+    ]
+    done = subprocess.run(
+        [sys.executable, "manage.py", "mcp_stdio", "--apikey", CANARY_KEY],
+        input="".join(json.dumps(m) + "\n" for m in messages),  # written, then stdin closes
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env_for(stub),
+        timeout=60,
+    )
+    answers = {line["id"]: line for line in map(json.loads, done.stdout.splitlines())}
+    assert sorted(answers) == [1, 2, 3, 4]
+    for call in (2, 3):
+        assert "error" not in answers[call], answers[call]
+        assert json.loads(answers[call]["result"]["content"][0]["text"])["returned"] == 2
+    assert done.returncode == 0
 
 
 def run_exec(stub, *args: str) -> subprocess.CompletedProcess:
