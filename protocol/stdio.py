@@ -7,7 +7,7 @@ answers. `serve_stdio` therefore holds the end of input back from the loop until
 read has been answered (or cancelled by the client with `notifications/cancelled`, which the
 protocol leaves unanswered), for at most `drain_seconds`: the tool-call deadline and a margin, so a
 call that hangs cannot keep the process alive. The streams are wrapped, not patched: the loop sees
-an input stream that ends a little later.
+an input stream that ends a little later (docs/adr/0047-stdio-drains-and-mcp-names-its-host.md).
 """
 
 from __future__ import annotations
