@@ -1,10 +1,14 @@
 """The `tomtom-maps-mcp` console script: the whole server from one installed command.
 
-    tomtom-maps-mcp [stdio] [--apikey KEY] [--backend NAME]   MCP over stdio, for a desktop client
-    tomtom-maps-mcp serve [--host HOST] [--port PORT]         MCP over HTTP at /mcp (uvicorn)
-    tomtom-maps-mcp exec <tool> '<json>' [--apikey KEY]       run one tool, print its result
-    tomtom-maps-mcp manage <command> [...]                    a Django management command
+    tomtom-maps-mcp [stdio] [--apikey-file PATH] [--backend NAME]  MCP over stdio, for a desktop client
+    tomtom-maps-mcp serve [--host HOST] [--port PORT]              MCP over HTTP at /mcp (uvicorn)
+    tomtom-maps-mcp exec <tool> '<json>' [--apikey-file PATH]      run one tool, print its result
+    tomtom-maps-mcp manage <command> [...]                         a Django management command
     tomtom-maps-mcp --version | --help
+
+Help shows this program's commands and options and the environment variables a person sets
+(`ENVIRONMENT`, each as README's configuration table states it: tests/test_cli.py compares
+them), not Django's own options, which the commands still accept.
 
 With no `DATABASE_URL`, stdio and serve first bring the embedded SQLite database in the user's
 data directory up to date (tomtom_mcp/embedded.py); serve also collects the static files there.
@@ -20,21 +24,40 @@ import sys
 from pathlib import Path
 
 PROG = "tomtom-maps-mcp"
-COMMANDS = f"""commands:
-  {PROG} [stdio]     MCP over stdio for a desktop client (the default; options above)
-  {PROG} serve       MCP over HTTP at http://HOST:PORT/mcp (see `{PROG} serve --help`)
-  {PROG} exec        run one tool and print its result (see `{PROG} exec --help`)
-  {PROG} manage      a Django management command, e.g. `{PROG} manage migrate`
-
-Without DATABASE_URL the server keeps an SQLite database in TOMTOM_MCP_DATA_DIR (default: the
-user's data directory), created and migrated at start."""
+ENVIRONMENT = (
+    ("TOMTOM_API_KEY", "none", "your TomTom API key (or --apikey-file PATH)"),
+    ("TOMTOM_MAPS_BACKEND", "tomtom-orbis-maps", "or tomtom-maps, for accounts without Orbis access"),
+    ("TOMTOM_TIMEOUT", "20.0", "seconds for all of one tool call's TomTom requests"),
+    ("TOMTOM_MCP_DATA_DIR", "the user's data directory", "where the embedded database is kept"),
+    ("DATABASE_URL", "the embedded SQLite database", "e.g. postgres://user@host:5432/name"),
+    ("LOG_LEVEL", "INFO", "logs are JSON lines on stderr"),
+)
+"""The variables a person running the server sets, with their defaults (README's configuration
+table has them all)."""
+COMMANDS = "\n".join(
+    [
+        "commands:",
+        f"  {PROG} [stdio]     MCP over stdio for a desktop client (the default; options above)",
+        f"  {PROG} serve       MCP over HTTP at http://HOST:PORT/mcp (see `{PROG} serve --help`)",
+        f"  {PROG} exec        run one tool and print its result (see `{PROG} exec --help`)",
+        f"  {PROG} manage      a Django management command, e.g. `{PROG} manage migrate`",
+        "",
+        "environment (default):",
+        *(f"  {name} ({default}): {meaning}" for name, default, meaning in ENVIRONMENT),
+        "",
+        "Without DATABASE_URL the server creates and migrates its SQLite database at start.",
+    ]
+)
+ENVIRONMENT_HELP = "\n".join(
+    ["environment (default):", *(f"  {name} ({default}): {meaning}" for name, default, meaning in ENVIRONMENT)]
+)
 SERVER_LOGGING = Path(__file__).with_name("server-logging.json")
 """uvicorn's own loggers as JSON lines on stderr, like every other log line."""
 
 
 def _run(command_name: str, prog: str, argv: list[str], epilog: str | None = None) -> None:
     from django.core.management import get_commands, load_command_class
-    from django.core.management.base import handle_default_options
+    from django.core.management.base import CommandError, handle_default_options
 
     from core.version import SERVER_NAME, version
 
@@ -51,7 +74,11 @@ def _run(command_name: str, prog: str, argv: list[str], epilog: str | None = Non
     handle_default_options(options)
     values = vars(options)
     args = values.pop("args", ())
-    command.execute(*args, **values)
+    try:
+        command.execute(*args, **values)
+    except CommandError as exc:  # as Django's own `run_from_argv` answers it: the message, its status
+        sys.stderr.write(f"{prog}: error: {exc}\n")
+        sys.exit(exc.returncode)
 
 
 def _serve(argv: list[str]) -> None:
@@ -101,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     command = args[0] if args else "stdio"
     if command == "exec":
-        _run("mcp_exec", f"{PROG} exec", args[1:])
+        _run("mcp_exec", f"{PROG} exec", args[1:], epilog=ENVIRONMENT_HELP)
     elif command == "serve":
         _serve(args[1:])
     elif command == "manage":

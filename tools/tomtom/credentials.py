@@ -5,7 +5,7 @@ header, never the server's key; a tenant without a key is `unauthorized`. Otherw
 
 1. the `tomtom-api-key` HTTP header,
 2. `Authorization: Bearer <key>`,
-3. `--apikey` given to the stdio or exec command,
+3. the key given to the stdio or exec command (`--apikey-file`, or the older `--apikey`),
 4. the server's own `TOMTOM_API_KEY` (environment or `.env`), unless the deployment is hosted
    and the call came over HTTP: a hosted server never spends its own key on a caller.
 """
@@ -59,5 +59,5 @@ def resolve_api_key(sources: KeySources, *, server_key: str | None, over_http: b
         if not hosted:
             how += ", or set TOMTOM_API_KEY on the server"
     else:
-        how = "set TOMTOM_API_KEY in the environment or .env, or pass --apikey"
+        how = "set TOMTOM_API_KEY in the environment or .env, or pass --apikey-file PATH"
     raise ToolError(ErrorCode.UNAUTHORIZED, f"No TomTom API key: {how}.")

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 from django.core.management.base import BaseCommand, CommandError
 
-from governance.management.commands._options import add_transport_options, parse_backend
+from governance.management.commands._options import DJANGO_OPTIONS, add_transport_options, cli_key, parse_backend
 from protocol.config import server_config
 from protocol.service import build_dispatcher
 from tools.context import CallContext
@@ -25,6 +25,7 @@ from tools.tomtom.credentials import KeySources
 class Command(BaseCommand):
     help = "Run one TomTom MCP tool and print its JSON result."
     requires_system_checks: list[str] = []
+    suppressed_base_arguments = set(DJANGO_OPTIONS)
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("tool", help="Tool name, e.g. tomtom-geocode.")
@@ -41,7 +42,7 @@ class Command(BaseCommand):
         context = CallContext(
             config=server_config(),
             transport="exec",
-            keys=KeySources(cli=options["apikey"]),
+            keys=KeySources(cli=cli_key(options)),
             backend=parse_backend(options["backend"]),
             client_name="mcp_exec",
         )
