@@ -27,6 +27,10 @@ RUN python3 -m venv /opt/tomtom-maps-mcp \
 
 # --- run: the environment alone, as an unprivileged user ---------------------------------------
 FROM ${PYTHON_IMAGE}
+# The MCP Registry checks that an `oci` package's image names its server.json entry.
+LABEL io.modelcontextprotocol.server.name="io.github.tomtom-maps-mcp/tomtom-maps-mcp" \
+      org.opencontainers.image.source="https://github.com/tomtom-maps-mcp/tomtom-maps-mcp" \
+      org.opencontainers.image.licenses="Apache-2.0"
 RUN groupadd --gid 10001 tomtom-mcp \
     && useradd --uid 10001 --gid 10001 --home-dir /data --no-create-home tomtom-mcp \
     && mkdir /data && chown 10001:10001 /data

@@ -45,7 +45,7 @@ def test_the_schema_refuses_what_the_registry_refuses():
 
 
 def test_server_json_names_this_release_and_its_entry_points():
-    (package,) = SERVER_JSON["packages"]
+    (package,) = [package for package in SERVER_JSON["packages"] if package["registryType"] == "pypi"]
     assert (package["registryType"], package["identifier"]) == ("pypi", PROJECT["name"])
     assert SERVER_JSON["version"] == package["version"] == PROJECT["version"] == MANIFEST["version"]
     assert package["transport"] == {"type": "stdio"} and PROJECT["name"] in PROJECT["scripts"]
@@ -81,3 +81,27 @@ def test_mcpb_validates_and_packs_the_bundle(tmp_path: Path):
     assert packed.returncode == 0, packed.stdout + packed.stderr
     names = set(zipfile.ZipFile(tmp_path / "tomtom-maps-mcp.mcpb").namelist())
     assert names == {"manifest.json", "pyproject.toml", "server/main.py", "icon.png"}
+
+
+def test_the_container_image_is_listed_beside_the_package_and_names_its_entry():
+    """The registry pulls an `oci` package's image and checks its label against server.json's name;
+    the image runs stdio when asked (`tomtom-maps-mcp stdio`), with the same settings."""
+    (pypi,) = [package for package in SERVER_JSON["packages"] if package["registryType"] == "pypi"]
+    (oci,) = [package for package in SERVER_JSON["packages"] if package["registryType"] == "oci"]
+    assert oci["identifier"].endswith(f":{PROJECT['version']}")
+    assert oci["transport"] == {"type": "stdio"} and oci["packageArguments"] == [
+        {"type": "positional", "value": "stdio"}
+    ]
+    assert oci["environmentVariables"] == pypi["environmentVariables"]
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert f'LABEL io.modelcontextprotocol.server.name="{SERVER_JSON["name"]}"' in dockerfile
+    assert 'ENTRYPOINT ["tomtom-maps-mcp"]' in dockerfile
+
+
+def test_the_bundle_names_the_privacy_policies_of_everyone_who_sees_its_data():
+    """Every query goes to TomTom: the bundle names TomTom's privacy statement and ours, which is a
+    file of this repository."""
+    tomtom, ours = MANIFEST["privacy_policies"]
+    assert tomtom == "https://www.tomtom.com/privacy/"
+    blob = "https://github.com/tomtom-maps-mcp/tomtom-maps-mcp/blob/main/"
+    assert ours.startswith(blob) and (REPO / ours.removeprefix(blob)).is_file()
