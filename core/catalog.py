@@ -20,6 +20,8 @@ EVENTS: tuple[type[Event], ...] = (
     operations.SurfaceUnreadableFromFixture,
     operations.SurfaceReadableAgain,
     operations.ScheduledRetirementFired,
+    operations.SurfaceRowsSkipped,
+    operations.GovernanceClockFailed,
     operations.ClientSurfaceRulesUnreadable,
     operations.TenantsUnreadable,
     operations.TenantKeyUndecryptable,
@@ -29,6 +31,7 @@ EVENTS: tuple[type[Event], ...] = (
     operations.SigningKeysFetched,
     operations.SigningKeysRefused,
     operations.SigningKeysSkipped,
+    operations.ServerStarted,
     operations.EmbeddedDatabaseMigrated,
     operations.EmbeddedDatabaseNotMigrated,
 )

@@ -10,7 +10,7 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta
 
-from core.events import Count, ErrorText, Event, Milliseconds, ShortText, TenantName, ToolName, ToolNames
+from core.events import Count, ErrorText, Event, Milliseconds, OneOf, ShortText, TenantName, ToolName, ToolNames
 
 Seconds = Annotated[float, Meta(ge=0, le=1e9)]
 PATH_LENGTH = 4_096
@@ -62,6 +62,32 @@ class ScheduledRetirementFired(Event, kw_only=True, frozen=True):
     tool: ToolName
     retire_on: ShortText
     replaced_by: ToolNames
+
+
+class SurfaceRowsSkipped(Event, kw_only=True, frozen=True):
+    """Rows of the tool-surface tables that do not validate (written around the services, e.g.
+    by SQL) were left out of the rules this refresh read; the rest govern calls. Logged once per
+    refresh that skips any (system check tools.E120 names them)."""
+
+    LOGGER = "tools.governance"
+    MESSAGE = "Tool-surface rows skipped: they do not validate"
+    LEVEL = logging.WARNING
+    rows: Count
+    tools: ToolNames
+    """The names of the rows skipped (the first 32)."""
+    error: ErrorText
+    """What is wrong with each, in order."""
+
+
+class GovernanceClockFailed(Event, kw_only=True, frozen=True):
+    """GOVERNANCE_CLOCK could not say what time it is (it does not import, raised, or returned no
+    aware datetime): retire-on dates are judged by the system clock until it answers again.
+    Logged once, when it starts failing (system check tools.E019 reports it at start)."""
+
+    LOGGER = "tools.governance"
+    MESSAGE = "Governance clock failed: judging dates by the system clock"
+    LEVEL = logging.ERROR
+    error: ErrorText
 
 
 class ClientSurfaceRulesUnreadable(Event, kw_only=True, frozen=True):
@@ -157,6 +183,19 @@ class SigningKeysSkipped(Event, kw_only=True, frozen=True):
     LEVEL = logging.WARNING
     keys: Count
     skipped: Annotated[list[SkippedKey], Meta(max_length=100)]
+
+
+class ServerStarted(Event, kw_only=True, frozen=True):
+    """A server process is ready to serve: stdio when it starts reading, each HTTP worker at the
+    end of its ASGI lifespan startup. `simplifier` says whether this installation has the
+    compiled kernel (tools/geometry/_kernel.c) or runs the numpy fallback, several times slower
+    on long routes (docs/adr/0037-compiled-simplifier-kernel.md)."""
+
+    LOGGER = "tomtom_mcp.server"
+    MESSAGE = "Server started"
+    version: ShortText
+    transport: Annotated[ShortText, OneOf(("stdio", "http"))]
+    simplifier: Annotated[ShortText, OneOf(("compiled kernel", "numpy fallback"))]
 
 
 class EmbeddedDatabaseMigrated(Event, kw_only=True, frozen=True):

@@ -3,11 +3,13 @@ docs/governance.md ("System checks"); ids are never reused.
 
 - **Code and fixture** (`check_fixture`, tag `tool_surface`): the registered tools judged
   against the committed fixture, `governance/fixtures/tool_surface.json`. No database: they run on
-  every plain `manage.py check` (and so `make lint` and CI). tools.E001-E018, W002, W003.
+  every plain `manage.py check` (and so `make lint` and CI). tools.E001-E018, W002, W003; and
+  tools.E019, the governance clock (`check_clock`).
 - **Database** (`check_tables`, tags `database` and `tool_surface`): the tables judged against
   the registered tools (tools.E101-E118, W102, W103: the same rules as E001-E018, W002, W003,
   each reported only where the fixture does not already report it) and against the fixture
-  (tools.W001; under `--deploy`, tools.E100). They run with `manage.py check --database
+  (tools.W001; under `--deploy`, tools.E100), and tools.E120, a row that does not validate
+  (left out of the rules, never a crash). They run with `manage.py check --database
   default`, and skip before `migrate` has created the tables.
 
 The rules about dates judge the history on today's UTC day by the governance clock
@@ -31,7 +33,7 @@ from django.core import checks
 from django.core.checks import CheckMessage, Error, Tags
 from django.db import DEFAULT_DB_ALIAS
 
-from governance import fixtures, rules, selectors
+from governance import clock, fixtures, rules, selectors
 from governance.clock import today
 from governance.surface import ChangeKind, Surface
 from tools.definition import Tool
@@ -101,6 +103,16 @@ E018 = (
     "of this tool are never listed it."
 )
 E018_HINT = "Name a live tool a model is listed; an app-only tool replaces only an app-only tool."
+E019 = "The governance clock cannot say what time it is: {problem}."
+E019_HINT = (
+    "Name a function returning an aware datetime (e.g. `datetime.now(UTC)`), or unset GOVERNANCE_CLOCK for the "
+    "system clock. Meanwhile retire-on dates are judged by the system clock."
+)
+E120 = "A row of the {table} table ({where}) does not validate and is left out of the rules: {problem}."
+E120_HINT = (
+    "It was written around the services (e.g. by SQL): correct it in the admin, or delete it and record it again "
+    "with the admin or a management command, which refuse what does not validate."
+)
 W002 = "Deprecated ({where}) with no replacement: callers are told to stop, not what to call instead."
 W002_HINT = "Name the tools that replace it in `replaced_by`, in the order a caller should try them."
 W003 = "{state} ({where}) with no retire-on date: it is never retired."
@@ -312,6 +324,30 @@ def check_fixture(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     return surface_issues(committed, selectors.registered_tools())
 
 
+@checks.register("tool_surface")
+def check_clock(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """No database: tools.E019, the governance clock answers with an aware datetime."""
+    if _skipped(app_configs):
+        return []
+    problem = clock.problem()
+    if problem is None:
+        return []
+    return [Error(E019.format(problem=problem), hint=E019_HINT, obj="GOVERNANCE_CLOCK", id="tools.E019")]
+
+
+def skipped_issues(surface: Surface) -> list[CheckMessage]:
+    """tools.E120: each table row the reading left out because it does not validate."""
+    return [
+        Error(
+            E120.format(table=row.table, where=IN_TABLES, problem=row.problem),
+            hint=E120_HINT,
+            obj=row.name or row.table,
+            id="tools.E120",
+        )
+        for row in surface.skipped
+    ]
+
+
 def _table_checks(app_configs: Any, databases: Any, *, deploy: bool) -> list[CheckMessage]:
     if _skipped(app_configs) or not databases or DEFAULT_DB_ALIAS not in databases:
         return []
@@ -327,12 +363,12 @@ def _table_checks(app_configs: Any, databases: Any, *, deploy: bool) -> list[Che
     own = [
         issue for issue in surface_issues(surface, registry, in_tables=True) if _as_in_fixture(issue) not in reported
     ]
-    return [*own, *fixture_issues(surface, fixtures.FIXTURE_PATH)]
+    return [*skipped_issues(surface), *own, *fixture_issues(surface, fixtures.FIXTURE_PATH)]
 
 
 @checks.register(Tags.database, "tool_surface")
 def check_tables(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """Database: tools.E101-E118, W102, W103 and tools.W001."""
+    """Database: tools.E101-E118, E120, W102, W103 and tools.W001."""
     return _table_checks(app_configs, databases, deploy=False)
 
 

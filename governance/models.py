@@ -19,7 +19,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
 
-from governance.surface import Alias, ChangeKind, Deprecation, InputChange
+from governance.surface import INPUT_NAME_LENGTH, Alias, ChangeKind, Deprecation, InputChange
 from tools.definition import TOOL_NAME
 
 tool_name_validator = RegexValidator(TOOL_NAME, "A tool name is 1-128 of A-Z a-z 0-9 _ - .")
@@ -200,10 +200,11 @@ class ToolAlias(models.Model):
         return self.tool_id
 
     def clean(self) -> None:
-        if not isinstance(self.arguments, dict) or not all(
-            isinstance(old, str) and (new is None or isinstance(new, str)) for old, new in self.arguments.items()
-        ):
-            raise ValidationError({"arguments": "An object of argument names: old name -> new name (or null)."})
+        from governance import rules
+
+        problems = rules.mapping_problems(self.arguments)
+        if problems:
+            raise ValidationError({"arguments": [f"{problem}." for problem in problems]})
 
     def as_alias(self) -> Alias:
         return Alias(self.name, self.target_id, self.since, tuple(self.arguments.items()), self.retire_on, self.reason)
@@ -310,10 +311,10 @@ class ContractChange(models.Model):
     """A breaking change to one input of a tool that kept its name."""
 
     tool = models.ForeignKey(ToolName, to_field="name", on_delete=models.PROTECT, related_name="contract_changes")
-    input = models.CharField(max_length=128)
+    input = models.CharField(max_length=INPUT_NAME_LENGTH)
     kind = models.CharField(max_length=20, choices=CHANGE_KINDS)
     new_input = models.CharField(
-        max_length=128, blank=True, help_text="Renamed or unit changed: the input that takes over."
+        max_length=INPUT_NAME_LENGTH, blank=True, help_text="Renamed or unit changed: the input that takes over."
     )
     was = models.JSONField(
         null=True,

@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from governance.surface import Alias, ChangeKind, InputChange
+from governance.surface import mapping_problems as mapping_problems  # judged where the records live
 from tools.definition import Tool
 
 SHAPE_KEYWORDS = ("type", "items", "minItems", "maxItems", "properties", "required", "enum")

@@ -11,7 +11,10 @@ date has come is a retirement: `Surface.at`). Its hooks:
   interceptors await it before every call; the MCP `tools/list` handler awaits it before
   listing, so a listing is never staler than a call. A refresh that finds a retire-on date come
   records the retirement (`services.scheduled_retirements_fire`, once, whichever replica is
-  first) and logs it.
+  first) and logs it; only when the system clock agrees the date came: a rehearsal clock
+  (`GOVERNANCE_CLOCK`) set ahead retires the name in this process's view and answers, never in
+  the shared tables. A row that does not validate is left out of the snapshot and logged once
+  per refresh (`Tool-surface rows skipped: they do not validate`, check tools.E120).
 - `filter_listing` (a listing filter): a retired tool or an alias is never listed; a deprecated
   tool is listed with its description starting with the deprecation notice, which names only
   the replacements this caller is listed too.
@@ -56,9 +59,10 @@ from django.db import connections
 
 from core.app_status import AliasCalled, DeprecatedToolCalled, OutdatedCall, RetiredToolCalled
 from core.errors import ErrorCode, ToolError, conflicting
-from core.events import ERROR_TEXT_LENGTH, clip, log
+from core.events import ERROR_TEXT_LENGTH, MAX_NAMES, TOOL_NAME_LENGTH, clip, log
 from core.operations import (
     SurfaceReadableAgain,
+    SurfaceRowsSkipped,
     SurfaceUnreadable,
     SurfaceUnreadableFromFixture,
     SurfaceUnreadableFromSnapshot,
@@ -108,6 +112,21 @@ def _today() -> date:
     return today()
 
 
+def _system_today() -> date:
+    from governance.clock import system_today
+
+    return system_today()
+
+
+def _clock_failure() -> str | None:
+    """Why the governance clock fails now (asked afresh: a readiness probe may come between
+    refreshes); None when it answers."""
+    from governance import clock
+
+    clock.now()
+    return clock.failure()
+
+
 @dataclass(frozen=True, eq=False)
 class View:
     """What a replica answers from: a history as it stands on `day`, and the deprecated tools
@@ -149,16 +168,20 @@ class Governance:
         fallback: Loader = fixtures.read_fixture,
         clock: Callable[[], float] = time.monotonic,
         today: Callable[[], date] = _today,
+        system_today: Callable[[], date] = _system_today,
         fire: Firer | None = None,
         tools: Mapping[str, Tool] | None = None,
     ) -> None:
         """`today` says the UTC day retire-on dates are judged on (governance.clock);
-        `fire` records the retirements a refresh finds due (None: leave them to another
-        process); `tools` finds an alias's target (the dispatcher's registry)."""
+        `fire` records the retirements a refresh finds due by `system_today` too (None: leave
+        them to another process): one only `today` finds due (a rehearsal clock set ahead) is
+        applied in this process's view, never written; `tools` finds an alias's target (the
+        dispatcher's registry)."""
         self._load = load
         self._fallback = fallback
         self._clock = clock
         self._today = today
+        self._system_today = system_today
         self._fire = fire
         self._tools: Mapping[str, Tool] = tools or {}
         self._unreadable = False
@@ -198,17 +221,31 @@ class Governance:
         answering from the committed fixture, or from a snapshot the tables no longer refresh,
         is not ready (`/readyz`)."""
         await self.refresh_if_due()
-        _surface, from_tables = self._state.value
+        view, from_tables = self._state.value
         bound = self._state.refresh_seconds
         read_at = self._state.read_at
         if not from_tables:
             return False, "the tool-surface tables are unreadable: answering from the committed fixture"
         if bound is None or read_at is None:
-            return True, "rules read from the tables"
+            return True, "rules read from the tables" + self._warnings(view)
         age = self._clock() - read_at
         if age > bound + REFRESH_WAIT_SECONDS:
             return False, f"rules read {age:.0f} s ago: the tables could not be read again"
-        return True, f"rules read from the tables {age:.1f} s ago"
+        return True, f"rules read from the tables {age:.1f} s ago" + self._warnings(view)
+
+    @staticmethod
+    def _warnings(view: View) -> str:
+        """What readiness says but does not fail on: rows left out (every replica reads the same
+        tables, so failing them would take every replica out for one row) and a failing clock
+        (the system clock answers instead, the time every replica would be judged on anyway)."""
+        said = ""
+        if skipped := view.read.skipped:
+            names = ", ".join(sorted({row.name or row.table for row in skipped})[:5])
+            rows = f"{len(skipped)} row{'s' if len(skipped) != 1 else ''}"
+            said += f"; warning: {rows} left out, not valid ({names}; check tools.E120)"
+        if (failure := _clock_failure()) is not None:
+            said += f"; warning: dates judged by the system clock, {failure}"
+        return said
 
     def filter_listing(self, tools: Sequence[Tool], context: CallContext) -> list[Tool]:
         """Hide retired tools and aliases; list a deprecated tool with its notice. `Dispatcher.listing`
@@ -323,13 +360,24 @@ class Governance:
         if self._unreadable:
             self._unreadable = False
             log(SurfaceReadableAgain())
-        if self._fire is not None and surface.due(day):
+        written = min(day, self._system_today())  # what a rehearsal clock alone finds due stays in memory
+        if self._fire is not None and surface.due(written):
             try:
-                if self._fire(day):
+                if self._fire(written):
                     surface = self._load()
             except Exception:  # e.g. a read-only replica: the view retires them anyway, the next refresh retries
                 pass
+        if surface.skipped:
+            self._log_skipped(surface)
         return View(surface, day), True
+
+    @staticmethod
+    def _log_skipped(surface: Surface) -> None:
+        """One line per refresh that left rows out, naming them and what is wrong with each."""
+        skipped = surface.skipped
+        problems = "; ".join(f"{row.table} {row.name}: {row.problem}" for row in skipped)
+        names = list(dict.fromkeys(clip(row.name or row.table, TOOL_NAME_LENGTH) for row in skipped))
+        log(SurfaceRowsSkipped(rows=len(skipped), tools=names[:MAX_NAMES], error=clip(problems, ERROR_TEXT_LENGTH)))
 
     def _warn_unreadable(
         self,

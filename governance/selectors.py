@@ -6,14 +6,16 @@ replace it to judge a registry of their own.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Literal
 
+from django.core.exceptions import ValidationError
 from django.db import connections
 from django.db.models import Model, QuerySet
 
 from governance.clock import today
 from governance.models import ContractChange, DeprecatedTool, GovernanceEvent, RetiredTool, ToolAlias, ToolName
-from governance.surface import LedgerEntry, Retirement, Surface
+from governance.surface import LedgerEntry, Retirement, SkippedRow, Surface
 from tools.definition import Tool
 
 Status = Literal["live", "deprecated", "alias", "retired", "dropped"]
@@ -41,26 +43,50 @@ def tables_exist(using: str = "default") -> bool:
 
 
 def tool_surface() -> Surface:
-    """The tables as one `Surface` (five queries)."""
+    """The tables as one `Surface` (five queries). A row that does not validate (written
+    around the services, e.g. by SQL) is left out and named in `Surface.skipped`: one bad row
+    never takes the rest of the rules, the listing or readiness down (check tools.E120)."""
+    skipped: list[SkippedRow] = []
     return Surface(
-        deprecated=tuple(row.as_deprecation() for row in DeprecatedTool.objects.all()),
-        aliases=tuple(row.as_alias() for row in ToolAlias.objects.all()),
+        deprecated=tuple(_valid(DeprecatedTool, DeprecatedTool.as_deprecation, skipped)),
+        aliases=tuple(_valid(ToolAlias, ToolAlias.as_alias, skipped)),
         ledger=tuple(
             LedgerEntry(name=row.name, first_seen=row.first_seen, first_release=row.first_release, note=row.note)
             for row in ToolName.objects.all()
         ),
-        retired=tuple(
-            Retirement(
-                name=row.name,
-                replaced_by=tuple(row.replaced_by),
-                since=row.since,
-                release=row.release,
-                message=row.message,
-            )
-            for row in RetiredTool.objects.all()
-        ),
-        changes=tuple(row.as_change() for row in ContractChange.objects.all()),
+        retired=tuple(_valid(RetiredTool, _retirement, skipped)),
+        changes=tuple(_valid(ContractChange, ContractChange.as_change, skipped)),
+        skipped=tuple(skipped),
     )
+
+
+def _retirement(row: RetiredTool) -> Retirement:
+    return Retirement(
+        name=row.name, replaced_by=tuple(row.replaced_by), since=row.since, release=row.release, message=row.message
+    )
+
+
+def _valid[M: Model, R](model: type[M], convert: Callable[[M], R], skipped: list[SkippedRow]) -> Iterator[R]:
+    """Each row of `model` that validates (its `clean()`, then `convert`), as a record; each
+    one that does not is added to `skipped` with what is wrong with it."""
+    for row in model._default_manager.all():
+        try:
+            if model is not ContractChange:  # a contract change's own rules are tools.E106-E110's
+                row.clean()
+            record = convert(row)
+        except ValidationError as exc:
+            problem = "; ".join(message.rstrip(".") for message in exc.messages)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+        else:
+            yield record
+            continue
+        skipped.append(SkippedRow(str(model._meta.verbose_name), _row_name(row), problem))
+
+
+def _row_name(row: Model) -> str:
+    """The tool name a row is about (its `tool` column)."""
+    return str(getattr(row, "tool_id", "") or "")
 
 
 def ledger_statuses() -> dict[str, Status]:

@@ -25,6 +25,12 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+INPUT_NAME_LENGTH = 128
+"""The longest input name the governance records take (a contract change's input, an alias's
+argument names): the same bound as a tool name."""
+MAX_ALIAS_ARGUMENTS = 64
+"""The most arguments one alias may rename: more than any tool's inputs."""
+
 
 class ChangeKind(StrEnum):
     """How one input of a tool that kept its name broke. Each kind says which call is outdated."""
@@ -134,15 +140,27 @@ class InputChange:
 
 
 @dataclass(frozen=True, slots=True)
+class SkippedRow:
+    """A table row left out of a reading because it does not validate (written around the
+    services): which table, the name it is about, and what is wrong with it."""
+
+    table: str
+    name: str
+    problem: str
+
+
+@dataclass(frozen=True, slots=True)
 class Surface:
     """One reading of the history. Rows are kept sorted by their key; `retired_by_name` and
-    `changes_by_tool` index them (read-only) for the checks and the runtime."""
+    `changes_by_tool` index them (read-only) for the checks and the runtime. `skipped`: the rows
+    the reading left out (not part of the history: two readings compare without it)."""
 
     ledger: tuple[LedgerEntry, ...] = ()
     retired: tuple[Retirement, ...] = ()
     changes: tuple[InputChange, ...] = ()
     deprecated: tuple[Deprecation, ...] = ()
     aliases: tuple[Alias, ...] = ()
+    skipped: tuple[SkippedRow, ...] = field(default=(), compare=False)
     retired_by_name: Mapping[str, Retirement] = field(init=False, repr=False, compare=False)
     changes_by_tool: Mapping[str, tuple[InputChange, ...]] = field(init=False, repr=False, compare=False)
     deprecated_by_name: Mapping[str, Deprecation] = field(init=False, repr=False, compare=False)
@@ -190,6 +208,7 @@ class Surface:
             changes=tuple(c for c in self.changes if c.tool not in names),
             deprecated=tuple(d for d in self.deprecated if d.name not in names),
             aliases=tuple(a for a in self.aliases if a.name not in names),
+            skipped=self.skipped,
         )
 
     def as_json(self) -> dict[str, list[dict[str, Any]]]:
@@ -319,12 +338,93 @@ def _date(value: Any) -> date | None:
 
 
 def _arguments(value: Any) -> list[tuple[str, str | None]]:
-    """An alias's argument mapping as read from JSON: names to names (or null)."""
-    if not isinstance(value, dict) or not all(
-        isinstance(old, str) and (new is None or isinstance(new, str)) for old, new in value.items()
-    ):
-        raise TypeError("an alias's arguments map argument names to argument names (or null)")
+    """An alias's argument mapping as read from JSON: names to names (or null), one to one and
+    bounded, by the rule the services and the tables' reads apply (`mapping_problems`)."""
+    problems = mapping_problems(value)
+    if problems:
+        raise TypeError(f"an alias's arguments: {'; '.join(problems)}")
     return list(value.items())
+
+
+_SHOWN = 40
+"""How much of an odd argument name a message repeats."""
+MAPPING_SHAPE = 'an object of argument names, {"old_name": "new_name"} (null for new_name leaves it out)'
+
+
+def mapping_problems(arguments: object) -> list[str]:
+    """Why an alias's argument mapping is not one (empty when it is): an object (or pairs) of at
+    most `MAX_ALIAS_ARGUMENTS` entries, each old name a non-empty input name of at most
+    `INPUT_NAME_LENGTH` characters, named once, mapped to such a name or to null, and no two old
+    names onto one input (a call sending both would give the target one input twice). Each
+    problem names its entry and what to send instead. Judged on every way in: the services'
+    writes and every read of the tables."""
+    if isinstance(arguments, Mapping):
+        pairs: list[Any] = list(arguments.items())
+    elif isinstance(arguments, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in arguments):
+        pairs = list(arguments)  # an `Alias`'s own pairs
+    else:
+        return [f"the arguments are a JSON {_json_kind(arguments)}, not {MAPPING_SHAPE}"]
+    if len(pairs) > MAX_ALIAS_ARGUMENTS:
+        return [
+            f"{len(pairs)} arguments renamed, more than {MAX_ALIAS_ARGUMENTS}: map only the ones callers still send"
+        ]
+    problems: list[str] = []
+    seen: set[str] = set()
+    onto: dict[str, str] = {}
+    for old, new in pairs:
+        problem = _name_problem(old, "an old argument name", f"(mapped to {_shown(new)})")
+        if problem is not None:
+            problems.append(f"{problem}: name the argument callers send, or leave the entry out")
+            continue
+        if old in seen:
+            problems.append(f"{_shown(old)} is mapped twice: keep one entry for it")
+            continue
+        seen.add(old)
+        if new is None:
+            continue
+        problem = _name_problem(new, f"the new name of {_shown(old)}", "")
+        if problem is not None:
+            problems.append(f"{problem}: map it to an input of the target, or to null to leave it out")
+        elif new in onto:
+            problems.append(
+                f"{_shown(onto[new])} and {_shown(old)} are both mapped to {_shown(new)}: map one of them to "
+                f"{_shown(new)} and the other to null (or to another input)"
+            )
+        else:
+            onto[new] = old
+    return problems
+
+
+def _name_problem(name: object, role: str, context: str) -> str | None:
+    """What is wrong with `name` as an argument name (None: nothing)."""
+    suffix = f" {context}" if context else ""
+    if not isinstance(name, str):
+        return f"{role}{suffix} is a JSON {_json_kind(name)}, not a string"
+    if not name.strip():
+        return f"{role}{suffix} is empty"
+    if len(name) > INPUT_NAME_LENGTH:
+        return f"{role} {_shown(name)}{suffix} is {len(name)} characters, more than {INPUT_NAME_LENGTH}"
+    return None
+
+
+def _shown(value: object) -> str:
+    """`value` as a message repeats it: JSON, cut to a readable length."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    return "array" if isinstance(value, (list, tuple)) else type(value).__name__
 
 
 def _sorted_keys(value: Any) -> Any:

@@ -6,7 +6,10 @@ traffic (`/readyz`), and what is it (`/`, the page the admin's "View site" opens
   answers, every migration of this release is applied, and the tool-surface rules it governs
   calls by were read from the tables within their refresh bound (governance/runtime.py).
   Otherwise 503, naming what is not ready. The deploy recipe waits for it before moving to the
-  next replica (docs/deploy.md).
+  next replica (docs/deploy.md). What every replica shares, and so would take every replica out
+  at once, is a warning in the `governance` detail, never a 503: tool-surface rows left out
+  because they do not validate (check tools.E120), and a failing `GOVERNANCE_CLOCK` replaced by
+  the system clock (tools.E019; docs/governance.md, "Operating it").
 """
 
 from __future__ import annotations

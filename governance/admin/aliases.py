@@ -11,7 +11,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
-from governance import selectors, services
+from governance import rules, selectors, services
 from governance.admin.fields import LedgerNameChoiceField, callable_tools, refused, statuses_attr
 from governance.admin.lifecycle import LifecycleAdmin
 from governance.admin.mapping import ArgumentMappingField, ArgumentMappingWidget, tool_inputs
@@ -143,6 +143,8 @@ class ToolAliasAdmin(LifecycleAdmin):
 
     @admin.display(description="arguments renamed")
     def mapping(self, obj: ToolAlias) -> str:
+        if rules.mapping_problems(obj.arguments):  # written around the services: shown, never a crash
+            return "not valid, left out of the rules (check tools.E120)"
         return ", ".join(f"{old} → {new or '(left out)'}" for old, new in obj.arguments.items()) or "—"
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:

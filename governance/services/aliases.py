@@ -53,6 +53,8 @@ def alias_validate(
             checked.errors["target"] = [f"{target} is not a live tool."]
         elif (problem := app_only_problem(name, target, role="be the target of")) is not None:
             checked.errors["target"] = [f"{problem}."]
+        elif shape := rules.mapping_problems(arguments):
+            checked.errors["arguments"] = [f"{problem}." for problem in shape]
         else:
             alias = Alias(name, target, timezone.localdate(), tuple(arguments.items()))
             if problems := rules.alias_problems(alias, registry, gone):

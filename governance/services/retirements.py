@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from core.events import log
 from core.operations import ScheduledRetirementFired
 from governance import selectors
-from governance.clock import today
+from governance.clock import system_today, today
 from governance.models import DeprecatedTool, RetiredTool, ToolAlias
 from governance.services.aliases import alias_update
 from governance.services.deprecations import deprecation_update
@@ -144,12 +144,13 @@ def _set_retire_on(row: DeprecatedTool | ToolAlias, retire_on: date | None, *, b
 
 def scheduled_retirements_fire(*, day: date | None = None) -> list[str]:
     """Retire every deprecated tool and alias whose retire-on date has come (on or before `day`,
-    default today by the governance clock): each becomes a retirement naming its replacements,
+    default today by the system clock: a rehearsal GOVERNANCE_CLOCK set ahead never writes a
+    retirement to the shared tables, governance.clock): each becomes a retirement naming its replacements,
     since its retire-on date, with its reason as the message, recorded `via` `schedule` and
     logged (`Scheduled retirement fired`). Idempotent and safe to run on every replica at once:
     the rows are locked, and one whose retirement another replica recorded first is skipped.
     Returns the names it retired."""
-    day = day or today()
+    day = day or system_today()
     fired = []
     for model in (DeprecatedTool, ToolAlias):
         for pk in model.objects.filter(retire_on__lte=day).values_list("pk", flat=True):
@@ -158,7 +159,11 @@ def scheduled_retirements_fire(*, day: date | None = None) -> list[str]:
                     row = model.objects.select_for_update().filter(pk=pk).first()
                     if row is None or row.retire_on is None or row.retire_on > day:
                         continue  # another replica (or an edit) got there first
-                    scheduled = row.as_deprecation() if isinstance(row, DeprecatedTool) else row.as_alias()
+                    try:
+                        row.clean()
+                        scheduled = row.as_deprecation() if isinstance(row, DeprecatedTool) else row.as_alias()
+                    except (ValidationError, TypeError, ValueError, AttributeError):
+                        continue  # not valid: left out of every replica's rules as well (tools.E120)
                     retire_on = scheduled.retire_on
                     assert retire_on is not None
                     # A replacement retired since is left out: the date fires whatever became of it.

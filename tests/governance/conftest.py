@@ -55,19 +55,28 @@ def use_registry(monkeypatch: pytest.MonkeyPatch) -> Callable[..., dict[str, Too
 
 
 @pytest.fixture
-def governance_clock(settings):
-    """Stop the governance clock (`set(moment)`); today is 2027-01-10 until a test moves it."""
+def governance_clock(settings, monkeypatch):
+    """Stop the governance clock (`set(moment)`); today is 2027-01-10 until a test moves it.
+    `set(moment, system=True)` stops the system clock there too: the date truly came, so what
+    it retires is written; without it, the clock is a rehearsal and writes nothing."""
     from datetime import UTC, datetime
+
+    from django.utils import timezone
 
     from tests.support import clock
 
     settings.GOVERNANCE_CLOCK = clock.PATH
 
     class Stopped:
-        def set(self, moment: datetime) -> None:
+        system: datetime | None = None
+
+        def set(self, moment: datetime, *, system: bool = False) -> None:
             clock.set_now(moment)
+            if system:
+                self.system = moment
 
     stopped = Stopped()
+    monkeypatch.setattr("governance.clock.system_now", lambda: stopped.system or timezone.now())
     stopped.set(datetime(2027, 1, 10, 12, 0, tzinfo=UTC))
     yield stopped
     clock.set_now(None)

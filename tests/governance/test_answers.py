@@ -198,10 +198,9 @@ async def test_the_committed_static_map_answer_fits_each_kind_of_client(config):
     names, message = await replaced_by(False, Backend.GENESIS)
     assert names == ["tomtom-map-image"]
     assert message.startswith("tomtom-static-map was retired on 2026-10-05 (1.6.11); use tomtom-map-image instead.")
-    names, message = await replaced_by(False, Backend.ORBIS)  # tomtom-map-image is TomTom Maps only
-    assert names == []
-    assert "has no replacement for this client" in message and "tomtom-dynamic-map" not in message
-    assert (await replaced_by(True, Backend.ORBIS))[0] == ["tomtom-dynamic-map"]
+    names, message = await replaced_by(False, Backend.ORBIS)  # tomtom-map-image: on both backends
+    assert names == ["tomtom-map-image"] and "tomtom-dynamic-map" not in message
+    assert (await replaced_by(True, Backend.ORBIS))[0] == ["tomtom-dynamic-map", "tomtom-map-image"]
     assert (await replaced_by(True, Backend.GENESIS))[0] == ["tomtom-dynamic-map", "tomtom-map-image"]
 
 

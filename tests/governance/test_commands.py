@@ -110,7 +110,7 @@ def test_an_alias_from_the_command_line(governance_clock, tmp_path):
     assert run("alias_tool", "tomtom-poi-search", "tomtom-fuzzy-search", "--redirect").startswith(
         "tomtom-poi-search is an alias of tomtom-fuzzy-search;"
     )
-    governance_clock.set(datetime(2027, 3, 1, tzinfo=UTC))
+    governance_clock.set(datetime(2027, 3, 1, tzinfo=UTC), system=True)  # the date truly came
     out = io.StringIO()
     call_command("export_tool_surface", output=tmp_path / "exported.json", stdout=out)
     assert out.getvalue().startswith("Retired tomtom-search: its retire-on date came.")

@@ -2,8 +2,10 @@
 PostgreSQL pass, a SQLite file otherwise), with a third process playing the admin: a deprecation
 is listed with its notice on both within the refresh time, an alias reaches its target on both,
 a scheduled retirement fires on both after its date (an injected clock, moved forward in a file,
-not slept through) and is recorded once; an outdated call names every outdated input; and the
-who-still-calls report ingested from both servers' logs equals the counts in those logs."""
+not slept through) yet, that clock being a rehearsal, is written nowhere; recorded once when two
+processes fire it at once for a date that truly came; an outdated call names every outdated
+input; and the who-still-calls report ingested from both servers' logs equals the counts in
+those logs."""
 
 from __future__ import annotations
 
@@ -34,6 +36,21 @@ RETIRE_ON = "2027-01-15"
 AFTER = datetime(2027, 1, 15, 0, 0, 1, tzinfo=UTC)
 NOTICE = "tomtom-traffic is deprecated, retired on 2027-01-15: use tomtom-routing or tomtom-geocode instead."
 BBOX = {"bbox": [4.8, 52.3, 4.9, 52.4]}
+RECORDED = """
+import json
+from governance.models import GovernanceEvent, RetiredTool
+print(json.dumps({
+    "retired": sorted([r.tool_id, r.since.isoformat(), r.message] for r in RetiredTool.objects.filter(
+        tool_id__in=["tomtom-traffic", "tomtom-search"])),
+    "events": sorted([e.tool, e.subject, e.action, e.via] for e in GovernanceEvent.objects.filter(
+        tool__in=["tomtom-traffic", "tomtom-search"], via="schedule")),
+}))
+"""
+FIRE = f"""
+from datetime import date
+from governance import services
+services.scheduled_retirements_fire(day=date.fromisoformat("{RETIRE_ON}"))
+"""
 
 
 def django_output(database_url: str, code: str, env: dict[str, str]) -> str:
@@ -154,24 +171,25 @@ services.alias_create(name="tomtom-search", target="tomtom-fuzzy-search", argume
             logs.append(server_process.last_log)
         logs.append(server_process.last_log)
 
-        recorded = json.loads(
-            django_output(
-                database,
-                """
-import json
-from governance.models import GovernanceEvent, RetiredTool
-print(json.dumps({
-    "retired": sorted([r.tool_id, r.since.isoformat(), r.message] for r in RetiredTool.objects.filter(
-        tool_id__in=["tomtom-traffic", "tomtom-search"])),
-    "events": sorted([e.tool, e.subject, e.action, e.via] for e in GovernanceEvent.objects.filter(
-        tool__in=["tomtom-traffic", "tomtom-search"], via="schedule")),
-}))
-""",
-                clocked,
+        rehearsed = json.loads(django_output(database, RECORDED, {}))
+        # The date truly comes (the system clock's day, given explicitly): two processes at once.
+        firing = [
+            subprocess.Popen(
+                [sys.executable, "-c", f"import django\ndjango.setup()\n{FIRE}"],
+                cwd=REPO,
+                env=django_env(database),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
             )
-        )
-        written = [json.loads(line) for log in logs for line in log.splitlines() if line.startswith("{")]
+            for _ in range(2)
+        ]
+        fired_output = [process.communicate(timeout=60)[0] for process in firing]
+        recorded = json.loads(django_output(database, RECORDED, {}))
+        written = [json.loads(line) for out in fired_output for line in out.splitlines() if line.startswith("{")]
         fired = [line for line in written if line.get("message") == "Scheduled retirement fired"]
+        served = [json.loads(line) for log in logs for line in log.splitlines() if line.startswith("{")]
+        assert [line for line in served if line.get("message") == "Scheduled retirement fired"] == []
 
         # Who still calls: both servers' logs ingested, the report against the lines themselves.
         log_file = tmp_path / "servers.log"
@@ -197,11 +215,12 @@ print(json.dumps([[r.tool, r.kind, r.client, r.tenant, r.calls] for r in rows]))
             )
         )
 
+    assert rehearsed == {"retired": [], "events": []}  # the rehearsal clock wrote nothing
     assert recorded["retired"] == [
         ["tomtom-search", RETIRE_ON, "Renamed tomtom-fuzzy-search."],
         ["tomtom-traffic", RETIRE_ON, "Incidents come with routes now."],
     ]
-    # Each retirement recorded once, whichever replica came first; the other found it done.
+    # Each retirement recorded once, whichever process came first; the other found it done.
     assert [event for event in recorded["events"] if event[1] == "retirement"] == [
         ["tomtom-search", "retirement", "created", "schedule"],
         ["tomtom-traffic", "retirement", "created", "schedule"],

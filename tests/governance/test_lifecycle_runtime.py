@@ -264,7 +264,7 @@ async def test_the_lifecycle_through_an_mcp_client(lifecycle_release, config):
         listing = {tool.name: tool for tool in (await client.list_tools()).tools}
         answer = await client.call_tool("demo-old", {"query": "Dam"})
         through_alias = await client.call_tool("demo-search", {"q": "Dam"})
-        lifecycle_release.set(datetime(2027, 1, 15, 0, 0, 1, tzinfo=UTC))  # the retire-on date comes
+        lifecycle_release.set(datetime(2027, 1, 15, 0, 0, 1, tzinfo=UTC), system=True)  # the retire-on date comes
         await asyncio.sleep(0.25)  # GOVERNANCE_REFRESH_SECONDS
         retired = await client.call_tool("demo-old", {"query": "Dam"})
         after = [tool.name for tool in (await client.list_tools(cache_mode="refresh")).tools]

@@ -117,10 +117,10 @@ def test_a_scheduled_retirement_fires_once_its_day_comes(release, governance_clo
     services.contract_change_record(tool="demo-live", input_name="gone", kind=ChangeKind.REMOVED, instead="x")
     services.deprecation_create(name="demo-live", replaced_by=["demo-next"], reason="Use next.", retire_on=DAY)
     assert services.scheduled_retirements_fire() == []  # 2027-01-10: not yet
-    governance_clock.set(datetime(2027, 1, 14, 23, 59, 59, tzinfo=UTC))
+    governance_clock.set(datetime(2027, 1, 14, 23, 59, 59, tzinfo=UTC), system=True)
     assert services.scheduled_retirements_fire() == []
     assert selectors.ledger_statuses()["demo-live"] == "deprecated"
-    governance_clock.set(datetime(2027, 1, 15, 0, 0, tzinfo=UTC))  # 00:00 UTC on the retire-on date
+    governance_clock.set(datetime(2027, 1, 15, 0, 0, tzinfo=UTC), system=True)  # 00:00 UTC on the retire-on date
     assert selectors.ledger_statuses()["demo-live"] == "retired"  # before anyone records it
     with caplog.at_level(logging.WARNING, logger="tools.governance"):
         assert services.scheduled_retirements_fire() == ["demo-live"]
@@ -244,6 +244,6 @@ def test_ledger_notes_and_dates_are_corrected_with_a_record_but_the_name_stays(r
 def test_a_retire_on_date_fires_even_when_a_replacement_left_meanwhile(release, governance_clock):
     services.deprecation_create(name="demo-live", replaced_by=["demo-next", "demo-other"], retire_on=DAY)
     services.retired_tool_create(name="demo-other", replaced_by=["demo-next"])
-    governance_clock.set(datetime(2027, 1, 15, tzinfo=UTC))
+    governance_clock.set(datetime(2027, 1, 15, tzinfo=UTC), system=True)
     assert services.scheduled_retirements_fire() == ["demo-live"]
     assert RetiredTool.objects.get(tool_id="demo-live").replaced_by == ["demo-next"]

@@ -288,7 +288,7 @@ async def test_without_its_tables_a_replica_answers_from_the_committed_fixture(c
     )
     assert "tomtom-static-map" not in listed(dispatcher, call_context)
     retired = await dispatcher.call("tomtom-static-map", {"center": {"lat": 52, "lon": 4}}, call_context)
-    assert retired.data["error"]["replaced_by"] == ["tomtom-dynamic-map"]
+    assert retired.data["error"]["replaced_by"] == ["tomtom-dynamic-map", "tomtom-map-image"]
     renamed = await dispatcher.call(
         "tomtom-ev-search", {"position": [4.9, 52.4], "connectorTypes": ["Tesla"]}, call_context
     )

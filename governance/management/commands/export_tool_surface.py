@@ -31,6 +31,8 @@ class Command(BaseCommand):
         for name in services.scheduled_retirements_fire():
             self.stdout.write(f"Retired {name}: its retire-on date came.")
         surface = selectors.tool_surface()
+        for row in surface.skipped:  # written around the services: never exported (check tools.E120)
+            self.stderr.write(f"Left out a row of the {row.table} table ({row.name}): {row.problem}.")
         fixtures.write_fixture(surface, options["output"])
         self.stdout.write(
             f"Wrote {len(surface.ledger)} ledger names, {len(surface.deprecated)} deprecated tools, "
