@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export DJANGO_SETTINGS_MODULE := tomtom_mcp.settings
 
-.PHONY: run serve-prod test test-python test-db test-deploy lint conformance bench browser-deps widget-deps mcpb-deps deploy-deps alert-deps alert-test lock wheel mcpb clean
+.PHONY: run serve-prod test test-python test-db test-deploy lint conformance bench browser-deps widget-deps mcpb-deps deploy-deps alert-deps alert-test lock wheel dist mcpb clean
 
 # Installed with constraints.txt: the whole dependency tree at the versions locked there.
 # .runtime: what running needs (make run, serve-prod); .installed: that and the test tools.
@@ -104,10 +104,23 @@ widget-deps: browser-deps
 mcpb-deps:
 	cd deploy/mcpb && npm ci --no-audit --no-fund --ignore-scripts
 
-# The wheel (dist/tomtom_maps_mcp-VERSION-<python>-<platform>.whl, the simplifier's kernel compiled in):
-# everything the server needs at run time.
+# The wheel (dist/tomtom_maps_mcp-VERSION-cp312-abi3-<platform>.whl, the simplifier's kernel compiled
+# in): everything the server needs at run time, for this machine only (PyPI refuses its plain
+# `linux` tag: `make dist` makes the files a release uploads).
 wheel: $(VENV)/.runtime
 	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist .
+
+# What a release uploads from a Linux machine, in $(DIST): the sdist, and the wheel built from it
+# repaired to a manylinux tag (auditwheel), both passing `twine check --strict`. The other
+# platforms' wheels come from .github/workflows/release.yml (docs/deploy.md, "Releasing").
+DIST ?= dist
+dist: $(VENV)/.installed
+	rm -rf $(DIST)/build && mkdir -p $(DIST)/build
+	$(VENV)/bin/uv build --quiet --sdist --wheel --out-dir $(DIST)/build .
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/auditwheel repair --wheel-dir $(DIST) $(DIST)/build/*.whl
+	mv $(DIST)/build/*.tar.gz $(DIST)/
+	rm -rf $(DIST)/build
+	$(VENV)/bin/twine check --strict $(DIST)/*.tar.gz $(DIST)/*manylinux*.whl
 
 # The Claude Desktop bundle (dist/tomtom-maps-mcp.mcpb); the host installs the package from PyPI with uv.
 mcpb: mcpb-deps

@@ -21,7 +21,7 @@ also writes `Tools listed`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as types
 from mcp.server import Server
@@ -29,6 +29,8 @@ from mcp.server.context import CallNext, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from core.events import log
+from core.operations import ServerStarted
 from core.version import SERVER_NAME, version
 from governance.client_surface import ClientSurfaces, default_client_surfaces
 from protocol.config import default_widgets
@@ -39,6 +41,7 @@ from protocol.handlers.resources import ResourceHandlers
 from protocol.handlers.tools import ToolHandlers
 from protocol.spans import ServerSpans
 from tools.dispatch import Dispatcher
+from tools.geometry.compiled import simplifier
 from tools.widgets import Widget
 
 INSTRUCTIONS = (
@@ -93,3 +96,8 @@ async def name_invalid_params(ctx: ServerRequestContext[Any], call_next: CallNex
         raise MCPError(
             code=types.INVALID_PARAMS, message=f"Invalid params: {path}: {problem['msg']}", data={"path": path}
         ) from None
+
+
+def log_server_started(transport: Literal["stdio", "http"]) -> None:
+    """`Server started`: this process serves, with this version and this simplifier."""
+    log(ServerStarted(version=version(), transport=transport, simplifier=simplifier()))

@@ -282,3 +282,27 @@ async def test_request_finished_runs_in_the_requests_thread_only_when_it_has_one
     (_, worker), finished_threaded, *on_loop = THREADS
     assert worker != loop
     assert [finished_threaded, *on_loop] == [("finished", worker), ("view", loop), ("finished", loop)]
+
+
+async def test_each_worker_says_it_started_with_its_version_and_simplifier(caplog):
+    """One `Server started` line per worker, at the end of its lifespan startup: an operator sees
+    which version serves and whether it runs the compiled kernel or the slower numpy fallback."""
+    from tests.support.logs import fields
+    from tomtom_mcp.asgi import application
+
+    messages = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+    sent = []
+
+    async def receive():
+        return next(messages)
+
+    async def send(message):
+        sent.append(message["type"])
+
+    with caplog.at_level("INFO", logger="tomtom_mcp.server"):
+        await application({"type": "lifespan"}, receive, send)
+    started = [record for record in caplog.records if record.getMessage() == "Server started"]
+    assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    assert [fields(record) for record in started] == [
+        {"version": "0.1.0", "transport": "http", "simplifier": "compiled kernel"}
+    ]

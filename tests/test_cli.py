@@ -22,7 +22,8 @@ def run(*args: str, home: Path | None = None) -> str:
 
 
 def test_version_is_the_packages():
-    assert run("--version").strip() == "tomtom-maps-mcp 0.1.0"
+    """And which simplifier it runs: a checkout's install builds the compiled kernel."""
+    assert run("--version").strip() == "tomtom-maps-mcp 0.1.0 (simplifier: compiled kernel)"
 
 
 @pytest.mark.parametrize(

@@ -194,6 +194,7 @@ def _handler(scope: dict[str, Any]) -> ASGIHandler:
 
 async def _lifespan(receive: Any, send: Any) -> None:
     from protocol.http import mcp_endpoint
+    from protocol.server import log_server_started
     from tools.tomtom.client import close_shared_clients
 
     transports = mcp_endpoint().transports
@@ -204,6 +205,7 @@ async def _lifespan(receive: Any, send: Any) -> None:
     gc.collect()
     gc.freeze()
     await send({"type": "lifespan.startup.complete"})
+    log_server_started("http")
     await receive()  # lifespan.shutdown
     await transports.stop()
     await close_shared_clients()

@@ -10,6 +10,9 @@ And on every `manage.py check`:
 
 - `tomtom_mcp.E004`: `MCP_MIDDLEWARE` (the middleware that serve `MCP_PATH`) names a middleware
   that is not in `MIDDLEWARE`, or names them in another order.
+- `tomtom_mcp.E005`: a limit of the TomTom client is outside what can work: a deadline that is
+  not above 0 s, a byte limit below 1 KiB, no connection allowed, a negative retry count
+  (`TOMTOM_MAX_CONNECTIONS=0` would make every call wait out its deadline).
 """
 
 from __future__ import annotations
@@ -64,4 +67,31 @@ def check_mcp_middleware(app_configs: object = None, **kwargs: object) -> list[E
             hint="List in MCP_MIDDLEWARE only names from MIDDLEWARE, in the order MIDDLEWARE has them.",
             id="tomtom_mcp.E004",
         )
+    ]
+
+
+TOMTOM_LIMITS = {
+    "TOMTOM_TIMEOUT": (0.001, "seconds above 0"),
+    "TOMTOM_CONNECT_TIMEOUT": (0.001, "seconds above 0"),
+    "TOMTOM_MAX_BODY_BYTES": (1024, "at least 1024 bytes"),
+    "TOMTOM_MAX_DECODED_BYTES": (1024, "at least 1024 bytes"),
+    "TOMTOM_MAX_HEADER_BYTES": (1024, "at least 1024 bytes"),
+    "TOMTOM_MAX_CONNECTIONS": (1, "at least 1"),
+    "TOMTOM_MAX_RETRIES": (0, "0 or more"),
+    "TOMTOM_MAX_RETRY_AFTER": (0, "0 or more seconds"),
+}
+"""Each TomTom client limit and the least value with which calls can still be answered."""
+
+
+@register()
+def check_tomtom_limits(app_configs: object = None, **kwargs: object) -> list[Error]:
+    return [
+        Error(
+            f"{name} is {getattr(settings, name)!r}: it must be {what}.",
+            hint=f"Set {name} to {what}, or unset it for its default (README, Configuration).",
+            obj=name,
+            id="tomtom_mcp.E005",
+        )
+        for name, (least, what) in TOMTOM_LIMITS.items()
+        if not getattr(settings, name) >= least
     ]

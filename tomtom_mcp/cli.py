@@ -60,6 +60,7 @@ def _run(command_name: str, prog: str, argv: list[str], epilog: str | None = Non
     from django.core.management.base import CommandError, handle_default_options
 
     from core.version import SERVER_NAME, version
+    from tools.geometry.compiled import simplifier
 
     command = load_command_class(get_commands()[command_name], command_name)
     parser = command.create_parser(PROG, command_name)
@@ -69,7 +70,7 @@ def _run(command_name: str, prog: str, argv: list[str], epilog: str | None = Non
         parser.formatter_class = argparse.RawDescriptionHelpFormatter
     for action in parser._actions:
         if isinstance(action, argparse._VersionAction):
-            action.version = f"{SERVER_NAME} {version()}"
+            action.version = f"{SERVER_NAME} {version()} (simplifier: {simplifier()})"
     options = parser.parse_args(argv)
     handle_default_options(options)
     values = vars(options)

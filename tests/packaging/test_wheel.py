@@ -104,7 +104,7 @@ async def test_stdio_starts_from_nothing_and_answers(installed: Path, home: Path
         result = await c.call_tool("tomtom-traffic", {"bbox": [4.8, 52.33, 4.95, 52.4], "maxResults": 2})
     assert {"tomtom-geocode", "tomtom-routing", "tomtom-traffic"} <= names
     assert json.loads(result.content[0].text)["returned"] == 2
-    assert stub.requests[-1].param("key") == CANARY_KEY
+    assert stub.requests[-1].api_key == CANARY_KEY
     assert (home / ".local" / "share" / "tomtom-maps-mcp" / "db.sqlite3").is_file()
     assert package_files(installed) == before
 
@@ -217,3 +217,26 @@ def test_the_installed_simplifier_runs_its_compiled_kernel(installed: Path, tmp_
     line = {"type": "LineString", "coordinates": [[4.9 + i / 1000, 52.3 + (i % 7) / 1000] for i in range(5000)]}
     expected, expected_report = cap_geometry(line, cap=100)
     assert (capped, report) == (expected, expected_report.as_dict())
+
+
+def test_the_wheel_says_what_it_is_and_installs_only_its_own_packages(wheel: Path):
+    """What PyPI and a person reading `pip show` see: the licence (its text in the wheel), where
+    the project lives, which Pythons it supports; and nothing at the top level but this project's
+    seven packages (docs/adr/0048-release-artifacts.md says how their generic names are kept
+    from colliding)."""
+    archive = zipfile.ZipFile(wheel)
+    (metadata_path,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+    dist_info = metadata_path.removesuffix("METADATA")
+    metadata = archive.read(metadata_path).decode()
+    headers = [line.split(": ", 1) for line in metadata.split("\n\n", 1)[0].splitlines() if ": " in line]
+    values = {}
+    for name, value in headers:
+        values.setdefault(name, []).append(value)
+    assert values["License-Expression"] == ["Apache-2.0"] and values["License-File"] == ["LICENSE"]
+    assert archive.read(f"{dist_info}licenses/LICENSE") == (REPO / "LICENSE").read_bytes()
+    assert {url.split(", ")[0] for url in values["Project-URL"]} >= {"Homepage", "Repository", "Issues"}
+    pythons = {c for c in values["Classifier"] if c.startswith("Programming Language :: Python :: 3.")}
+    assert pythons == {"Programming Language :: Python :: 3.12", "Programming Language :: Python :: 3.13"}
+    assert values["Requires-Python"] == [">=3.12"]
+    top_level = {name.split("/", 1)[0] for name in archive.namelist()} - {dist_info.rstrip("/")}
+    assert top_level == set(PACKAGES)

@@ -36,6 +36,10 @@
  *     else (a bool, a float subclass, mixed widths, an int too large for a float), which
  *     positions.py reads and checks value by value.
  */
+/* The stable ABI of CPython 3.12 (PEP 384): one build serves every later CPython, so a release
+ * needs one wheel per platform, not one per Python version. Lists and tuples are read through
+ * functions (PyList_GetItem, PyTuple_GetItem), not the macros that reach into their structs. */
+#define Py_LIMITED_API 0x030C0000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -265,11 +269,12 @@ static PyObject *search(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "search: init must be increasing indices of z");
         goto release_all;
     }
-    Node *heap = PyMem_RawMalloc(sizeof(Node) * (size_t)(m + 2 * pops));
-    double *q = PyMem_RawMalloc(sizeof(double) * (size_t)n); /* a segment's distances */
+    /* Allocated and freed with the GIL held (the stable ABI has no raw allocator). */
+    Node *heap = PyMem_Malloc(sizeof(Node) * (size_t)(m + 2 * pops));
+    double *q = PyMem_Malloc(sizeof(double) * (size_t)n); /* a segment's distances */
     if (!heap || !q) {
-        PyMem_RawFree(heap);
-        PyMem_RawFree(q);
+        PyMem_Free(heap);
+        PyMem_Free(q);
         PyErr_NoMemory();
         goto release_all;
     }
@@ -289,8 +294,8 @@ static PyObject *search(PyObject *module, PyObject *args) {
     for (Py_ssize_t i = 0; i < size; i++)
         seg_err[position(kept, count, heap[i].s)] = heap[i].dist;
     Py_END_ALLOW_THREADS
-    PyMem_RawFree(heap);
-    PyMem_RawFree(q);
+    PyMem_Free(heap);
+    PyMem_Free(q);
     result = PyLong_FromSsize_t(count);
 release_all:
     release_buffers(b, 5);
@@ -462,7 +467,7 @@ release:
 /* A float or int (exactly those types) as a double; 0 when it is neither or too large. */
 static inline int exact_number(PyObject *value, double *out) {
     if (PyFloat_CheckExact(value)) {
-        *out = PyFloat_AS_DOUBLE(value);
+        *out = PyFloat_AsDouble(value); /* cannot fail for an exact float */
         return 1;
     }
     if (PyLong_CheckExact(value)) {
@@ -476,17 +481,27 @@ static inline int exact_number(PyObject *value, double *out) {
     return 0;
 }
 
+/* The length of an exact list or tuple (the caller checked which); -1 for anything else. */
+static inline Py_ssize_t sequence_size(PyObject *sequence) {
+    if (PyList_CheckExact(sequence))
+        return PyList_Size(sequence);
+    if (PyTuple_CheckExact(sequence))
+        return PyTuple_Size(sequence);
+    return -1;
+}
+
+/* Item i of an exact list or tuple, a borrowed reference (i is within its size). */
+static inline PyObject *sequence_item(PyObject *sequence, int is_list, Py_ssize_t i) {
+    return is_list ? PyList_GetItem(sequence, i) : PyTuple_GetItem(sequence, i);
+}
+
 static PyObject *read_positions(PyObject *module, PyObject *coords) {
-    if (!PyList_CheckExact(coords) && !PyTuple_CheckExact(coords))
+    Py_ssize_t n = sequence_size(coords);
+    if (n <= 0)
         Py_RETURN_NONE;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(coords);
-    if (!n)
-        Py_RETURN_NONE;
-    PyObject **items = PySequence_Fast_ITEMS(coords);
-    PyObject *first = items[0];
-    if (!PyList_CheckExact(first) && !PyTuple_CheckExact(first))
-        Py_RETURN_NONE;
-    Py_ssize_t width = PySequence_Fast_GET_SIZE(first);
+    int coords_list = PyList_CheckExact(coords);
+    PyObject *first = sequence_item(coords, coords_list, 0);
+    Py_ssize_t width = sequence_size(first);
     if (width != 2 && width != 3)
         Py_RETURN_NONE;
     if (n > PY_SSIZE_T_MAX / (Py_ssize_t)(8 * width))
@@ -494,16 +509,15 @@ static PyObject *read_positions(PyObject *module, PyObject *coords) {
     PyObject *buffer = PyByteArray_FromStringAndSize(NULL, n * width * 8);
     if (!buffer)
         return NULL;
-    double *out = (double *)PyByteArray_AS_STRING(buffer);
+    double *out = (double *)PyByteArray_AsString(buffer);
     int valid = 1;
     for (Py_ssize_t i = 0; i < n; i++, out += width) {
-        PyObject *position = items[i];
-        if ((!PyList_CheckExact(position) && !PyTuple_CheckExact(position)) ||
-            PySequence_Fast_GET_SIZE(position) != width)
+        PyObject *position = sequence_item(coords, coords_list, i);
+        if (sequence_size(position) != width)
             goto other;
-        PyObject **values = PySequence_Fast_ITEMS(position);
+        int position_list = PyList_CheckExact(position);
         for (Py_ssize_t k = 0; k < width; k++)
-            if (!exact_number(values[k], out + k))
+            if (!exact_number(sequence_item(position, position_list, k), out + k))
                 goto other;
         /* written so that NaN fails */
         valid &= fabs(out[0]) <= 180.0 && fabs(out[1]) <= 90.0 && (width == 2 || isfinite(out[2]));

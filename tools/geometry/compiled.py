@@ -10,6 +10,7 @@ reads lists of floats with ``kernel.read_positions``. Without it, both run in nu
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Literal
 
 kernel: ModuleType | None
 try:
@@ -18,3 +19,8 @@ try:
     kernel = _kernel
 except ImportError:  # built without a C compiler: the numpy search and reading
     kernel = None
+
+
+def simplifier() -> Literal["compiled kernel", "numpy fallback"]:
+    """Which simplifier this installation runs, as the start line and `--version` say it."""
+    return "compiled kernel" if kernel is not None else "numpy fallback"
