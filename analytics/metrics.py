@@ -13,6 +13,9 @@ Metrics are recorded per exact client name and reported per host family: the scr
 without a restart. Labels are bounded: names are cut at MAX_LABEL_LENGTH, and past
 MAX_LABEL_VALUES distinct clients (or tools) in one process the rest are recorded as `other`.
 
+Gauges read from the database at each scrape come beside them: the analytics store's freshness
+(`IngestionMark`) and the upstream contract canary's findings (`CanaryResult`, analytics/canary.py).
+
 The endpoint answers only `Authorization: Bearer <ANALYTICS_METRICS_TOKEN>` (401 otherwise) and
 is off (404) while the setting is empty.
 """
@@ -213,10 +216,44 @@ def ingestion_metrics(marks: Iterable[Any]) -> list[Metric]:
     return metrics
 
 
-def exposition(family_of: Callable[[str], str], marks: Iterable[Any] = ()) -> bytes:
-    """The Prometheus text exposition of every metric, by host family, and the ingestion gauges."""
+CANARY_DRIFT = (
+    "tomtom_mcp_canary_drift",
+    "1 when the upstream contract canary's last answered check of a tool on a backend found drift"
+    " (a shape we cannot read, a path, version or header TomTom refused), else 0.",
+)
+CANARY_LAST_RUN = (
+    "tomtom_mcp_canary_last_run_timestamp_seconds",
+    "When the canary last got TomTom's answers on a backend (a run that reached no answer, or whose"
+    " key was refused, checked nothing and does not count).",
+)
+CANARY_GAUGES = ((*CANARY_DRIFT, ("backend", "tool")), (*CANARY_LAST_RUN, ("backend",)))
+"""The canary's gauges and their labels, read from `CanaryResult` rows at each scrape (the same on
+every replica: alert rules take their `max`)."""
+
+
+def canary_metrics(results: Iterable[Any]) -> list[Metric]:
+    """Gauges of `CanaryResult` rows (analytics/canary.py): drift per tool and backend that a run
+    answered, and per backend the newest answer."""
+    (drift_name, drift_doc), (run_name, run_doc) = CANARY_DRIFT, CANARY_LAST_RUN
+    drift = GaugeMetricFamily(drift_name, drift_doc, labels=["backend", "tool"])
+    last_run = GaugeMetricFamily(run_name, run_doc, labels=["backend"])
+    newest: dict[str, float] = {}
+    for result in results:
+        if result.drifted is not None:
+            drift.add_metric([result.backend, result.tool], 1.0 if result.drifted else 0.0)
+        if result.answered_at is not None:
+            newest[result.backend] = max(newest.get(result.backend, 0.0), result.answered_at.timestamp())
+    for backend, moment in sorted(newest.items()):
+        last_run.add_metric([backend], moment)
+    return [drift, last_run]
+
+
+def exposition(family_of: Callable[[str], str], marks: Iterable[Any] = (), canary: Iterable[Any] = ()) -> bytes:
+    """The Prometheus text exposition of every metric, by host family, the ingestion gauges and
+    the canary's."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Families([*by_family(collected(), family_of), *ingestion_metrics(list(marks))]))
+    gauges = [*ingestion_metrics(list(marks)), *canary_metrics(canary)]
+    registry.register(_Families([*by_family(collected(), family_of), *gauges]))
     return generate_latest(registry)
 
 
@@ -232,7 +269,7 @@ def metrics_view(request):
     from django.http import Http404, HttpResponse
 
     from analytics.families import Families
-    from analytics.models import IngestionMark
+    from analytics.models import CanaryResult, IngestionMark
 
     token = settings.ANALYTICS_METRICS_TOKEN
     if not token:
@@ -241,5 +278,5 @@ def metrics_view(request):
         response = HttpResponse("a bearer token is required\n", status=401, content_type="text/plain")
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
-    body = exposition(Families.load().family_of, IngestionMark.objects.all())
+    body = exposition(Families.load().family_of, IngestionMark.objects.all(), CanaryResult.objects.all())
     return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)

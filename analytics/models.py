@@ -473,6 +473,9 @@ class IngestionMark(models.Model):
         return f"{self.family}: up to {self.data_up_to}, last ingest {self.last_ingest}"
 
 
+# The upstream contract canary's latest findings (issue #44), a module of its own.
+from analytics.canary import CanaryResult  # noqa: E402, F401
+
 # The evidence's tables (issue #43), a module of their own, named here like every model of the app.
 from analytics.evidence_models import (  # noqa: E402, F401
     CORRECTABLE,

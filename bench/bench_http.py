@@ -1,7 +1,8 @@
 """Server CPU per call, throughput and latency through the production stack; prints tables.
 
 gunicorn with uvicorn workers serves `/mcp` (1 worker, then 2); TomTom is a stub on loopback
-serving cached bytes (tests/support/tomtom_stub.py, in its own process); load comes from `wrk`
+serving cached bytes (tests/support/tomtom_stub.py, in its own process) in the shapes of the
+Orbis APIs the server calls (Geocoding v2, Routing v3: `orbis_routes`); load comes from `wrk`
 over keep-alive connections. For each of compact `tomtom-geocode`, compact `tomtom-routing`
 over an 8,000-point route, `tomtom-routing` with `response_detail: geometry`, and `tools/list`,
 it prints calls/s, p50/p99, and the server's CPU milliseconds per call: utime + stime from
@@ -61,13 +62,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def route_answer(points: int) -> dict:
-    """A TomTom Calculate Route answer with one leg of `points` points (deterministic)."""
+def _route_parts(points: int) -> tuple[list[tuple[float, float]], dict, list[int]]:
+    """The made-up route both answer shapes word: its line ([lon, lat], deterministic), its
+    summary (v2 names) and the first point of each traffic jam along it (41 points long)."""
     line = [
-        {
-            "latitude": round(52.37 + 0.15 * i / points + 0.01 * math.sin(i / 37), 6),
-            "longitude": round(4.90 + 8.5 * i / points + 0.01 * math.cos(i / 53), 6),
-        }
+        (
+            round(4.90 + 8.5 * i / points + 0.01 * math.cos(i / 53), 6),
+            round(52.37 + 0.15 * i / points + 0.01 * math.sin(i / 37), 6),
+        )
         for i in range(points)
     ]
     summary = {
@@ -78,6 +80,13 @@ def route_answer(points: int) -> dict:
         "departureTime": "2026-11-29T09:00:00+01:00",
         "arrivalTime": "2026-11-29T15:30:00+01:00",
     }
+    return line, summary, list(range(100, points - 50, 900))
+
+
+def route_answer(points: int) -> dict:
+    """A TomTom Maps (Routing v1) Calculate Route answer with one leg of `points` points: the
+    shape `tomtom-maps` answers in and code older than Orbis Routing v3 expects on Orbis."""
+    line, summary, jams = _route_parts(points)
     sections = [{"startPointIndex": 0, "endPointIndex": points - 1, "sectionType": "TRAVEL_MODE", "travelMode": "car"}]
     sections += [
         {
@@ -89,16 +98,58 @@ def route_answer(points: int) -> dict:
             "delayInSeconds": 60,
             "magnitudeOfDelay": 1,
         }
-        for i in range(100, points - 50, 900)
+        for i in jams
     ]
-    return {
-        "formatVersion": "0.0.12",
-        "routes": [{"summary": summary, "legs": [{"summary": summary, "points": line}], "sections": sections}],
-    }
+    leg = {"summary": summary, "points": [{"latitude": lat, "longitude": lon} for lon, lat in line]}
+    return {"formatVersion": "0.0.12", "routes": [{"summary": summary, "legs": [leg], "sections": sections}]}
+
+
+V3_SUMMARY = {
+    "travelTimeInSeconds": "travelDurationInSeconds",
+    "trafficDelayInSeconds": "trafficDelayDurationInSeconds",
+    "departureTime": "departureDateTime",
+    "arrivalTime": "arrivalDateTime",
+}
+"""The summary members Routing v3 names differently (tests/data/PROVENANCE.md, route_v3.json)."""
+
+
+def route_answer_v3(points: int) -> dict:
+    """The same route as `route_answer`, as Orbis Routing v3 words it (the shape of
+    tests/data/route_v3.json): renamed summary members, each leg's line a GeoJSON LineString
+    in `path`, and the sections an object by type whose traffic items count along the path."""
+    line, summary, jams = _route_parts(points)
+    summary = {V3_SUMMARY.get(name, name): value for name, value in summary.items()}
+    traffic = [
+        {
+            "startPathIndex": i,
+            "endPathIndex": i + 40,
+            "effectiveSpeedInKilometersPerHour": 30,
+            "delayDurationInSeconds": 60,
+            "delayMagnitude": "minor",
+            "iconCategory": "jam",
+        }
+        for i in jams
+    ]
+    leg = {"summary": summary, "path": {"type": "LineString", "coordinates": [list(point) for point in line]}}
+    return {"routes": [{"summary": summary, "legs": [leg], "sections": {"traffic": traffic}}]}
+
+
+def tests_data(name: str) -> str:
+    """One of the tests' own TomTom answers (tests/data, as `tests.conftest.data` reads them), as text."""
+    return (REPO / "tests/data" / name).read_text()
 
 
 def geocode_answer() -> dict:
-    return json.loads((REPO / "tests/data/geocode.json").read_text())
+    """Orbis Geocoding v2's answer to a geocode (the tests' tests/data/geocode_v2.json)."""
+    return json.loads(tests_data("geocode_v2.json"))
+
+
+ORBIS_GEOCODE = r"/maps/orbis/places/geocode"
+"""Orbis Geocoding v2: GET with the query as a parameter (tools/definitions/geocode.py)."""
+ORBIS_REVERSE_GEOCODE = r"/maps/orbis/places/reverseGeocode"
+"""Orbis Reverse Geocoding v2: GET with `position=lon,lat` (tools/definitions/reverse_geocode.py)."""
+ORBIS_ROUTE = r"/maps/orbis/routing/routes/calculate"
+"""Orbis Routing v3: POST with the whole request as JSON (tools/definitions/routing.py)."""
 
 
 def call_body(name: str, arguments: dict) -> str:
@@ -114,6 +165,15 @@ wrk.headers["Accept"] = "application/json, text/event-stream"
 wrk.headers["tomtom-api-key"] = "bench-key"
 wrk.body = io.open(os.getenv("BODY_FILE")):read()
 """
+
+
+def found(pattern: str, text: str) -> re.Match[str]:
+    """The first match of `pattern` (multi-line) in a tool's or /proc's output; a run whose
+    output lacks it stops with that output rather than an AttributeError."""
+    match = re.search(pattern, text, re.M)
+    if match is None:
+        raise SystemExit(f"no {pattern!r} in:\n{text}")
+    return match
 
 
 def wrk(url: str, body_file: Path, script: Path, connections: int, seconds: int) -> dict:
@@ -139,15 +199,15 @@ def wrk(url: str, body_file: Path, script: Path, connections: int, seconds: int)
     out = done.stdout
 
     def latency(pct: str) -> float:
-        value, unit = re.search(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)", out, re.M).groups()
+        value, unit = found(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)", out).groups()
         return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {
         "p50": latency("50"),
         "p99": latency("99"),
-        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-        "requests": int(re.search(r"(\d+) requests in", out).group(1)),
+        "rps": float(found(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "requests": int(found(r"(\d+) requests in", out).group(1)),
         "errors": int(errors.group(1)) if errors else 0,
     }
 
@@ -193,7 +253,7 @@ def worker_rss_mb(master_pid: int) -> list[float]:
     sizes = []
     for pid in worker_pids(master_pid):
         status = Path(f"/proc/{pid}/status").read_text()
-        sizes.append(int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) / 1024)
+        sizes.append(int(found(r"VmRSS:\s+(\d+) kB", status).group(1)) / 1024)
     return sorted(sizes)
 
 
@@ -265,26 +325,38 @@ def start_server(tmp: Path, stub_url: str, workers: int, tree: Path | None = Non
     raise SystemExit(f"the server in {tree or Path.cwd()} did not start; see {log.name}")
 
 
+def orbis_routes(route_points: int) -> list[dict]:
+    """The stub's routes for the Orbis requests this server sends (geocode, reverse geocode, a
+    route of `route_points` points), each answered in its API's current shape; then, so that an
+    older checkout (`--compare`, bench_memory's `--before`) is measured on its own requests, the
+    requests Orbis code sent before Geocoding v2 and Routing v3, answered in their old shapes.
+    The paths do not overlap: each request meets one route."""
+    return [
+        {"method": "GET", "pattern": ORBIS_GEOCODE, "body": json.dumps(geocode_answer())},
+        {"method": "GET", "pattern": ORBIS_REVERSE_GEOCODE, "body": tests_data("reverse_geocode_v2.json")},
+        {"method": "POST", "pattern": ORBIS_ROUTE, "body": json.dumps(route_answer_v3(route_points))},
+        {"method": "GET", "pattern": r"/maps/orbis/places/geocode/.*", "body": tests_data("geocode.json")},
+        {
+            "method": "GET",
+            "pattern": r"/maps/orbis/places/reverseGeocode/.*",
+            "body": tests_data("reverse_geocode.json"),
+        },
+        {
+            "method": "GET",
+            "pattern": r"/maps/orbis/routing/calculateRoute/.*",
+            "body": json.dumps(route_answer(route_points)),
+        },
+    ]
+
+
 def start_stubs(tmp: Path) -> dict[str, tuple[subprocess.Popen, str]]:
-    """One stub per upstream mode (`UPSTREAM`), each serving geocode and the 8,000-point route;
-    the `per-call` one says `Connection: close` and closes the connection after each answer."""
+    """One stub per upstream mode (`UPSTREAM`), each serving geocode and the 8,000-point route
+    (`orbis_routes`); the `per-call` one says `Connection: close` and closes the connection after
+    each answer."""
     stubs = {}
     for mode in UPSTREAM:
         close = {"headers": {"Connection": "close"}} if mode == "per-call" else {}
-        routes = [
-            {
-                "method": "GET",
-                "pattern": r"/maps/orbis/places/geocode/.*",
-                "body": json.dumps(geocode_answer()),
-                **close,
-            },
-            {
-                "method": "GET",
-                "pattern": r"/maps/orbis/routing/calculateRoute/.*",
-                "body": json.dumps(route_answer(8000)),
-                **close,
-            },
-        ]
+        routes = [{**route, **close} for route in orbis_routes(8000)]
         (tmp / f"routes-{mode}.json").write_text(json.dumps(routes))
         port = free_port()
         stub = subprocess.Popen(

@@ -1,13 +1,14 @@
 """Worker memory after each tool path: resident set (VmRSS) and its high-water mark (VmHWM); prints a table.
 
 gunicorn with one uvicorn worker serves `/mcp` (as `make serve-prod` does); TomTom is the loopback
-stub in its own process, answering every family with its recorded answer (tests/data/) and
-`calculateRoute` with an 8,000-point route. The worker's VmRSS and VmHWM (/proc/<pid>/status) are
-read when it is idle, then after each path has run `--calls` times: every tool that calls TomTom,
-compact; the geometry-bearing ones with `response_detail: "geometry"`; the widget tools with
-`show_ui`; `tools/list`. The step from one row to the next is what that path added: the first
-simplification (search along a route caps the route's line) used to add 110-135 MB (numba and
-llvmlite).
+stub in its own process, answering every family with its recorded answer (tests/data/: Orbis
+Geocoding and Reverse Geocoding v2 in their shapes) and a route between two points with an
+8,000-point one (Orbis Routing v3's shape, or v1's on TomTom Maps). The worker's VmRSS and
+VmHWM (/proc/<pid>/status) are read when it is idle, then after each path has run `--calls`
+times: every tool that calls TomTom, compact; the geometry-bearing ones with `response_detail:
+"geometry"`; the widget tools with `show_ui`; `tools/list`. The step from one row to the next
+is what that path added: the first simplification (search along a route caps the route's line)
+used to add 110-135 MB (numba and llvmlite).
 
     .venv/bin/python bench/bench_memory.py [--calls 20] [--before DIR]
 
@@ -22,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -30,12 +30,27 @@ import time
 from pathlib import Path
 
 import httpx
-from bench_http import REPO, call_body, free_port, load_average, route_answer, tree_python, worker_pids
+from bench_http import (
+    ORBIS_GEOCODE,
+    ORBIS_REVERSE_GEOCODE,
+    ORBIS_ROUTE,
+    REPO,
+    call_body,
+    found,
+    free_port,
+    load_average,
+    route_answer,
+    route_answer_v3,
+    tree_python,
+    worker_pids,
+)
 
 AMSTERDAM, UTRECHT, BERLIN = [4.9041, 52.3676], [5.1215, 52.0907], [13.405, 52.52]
 ROTTERDAM, HAARLEM = [4.4777, 51.9244], [4.6462, 52.3874]
 TOMTOM_MAPS = {"tomtom-maps-backend": "tomtom-maps"}
 ANSWERS = {
+    ORBIS_GEOCODE: "geocode_v2.json",
+    ORBIS_REVERSE_GEOCODE: "reverse_geocode_v2.json",
     r".*/geocode/.*": "geocode.json",
     r".*/reverseGeocode/.*": "reverse_geocode.json",
     r".*/(search|poiSearch|categorySearch|geometrySearch)/.*": "poi_search.json",
@@ -49,8 +64,12 @@ ANSWERS = {
     r".*/routing/matrix/.*": "matrix.json",
     r".*/waypointoptimization/.*": "waypoint_optimization.json",
 }
-"""Path pattern -> the recorded answer of that family (tests/data/); a route between two points is
-`route_answer(8000)`, one through more (the waypoint optimizer's) tests/data/optimized_route.json."""
+"""Path pattern -> the recorded answer of that family (tests/data/): Orbis Geocoding and Reverse
+Geocoding v2 answer their own shapes; the older paths (TomTom Maps, and Orbis in code before v2:
+a `--before` checkout) theirs. A route between two points is 8,000 points long: Orbis Routing v3's
+POST gets `route_answer_v3(8000)`, a v1-style `calculateRoute` (TomTom Maps, older code)
+`route_answer(8000)`; one through more stops (the waypoint optimizer's, on TomTom Maps)
+tests/data/optimized_route.json."""
 
 ROUTE = {"locations": [AMSTERDAM, BERLIN]}
 PATHS: list[tuple[str, str, dict, dict]] = [
@@ -141,7 +160,7 @@ HEADERS = {"Content-Type": "application/json", "Accept": "application/json", "to
 def memory_mb(pid: int) -> tuple[float, float]:
     """VmRSS and VmHWM of process `pid`, in MB."""
     status = Path(f"/proc/{pid}/status").read_text()
-    rss, hwm = (int(re.search(rf"{key}:\s+(\d+) kB", status).group(1)) / 1024 for key in ("VmRSS", "VmHWM"))
+    rss, hwm = (int(found(rf"{key}:\s+(\d+) kB", status).group(1)) / 1024 for key in ("VmRSS", "VmHWM"))
     return rss, hwm
 
 
@@ -223,6 +242,7 @@ def main() -> None:
     ]
     route = json.dumps(route_answer(8000))
     routes += [{"method": method, "pattern": r".*/calculateRoute/.*", "body": route} for method in ("GET", "POST")]
+    routes += [{"method": "POST", "pattern": ORBIS_ROUTE, "body": json.dumps(route_answer_v3(8000))}]
     optimized = (REPO / "tests/data/optimized_route.json").read_text()  # three stops or more: the optimizer's route
     routes += [
         {"method": method, "pattern": r".*/calculateRoute/[^/]*:[^/]*:[^/]*/.*", "body": optimized}

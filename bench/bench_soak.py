@@ -1,12 +1,14 @@
 """Soak: worker memory over 20,000 tools/call and after a decompression-bomb burst; prints a table.
 
 gunicorn with 2 uvicorn workers serves `/mcp` (no worker recycling); TomTom is the loopback
-stub in its own process; load comes from an asyncio httpx client (exact call counts) at 4
-keep-alive connections, cycling through compact
+stub in its own process, answering the Orbis requests in their APIs' current shapes (Geocoding
+and Reverse Geocoding v2, Routing v3: bench_http's `orbis_routes`); load comes from an asyncio
+httpx client (exact call counts) at 4 keep-alive connections, cycling through compact
 `tomtom-geocode`, `tomtom-reverse-geocode`, `tomtom-fuzzy-search` and `tomtom-routing` calls.
 Resident memory (VmRSS) of each worker is printed after warm-up, every 5,000 calls, after a
-burst of 100 calls whose TomTom answer is a gzip bomb (200 KB inflating to 200 MiB; the client
-stops at TOMTOM_MAX_DECODED_BYTES and answers `malformed`), and after 5,000 more calls.
+burst of 100 calls whose TomTom answer is a gzip bomb (a `tomtom-fuzzy-search` for "bomb", the
+query being in the request's path; 200 KB inflating to 200 MiB; the client stops at
+TOMTOM_MAX_DECODED_BYTES and answers `malformed`), and after 5,000 more calls.
 
     .venv/bin/python bench/bench_soak.py [--calls 20000] [--bombs 100] [--step 5000]
 
@@ -28,10 +30,12 @@ import time
 from pathlib import Path
 
 import httpx
-from bench_http import REPO, call_body, free_port, geocode_answer, route_answer, worker_rss_mb
+from bench_http import REPO, call_body, free_port, orbis_routes, tests_data, worker_rss_mb
 
 sys.path.insert(0, str(REPO))
 from tests.support.faults import gzip_bomb
+
+ORBIS_PLACES = "/maps/orbis/places"
 
 STEP = 5_000
 CONNECTIONS = 4
@@ -71,28 +75,22 @@ def main() -> None:
     parser.add_argument("--step", type=int, default=STEP, help="print RSS after every STEP calls")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-soak-"))
-    data = REPO / "tests/data"
-    places = "/maps/orbis/places"
-    reverse = (data / "reverse_geocode.json").read_text()
-    routes = [
-        {
-            "method": "GET",
-            "pattern": rf"{places}/geocode/bomb\.json",
-            "headers": {"Content-Encoding": "gzip"},
-            "body_base64": base64.b64encode(gzip_bomb(200 * 2**20)).decode(),
-        },
-        {"method": "GET", "pattern": rf"{places}/geocode/.*", "body": json.dumps(geocode_answer())},
-        {"method": "GET", "pattern": rf"{places}/reverseGeocode/.*", "body": reverse},
-        {"method": "GET", "pattern": rf"{places}/search/.*", "body": (data / "poi_search.json").read_text()},
-        {"method": "GET", "pattern": r"/maps/orbis/routing/calculateRoute/.*", "body": json.dumps(route_answer(2000))},
-    ]
+    search = f"{ORBIS_PLACES}/search"
+    bomb = {  # a search: its query is in the path the stub matches (Geocoding v2 sends it as a parameter)
+        "method": "GET",
+        "pattern": rf"{search}/bomb\.json",
+        "headers": {"Content-Encoding": "gzip"},
+        "body_base64": base64.b64encode(gzip_bomb(200 * 2**20)).decode(),
+    }
+    fuzzy = {"method": "GET", "pattern": rf"{search}/.*", "body": tests_data("poi_search.json")}
+    routes = [bomb, fuzzy, *orbis_routes(2000)]
     (tmp / "routes.json").write_text(json.dumps(routes[::-1]))  # the stub's newest route wins: bomb last
     calls = {
         "geocode": call_body("tomtom-geocode", {"query": "Dam 1, Amsterdam"}),
         "reverse": call_body("tomtom-reverse-geocode", {"position": [4.89273, 52.37314]}),
         "fuzzy": call_body("tomtom-fuzzy-search", {"query": "pharmacy"}),
         "routing": call_body("tomtom-routing", {"locations": [[4.9041, 52.3676], [13.405, 52.52]]}),
-        "bomb": call_body("tomtom-geocode", {"query": "bomb"}),
+        "bomb": call_body("tomtom-fuzzy-search", {"query": "bomb"}),
     }
     mix = [calls[name] for name in ("geocode", "reverse", "fuzzy", "routing")]
     stub_port, port = free_port(), free_port()

@@ -32,6 +32,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_http import (  # a script beside this one
+    ORBIS_GEOCODE,
     REPO,
     WRK_SCRIPT,
     call_body,
@@ -81,7 +82,7 @@ def main() -> None:
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed: apt-get install wrk")
     tmp = Path(tempfile.mkdtemp(prefix="bench-traces-"))
-    routes = [{"method": "GET", "pattern": r"/maps/orbis/places/geocode/.*", "body": json.dumps(geocode_answer())}]
+    routes = [{"method": "GET", "pattern": ORBIS_GEOCODE, "body": json.dumps(geocode_answer())}]  # Geocoding v2
     (tmp / "routes.json").write_text(json.dumps(routes))
     (tmp / "post.lua").write_text(WRK_SCRIPT)
     body = tmp / "geocode.json"
@@ -114,7 +115,7 @@ def main() -> None:
                 os.environ.clear()
                 os.environ.update({k: v for k, v in saved.items() if not k.startswith(("OTEL_", "TRACES_"))})
                 os.environ.update(env)
-                server, base = start_server(tmp, stub_port, 1)
+                server, base = start_server(tmp, f"http://127.0.0.1:{stub_port}", 1)
                 try:
                     url = base + "/mcp"
                     check = httpx.post(

@@ -24,6 +24,8 @@ def server_config() -> ServerConfig:
             max_retry_after=settings.TOMTOM_MAX_RETRY_AFTER,
             max_body_bytes=settings.TOMTOM_MAX_BODY_BYTES,
             max_decoded_bytes=settings.TOMTOM_MAX_DECODED_BYTES,
+            max_header_bytes=settings.TOMTOM_MAX_HEADER_BYTES,
+            max_connections=settings.TOMTOM_MAX_CONNECTIONS,
             max_full_chars=settings.MCP_MAX_FULL_CHARS,
         ),
         server_key=settings.TOMTOM_API_KEY,

@@ -4,6 +4,8 @@
 - **A fetch is bounded whatever the key server does**: one total deadline
   (`JWKS_TIMEOUT_SECONDS`) for connecting, the headers and the whole body however slowly it
   drips, at most `JWKS_MAX_BYTES` as sent and once decoded (tools/bodies.py), no redirects.
+  It goes through a proxy, or directly, as tools/connect.py decides for every outbound request
+  (`HTTPS_PROXY`, `NO_PROXY`, ...), not as httpx would read those variables itself.
 - **A key set is read or refused as a whole** (`parse_key_set`): not JSON, not an object,
   `keys` not a list, more than `JWKS_MAX_KEYS` keys, or no usable signing key refuses it. One
   bad key among good ones is skipped (`Signing keys skipped`, with why) and the rest are used;
@@ -40,6 +42,7 @@ import orjson
 from core.events import ERROR_TEXT_LENGTH, clip, log
 from core.operations import KEY_ID_LENGTH, SigningKeysFetched, SigningKeysRefused, SigningKeysSkipped, SkippedKey
 from tools.bodies import BodyRefused, read_bounded
+from tools.connect import ProxyError, proxy_for
 
 JWKS_TIMEOUT_SECONDS = 5.0
 """One total deadline for a key-set fetch: connecting, the headers and the whole body."""
@@ -142,7 +145,7 @@ async def fetch_key_set(url: str, timeout: float = JWKS_TIMEOUT_SECONDS) -> byte
     try:
         async with asyncio.timeout(timeout):
             async with (
-                httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client,
+                httpx.AsyncClient(transport=_transport(url), timeout=timeout, follow_redirects=False) as client,
                 client.stream("GET", url, headers={"Accept": "application/json", "Accept-Encoding": "identity"}) as r,
             ):
                 if r.status_code != 200:
@@ -155,6 +158,8 @@ async def fetch_key_set(url: str, timeout: float = JWKS_TIMEOUT_SECONDS) -> byte
         raise KeySetRefused(f"no whole answer within {timeout:g} s") from None
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise KeySetRefused(f"cannot be fetched ({type(exc).__name__})") from None
+    except ProxyError as exc:
+        raise KeySetRefused(str(exc)) from None
     except BodyRefused as refused:
         raise KeySetRefused(
             f"encoded as {refused.encoding!r}"
@@ -163,6 +168,19 @@ async def fetch_key_set(url: str, timeout: float = JWKS_TIMEOUT_SECONDS) -> byte
             if refused.reason in ("too_large", "inflates_too_large")
             else f"compressed data {refused.reason}"
         ) from None
+
+
+def _transport(url: str) -> httpx.AsyncHTTPTransport:
+    """httpx's transport for `url`, through the proxy tools/connect.py picks (the TomTom client's
+    and the downloads' rule): a client given a transport reads no proxy variable itself, while
+    the transport still takes its CA roots from SSL_CERT_FILE / SSL_CERT_DIR."""
+    parsed = httpx.URL(url)
+    proxy = proxy_for(parsed.scheme, parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80))
+    if proxy is None:
+        return httpx.AsyncHTTPTransport()
+    authorization = proxy.usable().authorization
+    headers = {"Proxy-Authorization": authorization} if authorization is not None else None
+    return httpx.AsyncHTTPTransport(proxy=httpx.Proxy(proxy.url, headers=headers))
 
 
 @dataclass(slots=True)

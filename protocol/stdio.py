@@ -25,7 +25,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
 from protocol.handlers.callers import client_name_from_handshake
-from protocol.server import build_server
+from protocol.server import build_server, log_server_started
 from tools.context import CallContext, ServerConfig
 from tools.dispatch import Dispatcher
 from tools.tomtom.backends import Backend
@@ -167,6 +167,7 @@ async def serve_stdio(
     server = build_server(dispatcher, stdio_context_factory(config, api_key=api_key, backend=backend))
     drain_seconds = config.client.total_timeout + DRAIN_MARGIN_SECONDS
     async with stdio_server() as (read_stream, write_stream):
+        log_server_started("stdio")
         unanswered = Unanswered()
         await server.run(
             DrainingInput(read_stream, unanswered, drain_seconds),

@@ -56,6 +56,21 @@ def _no_collected_static_files() -> Iterator[None]:
         yield
 
 
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+"""What tools/connect.py reads (each in either case) to send a request through a proxy."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_proxy_from_the_machine() -> Iterator[None]:
+    """The stand-ins are on loopback: a proxy set on the machine running the tests (and passed on
+    to the server processes they start) would receive their requests. Tests that mean a proxy
+    set it themselves (tests/faults/test_upstream_proxy.py)."""
+    names = [name for base in PROXY_VARIABLES for name in (base, base.upper())]
+    saved = {name: os.environ.pop(name) for name in names if name in os.environ}
+    yield
+    os.environ.update(saved)
+
+
 @pytest.fixture
 async def _tomtom_session_closed() -> AsyncIterator[None]:
     yield

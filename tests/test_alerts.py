@@ -13,7 +13,7 @@ import subprocess
 import pytest
 import yaml
 
-from analytics.metrics import INGESTION_GAUGES, REGISTRY
+from analytics.metrics import CANARY_GAUGES, INGESTION_GAUGES, REGISTRY
 from core.errors import CALLER_MISTAKES, UPSTREAM_FAILURES, ErrorCode
 from tests.conftest import REPO
 
@@ -60,6 +60,7 @@ def exported_series() -> dict[str, set[str]]:
         else:
             series[collector._name] = labels
     series |= {name: {"family"} for _, name, _ in INGESTION_GAUGES}
+    series |= {name: set(labels) for name, _, labels in CANARY_GAUGES}
     series |= PROMETHEUS_SERIES
     return {name: labels | SCRAPE_LABELS for name, labels in series.items()}
 
@@ -118,7 +119,7 @@ def test_the_rules_read_only_exported_metrics_and_labels():
 
 def test_every_alert_is_documented_runbooked_and_unit_tested_firing():
     found = alerts()
-    assert len(found) == 14
+    assert len(found) == 16
     assert [name for name in found if f"| `{name}` |" not in ALERTS_DOCS] == []
     assert [name for name in found if not re.search(rf"^## {name}$", RUNBOOKS, flags=re.MULTILINE)] == []
     cases = [case for test in yaml.safe_load(TESTS.read_text())["tests"] for case in test.get("alert_rule_test", [])]

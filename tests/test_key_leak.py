@@ -1,7 +1,8 @@
 """The canary: a key sent through every tool and path must never come back anywhere else.
 
-It must reach TomTom (as the `key` parameter) and nothing more: not a result, not an error,
-not a log line, not a response header — even when TomTom echoes it back in an answer.
+It must reach TomTom (in the `TomTom-Api-Key` header on Orbis, as the `key` parameter on TomTom
+Maps) and nothing more: not a result, not an error, not a log line, not a response header, not
+a trace — even when TomTom echoes it back in an answer.
 """
 
 import json
@@ -16,16 +17,28 @@ from tools.context import CallContext
 from tools.tomtom.backends import Backend
 from tools.tomtom.credentials import KeySources
 
+ROUTE = r"/.*(calculateRoute/.*|routes/calculate)"
+"""Calculate Route on both backends (Orbis: Routing v3, `/maps/orbis/routing/routes/calculate`)."""
 CALLS = {
-    "tomtom-geocode": ({"query": "Dam"}, r"/.*geocode/.*", "geocode.json"),
-    "tomtom-routing": ({"locations": [[4.9, 52.3], [13.4, 52.5]]}, r"/.*calculateRoute/.*", "route.json"),
+    "tomtom-geocode": ({"query": "Dam"}, r"/.*geocode.*", "geocode.json"),
+    "tomtom-routing": ({"locations": [[4.9, 52.3], [13.4, 52.5]]}, ROUTE, "route.json"),
     "tomtom-traffic": ({"bbox": [4.8, 52.33, 4.95, 52.4]}, r"/.*incidentDetails", "traffic.json"),
 }
 
 
-def echoing(name: str) -> dict:
+ORBIS_ANSWERS = {"geocode.json": "geocode_v2.json", "route.json": "route_v3.json"}
+"""Answers whose Orbis version has its own shape (Orbis Geocoding v2, Routing v3)."""
+
+
+def answer_both(stub, path: str, **answer) -> None:
+    """The stub answers `path` whatever the method (Orbis Routing v3 is a POST)."""
+    for method in ("GET", "POST"):
+        stub.route(method, path, **answer)
+
+
+def echoing(name: str, backend: Backend = Backend.ORBIS) -> dict:
     """A canned answer that also echoes the key, as some TomTom answers do (request echoes)."""
-    answer = data(name)
+    answer = data(ORBIS_ANSWERS.get(name, name) if backend is Backend.ORBIS else name)
     answer["echo"] = {"request": f"https://api.tomtom.com/x?key={CANARY_KEY}", "apiKey": CANARY_KEY}
     return answer
 
@@ -45,12 +58,16 @@ async def test_no_leak_on_success(stub, caplog, backend, detail, source):
     }[source]
     config = make_config(stub, server_key=CANARY_KEY if source == "server" else "other")
     for name, (arguments, path, answer) in CALLS.items():
-        stub.route("GET", path, json_body=echoing(answer))
+        answer_both(stub, path, json_body=echoing(answer, backend))
         context = CallContext(config=config, transport="http", keys=keys, backend=backend)
         outcome = await dispatcher.call(name, {**arguments, "response_detail": detail}, context)
         assert not outcome.is_error, outcome.text
         assert CANARY_KEY not in outcome.text
-        assert stub.requests[-1].param("key") == CANARY_KEY
+        sent = stub.requests[-1]
+        assert sent.api_key == CANARY_KEY
+        in_header = backend is Backend.ORBIS  # TomTom documents the header for Orbis only
+        assert (sent.headers.get("tomtom-api-key") == CANARY_KEY) is in_header
+        assert (sent.param("key") == CANARY_KEY) is not in_header
     assert CANARY_KEY not in caplog.text
     assert CANARY_KEY not in repr(context) and CANARY_KEY not in repr(keys)
 
@@ -61,7 +78,7 @@ async def test_no_leak_on_errors(stub, caplog, status):
     dispatcher = build_dispatcher()
     config = make_config(stub)
     for name, (arguments, path, _) in CALLS.items():
-        stub.route("GET", path, status=status, json_body={"errorText": f"bad key {CANARY_KEY} in /x?key={CANARY_KEY}"})
+        answer_both(stub, path, status=status, json_body={"errorText": f"bad key {CANARY_KEY} in /x?key={CANARY_KEY}"})
         outcome = await dispatcher.call(name, arguments, CallContext(config=config, transport="exec"))
         assert outcome.is_error
         assert CANARY_KEY not in outcome.text
@@ -96,7 +113,7 @@ WIDGET_CALLS = {
     **CALLS,
     "tomtom-dynamic-map": (
         {"routePlans": [{"locations": [[4.9, 52.3], [13.4, 52.5]]}], "markers": [{"position": [4.9, 52.3]}]},
-        r"/.*calculateRoute/.*",
+        ROUTE,
         "route.json",
     ),
 }
@@ -114,7 +131,7 @@ async def test_no_leak_into_app_data(stub, caplog, source):
     keys = KeySources(header=CANARY_KEY) if source == "header" else KeySources()
     config = make_config(stub, server_key=CANARY_KEY if source == "server" else "other")
     for name, (arguments, path, answer) in WIDGET_CALLS.items():
-        stub.route("GET", path, json_body=echoing(answer))
+        answer_both(stub, path, json_body=echoing(answer))
         context = CallContext(config=config, transport="http", keys=keys)
         outcome = await dispatcher.call(name, {**arguments, "show_ui": True}, context)
         assert not outcome.is_error, outcome.text
@@ -172,7 +189,7 @@ def spans():
 @pytest.mark.parametrize("source", ["header", "bearer", "cli", "server", "tenant"])
 async def test_no_leak_into_traces(stub, spans, source):
     """With traces on, every span of a call, answered, echoed or refused, and its retries: the key
-    is `REDACTED` in `url.full` and nowhere else, in no attribute, event or status."""
+    (in its header, on Orbis) is in no `url.full`, no attribute, event or status."""
     from tests.support.traces import everything_recorded
 
     dispatcher = build_dispatcher()
@@ -187,11 +204,11 @@ async def test_no_leak_into_traces(stub, spans, source):
     for status in (200, 400, 401, 503):
         for name, (arguments, path, answer) in CALLS.items():
             error = {"errorText": f"bad key {CANARY_KEY} in /x?key={CANARY_KEY}"}
-            stub.route("GET", path, status=status, json_body=echoing(answer) if status == 200 else error)
+            answer_both(stub, path, status=status, json_body=echoing(answer) if status == 200 else error)
             context = CallContext(config=config, transport="http", keys=keys)
             outcome = await dispatcher.call(name, arguments, context)
             assert outcome.is_error is (status != 200)
     recorded = spans()
-    assert {span.name for span in recorded} == {"GET", *(f"execute_tool {name}" for name in CALLS)}
-    assert all("key=REDACTED" in span.attributes["url.full"] for span in recorded if span.name == "GET")
+    assert {span.name for span in recorded} == {"GET", "POST", *(f"execute_tool {name}" for name in CALLS)}
+    assert all("key=" not in span.attributes["url.full"] for span in recorded if span.name in ("GET", "POST"))
     assert CANARY_KEY not in everything_recorded(recorded)

@@ -23,7 +23,7 @@ CALL = {
 
 def test_every_line_of_the_servers_log_is_json(tmp_path):
     with TomTomStub() as stub:
-        stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+        stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
         with server_process({"TOMTOM_API_BASE_URL": stub.base_url}, workers=2) as base:
             assert httpx.post(base + "/mcp", json=CALL, headers=JSON).json()["result"]["isError"] is False
             assert httpx.get(base + "/nowhere").status_code == 404

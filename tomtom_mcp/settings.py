@@ -230,6 +230,10 @@ TOMTOM_MAX_BODY_BYTES = env_int("TOMTOM_MAX_BODY_BYTES", 16 * 1024 * 1024)
 """Largest TomTom answer as sent (compressed or not); a larger one is `malformed` and not read."""
 TOMTOM_MAX_DECODED_BYTES = env_int("TOMTOM_MAX_DECODED_BYTES", 64 * 1024 * 1024)
 """Largest TomTom answer once decompressed; checked while inflating, so a bomb never fills memory."""
+TOMTOM_MAX_HEADER_BYTES = env_int("TOMTOM_MAX_HEADER_BYTES", 64 * 1024)
+"""Largest head of a TomTom answer (status line and headers); reading stops past it, `malformed`."""
+TOMTOM_MAX_CONNECTIONS = env_int("TOMTOM_MAX_CONNECTIONS", 64)
+"""Connections to TomTom in use at once per worker (event loop); more requests wait, within their deadline."""
 MCP_MAX_FULL_CHARS = env_int("MCP_MAX_FULL_CHARS", 5_000_000)
 """Largest `response_detail: full` result (characters of JSON); a larger one asks for compact or geometry."""
 

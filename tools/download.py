@@ -15,6 +15,11 @@ message says which rule refused it:
   (`invalid_arguments`), and the connection goes to the first of them: the name is resolved
   once, so a second lookup cannot point elsewhere (DNS rebinding), while TLS (SNI and the
   certificate check) and the `Host` header still use the name;
+- through the operator's proxy when the environment names one for the host (`HTTPS_PROXY`,
+  `NO_PROXY`: the rule of tools/connect.py, the same for every outbound request): the tunnel is
+  a `CONNECT` to the pinned address, never to the name, so the proxy dials the address checked
+  here and does not look the name up again; TLS and `Host` still use the name. A proxy that
+  refuses (e.g. one that tunnels only to names) is `unavailable`, naming its status;
 - no redirects, and only a 200 answer (`invalid_arguments` for 3xx/4xx, `unavailable` for 5xx);
 - at most `policy.max_bytes`, by `Content-Length` and while reading, with no content
   encoding requested (no decompression bombs) (`invalid_arguments`);
@@ -43,6 +48,7 @@ import httpcore
 import idna
 
 from core.errors import ErrorCode, ToolError, invalid
+from tools.connect import ConnectAnswer, Proxy, ProxyError, connect_request, proxy_for
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -239,11 +245,13 @@ async def _pinned_address(host: str, port: int, policy: DownloadPolicy) -> str:
 
 
 class _PinnedBackend(httpcore.AsyncNetworkBackend):
-    """Dials the pinned address whatever host httpcore asks for (TLS still uses the name)."""
+    """Dials the pinned address whatever host httpcore asks for, directly or through a proxy's
+    tunnel to it (TLS still uses the name)."""
 
-    def __init__(self, address: str, connect: Connector | None) -> None:
+    def __init__(self, address: str, connect: Connector | None, proxy: Proxy | None = None) -> None:
         self._address = address
         self._connect = connect
+        self._proxy = proxy
         self._inner = httpcore.AnyIOBackend()
 
     async def connect_tcp(
@@ -254,8 +262,26 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Any = None,
     ) -> httpcore.AsyncNetworkStream:
+        if self._proxy is not None:
+            return await self._tunnel(self._proxy.usable(), port, timeout, local_address, socket_options)
         target, target_port = self._connect(self._address, port) if self._connect else (self._address, port)
         return await self._inner.connect_tcp(target, target_port, timeout, local_address, socket_options)
+
+    async def _tunnel(
+        self, proxy: Proxy, port: int, timeout: float | None, local_address: str | None, socket_options: Any
+    ) -> httpcore.AsyncNetworkStream:
+        """A connection to the proxy that it has tunnelled to the pinned address (the proxy's own
+        addresses raced by anyio), or `ProxyError`."""
+        stream = await self._inner.connect_tcp(proxy.host, proxy.port, timeout, local_address, socket_options)
+        try:
+            await stream.write(connect_request(self._address, port, proxy), timeout)
+            answer = ConnectAnswer(proxy)
+            while not answer.feed(await stream.read(4096, timeout)):
+                pass
+        except BaseException:
+            await stream.aclose()
+            raise
+        return stream
 
     async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> httpcore.AsyncNetworkStream:
         raise httpcore.ConnectError("unix sockets are not used")
@@ -272,7 +298,7 @@ async def _fetch(url: str, host: str, port: int, address: str, policy: DownloadP
     ]
     pool = httpcore.AsyncConnectionPool(
         ssl_context=policy.ssl_context or _default_ssl_context(),
-        network_backend=_PinnedBackend(address, policy.connect),
+        network_backend=_PinnedBackend(address, policy.connect, proxy_for("https", host, port)),
         max_connections=1,
     )
     try:
@@ -288,6 +314,8 @@ async def _fetch(url: str, host: str, port: int, address: str, policy: DownloadP
                     raise _too_large(policy)
                 chunks.append(chunk)
             return b"".join(chunks)
+    except ProxyError as exc:  # names the proxy by host and port, never its credentials
+        raise _unreachable(host, str(exc)) from None
     except ssl.SSLError as exc:
         raise _unreachable(host, f"its TLS certificate could not be verified ({exc.reason or exc})") from None
     except httpcore.ConnectError as exc:

@@ -17,8 +17,9 @@ On, the JSON log lines written inside a recording span carry its `trace_id` and 
 (core/logging.py reads them through the hook `configure` installs and `shutdown` removes), so a
 span leads to its log lines and a line to its span; off, the formatter reads nothing.
 
-No attribute carries a secret: keys travel only as TomTom's `key` query parameter, which
-`REDACTED` replaces in `url.full` (`redacted_url`); tokens and header keys are never read here;
+No attribute carries a secret: on Orbis the key travels in the `TomTom-Api-Key` header, which no
+span records, so `url.full` has no key at all; on TomTom Maps it is the `key` query parameter,
+which `REDACTED` replaces in `url.full`; tokens and header keys are never read here;
 error descriptions are the texts the call log keeps, scrubbed of the call's keys.
 """
 

@@ -44,13 +44,16 @@ EXAMPLES = settings(
 )
 FAMILIES = {
     r".*/geocode/.*": "geocode.json",
+    r"/maps/orbis/places/geocode": "geocode_v2.json",  # Orbis Geocoding v2: the query is a parameter
     r".*/reverseGeocode/.*": "reverse_geocode.json",
+    r"/maps/orbis/places/reverseGeocode": "reverse_geocode_v2.json",
     r".*/(search|poiSearch|categorySearch|geometrySearch)/.*": "poi_search.json",
     r".*/nearbySearch/.*": "ev_search.json",
     r".*/poiCategories.*": "poi_categories.json",
     r".*/chargingAvailability.*": "charging_availability.json",
     r".*/searchAlongRoute/.*": "along_route.json",
     r".*/calculateRoute/.*": "route.json",
+    r"/maps/orbis/routing/routes/calculate": "route_v3.json",  # Orbis Routing v3
     r".*/calculateReachableRange/.*": "reachable_range.json",
     r".*/calculateLongDistanceEVRoute/.*": "ev_route.json",
     r".*/incidentDetails.*": "traffic.json",
@@ -61,7 +64,7 @@ FAMILIES = {
     r".*/batch/sync\.json": "batch_geocode.json",
 }
 """Path pattern -> the generic valid answer of that family; any other path is the stub's 404."""
-IMAGES = {r".*/staticimage": "map_image.png"}
+IMAGES = {r".*/staticimage": "map_image.png", r".*/display/raster/tile/.*": "map_image.png"}
 """Path pattern -> the image TomTom answers there (tests/data)."""
 
 

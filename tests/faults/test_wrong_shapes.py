@@ -13,6 +13,7 @@ from tests.conftest import data
 from tools.tomtom.backends import Backend
 
 ANY_GET, ANY_POST = ("GET", r".*"), ("POST", r".*")
+ROUTE_V3 = ("POST", r"/maps/orbis/routing/routes/calculate")  # Orbis Calculate Route, Routing v3
 AMSTERDAM, UTRECHT, BERLIN = [4.9041, 52.3676], [5.1215, 52.0907], [13.405, 52.52]
 STOPS = [AMSTERDAM, UTRECHT, [4.4777, 51.9244], [4.6462, 52.3874]]
 ORDER = {"optimizedOrder": [0, 3, 2, 1]}
@@ -74,16 +75,21 @@ CASES = [
     ("text total", "fuzzy", {ANY_GET: changed("poi_search.json", ("summary", "totalResults"), "many")}, "`summary.totalResults`"),
     ("text distance", "fuzzy", {ANY_GET: changed("poi_search.json", ("results", 0, "dist"), "far")}, "`results[0].dist` is a string, not a finite number"),
     ("address a string", "geocode", {ANY_GET: changed("geocode.json", ("results", 0, "address"), "Dam 1")}, "`results[0].address`"),
-    ("null address entry", "reverse", {ANY_GET: {"addresses": [None]}}, "`addresses[0]` is null"),
-    ("address entry a list", "reverse", {ANY_GET: {"addresses": [{"address": [1]}]}}, "`addresses[0].address` is a list"),
+    ("null address entry", "reverse", {ANY_GET: {"results": [None]}}, "`results[0]` is null"),
+    ("address entry a list", "reverse", {ANY_GET: {"results": [{"address": [1]}]}}, "`results[0].address` is a list"),
+    ("no point", "reverse", {ANY_GET: {"results": [{"address": {}}]}}, "`results[0].position`"),
+    ("lat,lon text point", "geocode", {ANY_GET: {"results": [{"position": "52.3,4.9"}]}}, "`results[0].position` is a string"),
+    ("point off the world", "reverse", {ANY_GET: {"results": [{"position": {"coordinates": [4.9, 95]}}]}}, "`results[0].position` is not a point"),
     ("category id a list", "categories", {ANY_GET: changed("poi_categories.json", ("poiCategories", 0, "id"), [1])}, "`poiCategories[0].id`"),
     ("categories an object", "categories", {ANY_GET: {"poiCategories": {"a": 1}}}, "`poiCategories` is an object, not a list"),
-    ("routes a string", "routing", {ANY_GET: {"routes": "x"}}, "`routes` is a string"),
-    ("null route", "routing", {ANY_GET: {"routes": [None]}}, "`routes[0]` is null"),
-    ("null route, geometry", "routing-geometry", {ANY_GET: {"routes": [None]}}, "`routes[0]` is null"),
-    ("text latitude", "routing-geometry", {ANY_GET: changed("route.json", ("routes", 0, "legs", 0, "points", 1), {"latitude": "x", "longitude": 4.9})}, "`routes[0].legs[0].points[1].latitude` is a string"),
-    ("text length", "routing", {ANY_GET: changed("route.json", ("routes", 0, "summary", "lengthInMeters"), "far")}, "`routes[0].summary.lengthInMeters`"),
-    ("section a number", "routing", {ANY_GET: changed("route.json", ("routes", 0, "sections"), [3])}, "`routes[0].sections[0]` is a number"),
+    ("routes a string", "routing", {ROUTE_V3: {"routes": "x"}}, "`routes` is a string"),
+    ("null route", "routing", {ROUTE_V3: {"routes": [None]}}, "`routes[0]` is null"),
+    ("null route, geometry", "routing-geometry", {ROUTE_V3: {"routes": [None]}}, "`routes[0]` is null"),
+    ("text longitude", "routing-geometry", {ROUTE_V3: changed("route_v3.json", ("routes", 0, "legs", 0, "path", "coordinates", 1), ["x", 52.3])}, "`routes[0].legs[0].path.coordinates[1][0]` is a string"),
+    ("latitude out of range", "routing-geometry", {ROUTE_V3: changed("route_v3.json", ("routes", 0, "legs", 0, "path", "coordinates", 1), [4.9, 91])}, "`routes[0].legs[0].path.coordinates[1][1]`"),
+    ("text length", "routing", {ROUTE_V3: changed("route_v3.json", ("routes", 0, "summary", "lengthInMeters"), "far")}, "`routes[0].summary.lengthInMeters`"),
+    ("section a number", "routing", {ROUTE_V3: changed("route_v3.json", ("routes", 0, "sections", "traffic"), [3])}, "`routes[0].sections.traffic[0]` is a number"),
+    ("sections a list", "routing", {ROUTE_V3: changed("route_v3.json", ("routes", 0, "sections"), [])}, "`routes[0].sections` is a list, not an object"),
     ("incidents a string", "traffic", {ANY_GET: {"incidents": "x"}}, "`incidents` is a string"),
     ("category a list", "traffic", {ANY_GET: changed("traffic.json", ("incidents", 0, "properties", "iconCategory"), [1])}, "`incidents[0].properties.iconCategory` is a list"),
     ("text length, traffic", "traffic", {ANY_GET: changed("traffic.json", ("incidents", 0, "properties", "length"), "long")}, "`incidents[0].properties.length`"),
@@ -96,10 +102,10 @@ CASES = [
     ("park location a number", "ev-routing", {ANY_POST: changed("ev_route.json", ("routes", 0, "legs", 0, "summary", "chargingInformationAtEndOfLeg", "chargingParkLocation"), 3)}, "chargingParkLocation` is a number"),
     ("connector type a list", "ev-search", {ANY_GET: changed("ev_search.json", ("results", 0, "chargingPark", "connectors", 0, "connectorType"), ["a"]), AVAILABILITY: data("charging_availability.json")}, "connectorType` is a list"),
     ("availability a string", "ev-search", {ANY_GET: data("ev_search.json"), AVAILABILITY: changed("charging_availability.json", ("connectors", 0, "availability"), "x")}, "availability` is a string"),
-    ("text detour", "along-route", {ANY_GET: data("along_route.json"), ANY_POST: changed("along_route.json", ("results", 0, "detourTime"), "long")}, "`search.results[0].detourTime` is a string"),
-    ("null route, along route", "along-route", {ANY_GET: {"routes": [None]}, ANY_POST: data("along_route.json")}, "`route.routes[0]` is null"),
-    ("text latitude, dynamic map", "dynamic-map", {ANY_GET: changed("route.json", ("routes", 0, "legs", 0, "points", 0), {"latitude": None, "longitude": 4.9})}, "`route.legs[0].points[0].latitude` is null"),
-    ("summary a string, dynamic map", "dynamic-map", {ANY_GET: changed("route.json", ("routes", 0, "summary"), "x")}, "`route.summary` is a string"),
+    ("text detour", "along-route", {ROUTE_V3: data("route_v3.json"), ANY_POST: changed("along_route.json", ("results", 0, "detourTime"), "long")}, "`search.results[0].detourTime` is a string"),
+    ("null route, along route", "along-route", {ROUTE_V3: {"routes": [None]}, ANY_POST: data("along_route.json")}, "`routes[0]` is null"),
+    ("null latitude, dynamic map", "dynamic-map", {ROUTE_V3: changed("route_v3.json", ("routes", 0, "legs", 0, "path", "coordinates", 0), [4.9, None])}, "`routes[0].legs[0].path.coordinates[0][1]` is null"),
+    ("summary a string, dynamic map", "dynamic-map", {ROUTE_V3: changed("route_v3.json", ("routes", 0, "summary"), "x")}, "`routes[0].summary` is a string"),
     ("results a string, POI search", "poi-search", {ANY_GET: {"results": "x"}}, "`results` is a string, not a list"),
     ("brand name a number, POI search", "poi-search", {ANY_GET: changed("poi_search.json", ("results", 0, "poi", "brands"), [{"name": 7}])}, "`results[0].poi.brands[0].name` is a number"),
     ("text distance, nearby", "nearby", {ANY_GET: changed("poi_search.json", ("results", 0, "dist"), "far")}, "`results[0].dist` is a string, not a finite number"),

@@ -87,7 +87,7 @@ async def test_the_text_only_schema_is_the_model_without_show_ui(config):
 
 
 async def test_a_text_only_client_that_sends_show_ui_still_gets_its_answer(stub, config):
-    stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+    stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
     async with Client(server(config)) as client:
         result = await client.call_tool("tomtom-geocode", {"query": "Dam 1", "show_ui": True})
     assert not result.is_error
@@ -97,7 +97,7 @@ async def test_a_text_only_client_that_sends_show_ui_still_gets_its_answer(stub,
 
 
 async def test_an_apps_host_gets_the_app_data(stub, config):
-    stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+    stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
     async with Client(server(config), extensions=[apps_extension()]) as client:
         result = await client.call_tool("tomtom-geocode", {"query": "Dam 1", "show_ui": True})
     assert result.meta["delivery"] == "inline" and result.meta[APP_DATA_KEY]
@@ -120,7 +120,7 @@ async def test_a_rule_offers_widgets_to_a_host_that_does_not_declare_them(config
 
 
 async def test_hidden_tools_still_answer_and_governance_answers_first(stub, config):
-    stub.route("GET", r"/maps/orbis/routing/calculateRoute/.*", json_body=data("route.json"))
+    stub.route("POST", r"/maps/orbis/routing/routes/calculate", json_body=data("route_v3.json"))
     retired = Retirement(name="tomtom-traffic", replaced_by=("tomtom-routing",), since=date(2026, 1, 1))
     governance = Governance(refresh_seconds=3600, load=lambda: Surface(retired=(retired,)))
     governance.prime()

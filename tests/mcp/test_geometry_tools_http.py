@@ -36,7 +36,7 @@ def module_stub():
         stub.route("GET", r"/maps/orbis/routing/calculateReachableRange/.*", json_body=data("reachable_range.json"))
         stub.route("POST", r"/maps/orbis/routing/calculateLongDistanceEVRoute/.*", json_body=data("ev_route.json"))
         stub.route("POST", r"/maps/orbis/places/geometrySearch/.*", json_body=data("poi_search.json"))
-        stub.route("GET", r"/maps/orbis/routing/calculateRoute/.*", json_body=data("along_route.json"))
+        stub.route("POST", r"/maps/orbis/routing/routes/calculate", json_body=data("route_v3_along.json"))
         stub.route("POST", r"/maps/orbis/places/searchAlongRoute/.*", json_body=data("along_route.json"))
         yield stub
 
@@ -55,7 +55,7 @@ async def test_geometry_tools_over_http(server, module_stub):
             module_stub.requests.clear()
             results[name] = await client.call_tool(name, {**arguments, "response_detail": "geometry"})
             assert module_stub.requests, f"{name} sent nothing to TomTom"
-            assert all(r.param("key") == CANARY_KEY for r in module_stub.requests)
+            assert all(r.api_key == CANARY_KEY for r in module_stub.requests)
     for name, (_, join_keys) in CALLS.items():
         tool = listed[name]
         assert tool.annotations.read_only_hint is True

@@ -43,7 +43,7 @@ def post(server: str, message, headers=None, **kwargs) -> httpx.Response:
 
 
 async def test_sdk_client_handshake_lists_and_calls(server, module_stub):
-    module_stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+    module_stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
     info = Implementation(name="Claude Test/2 ü", version="1.0")
     async with http_client(server + "/mcp", mode="legacy", client_info=info) as client:
         assert client.server_info.name == "tomtom-maps-mcp"
@@ -64,11 +64,11 @@ async def test_sdk_client_handshake_lists_and_calls(server, module_stub):
     assert json.loads(result.content[0].text)["results"][0]["position"] == [4.89273, 52.37314]
     sent = module_stub.requests[-1]
     assert sent.headers["tomtom-user-agent"] == "TomTomMCPSDKHttp/0.1.0 Claude%20Test%2F2%20%C3%BC"
-    assert sent.param("key") == CANARY_KEY
+    assert sent.api_key == CANARY_KEY
 
 
 async def test_sessionless_2026_revision(server, module_stub):
-    module_stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+    module_stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
     async with http_client(server + "/mcp", client_info=Implementation(name="modern", version="1")) as client:
         assert client.protocol_version == "2026-07-28"
         result = await client.call_tool("tomtom-geocode", {"query": "Dam"})
@@ -195,7 +195,7 @@ def test_no_request_crashed_the_worker(server):
 
 
 def test_hosted_server_never_spends_its_own_key(module_stub):
-    module_stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+    module_stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
     call = {
         "jsonrpc": "2.0",
         "id": 2,
@@ -209,4 +209,4 @@ def test_hosted_server_never_spends_its_own_key(module_stub):
     assert error["code"] == "unauthorized"
     assert "tomtom-api-key" in error["message"] and "TOMTOM_API_KEY" not in error["message"]
     assert accepted["isError"] is False
-    assert module_stub.requests[-1].param("key") == "callers-own-key"
+    assert module_stub.requests[-1].api_key == "callers-own-key"

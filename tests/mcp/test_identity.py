@@ -153,7 +153,7 @@ HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text
 
 
 def test_any_replica_reads_an_id_another_minted(stub):
-    stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+    stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
     env = {"TOMTOM_API_BASE_URL": stub.base_url, "MCP_SESSION_SECRETS": "shared-secret"}
     with server_process(env) as first, server_process(env) as second:
         session_id = httpx.post(first + "/mcp", json=INIT, headers=HEADERS).headers["mcp-session-id"]
@@ -169,7 +169,7 @@ def test_any_replica_reads_an_id_another_minted(stub):
 
 
 def test_a_client_without_session_is_named_by_its_user_agent(stub):
-    stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+    stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
     with server_process({"TOMTOM_API_BASE_URL": stub.base_url}) as base:
         response = httpx.post(base + "/mcp", json=CALL, headers={**HEADERS, "User-Agent": "openai-mcp/1.0 (ChatGPT)"})
     log = server_process.last_log

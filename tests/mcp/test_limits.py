@@ -8,9 +8,11 @@ from tools.context import CallContext
 from tools.tomtom.client import ClientSettings
 
 pytestmark = pytest.mark.asyncio
-LEG = {"points": [{"latitude": 52.3, "longitude": 4.9}, {"latitude": 52.1, "longitude": 5.1}]}
-BIG_ROUTE = {
-    "routes": [{"summary": {"lengthInMeters": 1, "travelTimeInSeconds": 1}, "legs": [LEG], "note": "x" * 5_000}]
+PATH = {"type": "LineString", "coordinates": [[4.9, 52.3], [5.1, 52.1]]}
+BIG_ROUTE_V3 = {  # a route over the limit, as Orbis Routing v3 answers it
+    "routes": [
+        {"summary": {"lengthInMeters": 1, "travelDurationInSeconds": 1}, "legs": [{"path": PATH}], "note": "x" * 5_000}
+    ]
 }
 
 
@@ -28,11 +30,12 @@ def small_results(stub) -> CallContext:
             r"/maps/orbis/routing/.*",
             "`compact` or `geometry`",
         ),
-        ("tomtom-geocode", {"query": "Dam"}, r"/maps/orbis/places/geocode/.*", "use `compact` instead"),
+        ("tomtom-geocode", {"query": "Dam"}, r"/maps/orbis/places/geocode", "use `compact` instead"),
     ],
 )
 async def test_a_full_answer_over_the_limit_names_response_detail(stub, tool, arguments, path, instead):
-    stub.route("GET", path, json_body={"results": [], **BIG_ROUTE})
+    for method in ("GET", "POST"):  # Orbis Routing v3 is a POST
+        stub.route(method, path, json_body={"results": [], **BIG_ROUTE_V3})
     outcome = await build_dispatcher().call(tool, {**arguments, "response_detail": "full"}, small_results(stub))
     error = outcome.data["error"]
     assert (error["code"], error["argument"]) == ("invalid_arguments", "response_detail")
@@ -40,7 +43,7 @@ async def test_a_full_answer_over_the_limit_names_response_detail(stub, tool, ar
 
 
 async def test_a_compact_answer_under_the_limit_is_untouched(stub):
-    stub.route("GET", r"/maps/orbis/routing/.*", json_body=BIG_ROUTE)
+    stub.route("POST", r"/maps/orbis/routing/.*", json_body=BIG_ROUTE_V3)
     outcome = await build_dispatcher().call(
         "tomtom-routing", {"locations": [[4.9, 52.3], [5.1, 52.1]]}, small_results(stub)
     )

@@ -214,4 +214,4 @@ async def test_prompts_and_resources_over_stdio(stub):
         index = json.loads((await client.read_resource("tomtom://poi-categories/fr-FR")).contents[0].text)
     assert "from the vehicle (75 kWh)" in prompt.messages[0].content.text
     assert index["categories"]["7309"] == "Electric Vehicle Station" and index["attribution"] == "© TomTom"
-    assert stub.requests[-1].param("language") == "fr-FR" and stub.requests[-1].param("key") == CANARY_KEY
+    assert stub.requests[-1].param("language") == "fr-FR" and stub.requests[-1].api_key == CANARY_KEY

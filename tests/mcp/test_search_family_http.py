@@ -10,7 +10,7 @@ from tests.support.tomtom_stub import TomTomStub
 
 ORBIS = "/maps/orbis/places/"
 FAMILY = {
-    "tomtom-reverse-geocode": ("reverseGeocode/.*", "reverse_geocode.json", {"position": [4.9, 52.37]}),
+    "tomtom-reverse-geocode": ("reverseGeocode", "reverse_geocode_v2.json", {"position": [4.9, 52.37]}),
     "tomtom-fuzzy-search": ("search/.*", "poi_search.json", {"query": "apotheek"}),
     "tomtom-poi-search": ("poiSearch/.*", "poi_search.json", {"query": "", "poiCategories": [7326]}),
     "tomtom-poi-categories": (r"poiCategories\.json", "poi_categories.json", {"filters": ["pharmacy"]}),
@@ -43,7 +43,7 @@ async def test_every_search_tool_over_http(server, module_stub):
             body = json.loads(result.content[0].text)
             listing = body.get("results", body.get("categories"))
             assert (body["returned"], body["truncated"]) == (len(listing), body["total"] > len(listing))
-            assert module_stub.requests[0].param("key") == CANARY_KEY
+            assert module_stub.requests[0].api_key == CANARY_KEY
     assert json.loads(result.content[0].text)["availabilityNote"].startswith("Live availability is only offered")
 
 

@@ -35,7 +35,7 @@ async def test_stdio_serves_the_catalog(stub):
     assert {"tomtom-geocode", "tomtom-routing", "tomtom-traffic"} <= names
     assert json.loads(result.content[0].text)["returned"] == 2
     sent = stub.requests[-1]
-    assert sent.param("key") == CANARY_KEY  # --apikey wins over TOMTOM_API_KEY
+    assert sent.api_key == CANARY_KEY  # --apikey wins over TOMTOM_API_KEY
     assert sent.headers["tomtom-user-agent"] == "TomTomMCPSDK/0.1.0 Claude%20Desktop"
 
 
@@ -115,6 +115,7 @@ def test_stdio_answers_every_request_it_read_before_stdin_closed(stub):
     )
     answers = {line["id"]: line for line in map(json.loads, done.stdout.splitlines())}
     assert sorted(answers) == [1, 2, 3, 4]
+    assert '"message":"Server started"' in done.stderr and '"transport":"stdio"' in done.stderr
     for call in (2, 3):
         assert "error" not in answers[call], answers[call]
         assert json.loads(answers[call]["result"]["content"][0]["text"])["returned"] == 2
@@ -133,7 +134,7 @@ def run_exec(stub, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_exec_prints_the_result(stub):
-    stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+    stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
     done = run_exec(stub, "tomtom-geocode", '{"query": "Dam 1"}', "--apikey", CANARY_KEY)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["results"][0]["type"] == "Point Address"

@@ -22,7 +22,7 @@ def issuer():
 @pytest.fixture
 def stub():
     with TomTomStub() as running:
-        running.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+        running.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
         yield running
 
 

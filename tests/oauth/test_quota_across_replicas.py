@@ -42,7 +42,7 @@ def test_the_total_admitted_across_two_replicas_stays_within_the_quota(settings)
     key.save()
     ports = [free_port(), free_port()]
     with LocalIssuer() as issuer, TomTomStub() as stub:
-        stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+        stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
 
         def env(port: int) -> dict[str, str]:
             return {

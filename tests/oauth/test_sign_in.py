@@ -60,7 +60,7 @@ async def test_a_valid_token_spends_the_tenants_key(tenant, issuer, stub, caplog
     token = issuer.token(aud=RESOURCE)
     response = await post(GEOCODE, token)
     assert result_of(response)["results"]
-    assert stub.requests[-1].param("key") == CANARY_KEY
+    assert stub.requests[-1].api_key == CANARY_KEY
     sent = json.dumps([r.headers for r in stub.requests]) + json.dumps([r.query for r in stub.requests])
     assert token not in sent  # the access token never leaves this server
     logged = [r for r in caplog.records if r.getMessage() == "Tool call"]
@@ -257,9 +257,9 @@ async def test_both_modes_take_a_header_key_or_a_token(tenant, issuer, stub, set
     settings.MCP_AUTH = ["api-key", "oauth"]
     http.mcp_endpoint.cache_clear()
     assert result_of(await post(GEOCODE, headers={"tomtom-api-key": "header-key"}))["results"]
-    assert stub.requests[-1].param("key") == "header-key"
+    assert stub.requests[-1].api_key == "header-key"
     assert result_of(await post(GEOCODE, issuer.token(aud=RESOURCE)))["results"]
-    assert stub.requests[-1].param("key") == CANARY_KEY
+    assert stub.requests[-1].api_key == CANARY_KEY
     stub.requests.clear()
     assert_refused(await post(GEOCODE), 401, None, stub)  # neither: challenged, never the server's key
     assert_refused(await post(GEOCODE, issuer.token(aud=RESOURCE, exp=1)), 401, "invalid_token", stub)
@@ -303,4 +303,4 @@ async def test_the_sdk_client_discovers_sign_in_from_the_401_and_calls_a_tool(te
     assert result.is_error is False
     assert json.loads(result.content[0].text)["results"]
     assert issuer.token_requests[-1]["resource"] == RESOURCE  # RFC 8707: a token for this resource only
-    assert stub.requests[-1].param("key") == CANARY_KEY
+    assert stub.requests[-1].api_key == CANARY_KEY

@@ -25,7 +25,7 @@ async def test_a_signed_in_call_names_its_tenant_and_never_its_token(tenant, iss
     server = next(span for span in recorded if span.kind is SpanKind.SERVER)
     tool = next(span for span in recorded if span.kind is SpanKind.INTERNAL)
     assert server.attributes["tomtom_mcp.tenant"] == tool.attributes["tomtom_mcp.tenant"] == "Acme"
-    assert stub.requests[-1].param("key") == CANARY_KEY  # the tenant's key reached TomTom
+    assert stub.requests[-1].api_key == CANARY_KEY  # the tenant's key reached TomTom
     text = everything_recorded(recorded)
     assert CANARY_KEY not in text
     assert token not in text and token.split(".")[2] not in text  # nor the signature alone

@@ -6,7 +6,7 @@ be pointed at it with TOMTOM_API_BASE_URL. Also used by the benchmarks, which ne
 
     with TomTomStub() as stub:
         stub.route("GET", r"/search/2/geocode/.*", json_body={...})
-        ... stub.requests[-1].query["key"] ...
+        ... stub.requests[-1].api_key ...  # the `TomTom-Api-Key` header, or the `key` parameter
 
 A route may also `respond` with a coroutine that writes to the connection itself (slowly,
 partly, or not at all); tests/support/faults.py has the faults the client must survive.
@@ -21,7 +21,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, unquote, unquote_plus, urlsplit
 
 
 @dataclass
@@ -38,6 +38,11 @@ class RecordedRequest:
         values = self.query.get(name)
         return values[0] if values else None
 
+    @property
+    def api_key(self) -> str | None:
+        """The key the request carried: its `TomTom-Api-Key` header (Orbis), else its `key` parameter."""
+        return self.headers.get("tomtom-api-key") or self.param("key")
+
     def json(self) -> Any:
         return json.loads(self.body)
 
@@ -52,6 +57,7 @@ class Route:
     pattern: re.Pattern[str]
     response: bytes | Responder
     times: int | None = None  # answer this many times, then fall through to later routes
+    query: re.Pattern[str] | None = None  # also match the query string, percent-decoded (`search`)
 
 
 def _says_close(answer: bytes) -> bool:
@@ -85,16 +91,19 @@ class TomTomStub:
         headers: dict[str, str] | None = None,
         times: int | None = None,
         respond: Responder | None = None,
+        query: str | None = None,
     ) -> None:
-        """Answer requests whose path matches `pattern` (newest routes win)."""
+        """Answer requests whose path matches `pattern` (newest routes win); with `query`, only
+        those whose percent-decoded query string also holds a match for it (`re.search`)."""
+        wanted = re.compile(query) if query is not None else None
         if respond is not None:
-            self._routes.insert(0, Route(method.upper(), re.compile(pattern), respond, times))
+            self._routes.insert(0, Route(method.upper(), re.compile(pattern), respond, times, wanted))
             return
         payload = body if body is not None else json.dumps(json_body).encode()
         head = [f"HTTP/1.1 {status} X", "Content-Type: application/json", f"Content-Length: {len(payload)}"]
         head += [f"{k}: {v}" for k, v in (headers or {}).items()]
         raw = ("\r\n".join(head) + "\r\n\r\n").encode() + payload
-        self._routes.insert(0, Route(method.upper(), re.compile(pattern), raw, times))
+        self._routes.insert(0, Route(method.upper(), re.compile(pattern), raw, times, wanted))
 
     def clear(self) -> None:
         self.requests.clear()
@@ -104,8 +113,10 @@ class TomTomStub:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def _answer(self, method: str, path: str) -> bytes | Responder:
+    def _answer(self, method: str, path: str, query: str = "") -> bytes | Responder:
         for route in self._routes:
+            if route.query is not None and not route.query.search(query):
+                continue
             if route.method == method and route.pattern.fullmatch(path):
                 if route.times is not None:
                     if route.times <= 0:
@@ -127,11 +138,13 @@ class TomTomStub:
                 head = await reader.readuntil(b"\r\n\r\n")
                 lines = head.decode("latin-1").split("\r\n")
                 method, target, _ = lines[0].split(" ", 2)
-                headers = {}
+                headers: dict[str, str] = {}
                 for line in lines[1:]:
                     if ":" in line:
                         name, value = line.split(":", 1)
-                        headers[name.strip().lower()] = value.strip()
+                        name, value = name.strip().lower(), value.strip()
+                        # a repeated header reads as HTTP combines one: its values joined by ", "
+                        headers[name] = f"{headers[name]}, {value}" if name in headers else value
                 length = int(headers.get("content-length", "0") or 0)
                 body = await reader.readexactly(length) if length else b""
                 parts = urlsplit(target)
@@ -142,7 +155,7 @@ class TomTomStub:
                             method, path, parse_qs(parts.query, keep_blank_values=True), headers, body, parts.path
                         )
                     )
-                answer = self._answer(method, path)
+                answer = self._answer(method, path, unquote_plus(parts.query))
                 if isinstance(answer, bytes):
                     writer.write(answer)
                     await writer.drain()

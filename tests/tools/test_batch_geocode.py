@@ -9,7 +9,7 @@ from tools.definitions.geocode import MAX_QUERIES
 from tools.tomtom.backends import Backend
 
 BATCH = "/search/2/batch/sync.json"
-ORBIS = r"/maps/orbis/places/geocode/.*\.json"
+ORBIS = r"/maps/orbis/places/geocode"
 QUERIES = ["Dam 1, Amsterdam", "Damrak 1, Amsterdam; XX", "nowhere 99"]
 
 
@@ -62,17 +62,27 @@ async def test_full_is_tomtoms_batch_answer(stub, dispatcher, context):
 
 
 async def test_orbis_composes_one_geocode_per_address_and_keeps_item_errors(stub, dispatcher, context):
-    stub.route("GET", ORBIS, json_body=data("geocode.json"))
-    stub.route("GET", r"/maps/orbis/places/geocode/Damrak.*", status=400, json_body={"errorText": "bad query"})
+    stub.route("GET", ORBIS, json_body=data("geocode_v2.json"))
+    stub.route("GET", ORBIS, query=r"query=Damrak", status=400, json_body={"errorText": "bad query"})
     outcome = await dispatcher.call("tomtom-geocode", {"queries": QUERIES, "limit": 2}, context)
     assert not outcome.is_error, outcome.text
-    assert sorted(r.path for r in stub.requests) == sorted(f"/maps/orbis/places/geocode/{q}.json" for q in QUERIES)
-    assert all(r.param("limit") == "2" and r.param("apiVersion") == "1" for r in stub.requests)
+    assert sorted(r.param("query") for r in stub.requests) == sorted(QUERIES)
+    assert all(r.path == ORBIS and r.param("maxResults") == "2" for r in stub.requests)
+    assert all(
+        r.headers["tomtom-api-version"] == "2" and r.headers["attributes"] == "results(*)" for r in stub.requests
+    )
     items = outcome.data["items"]
     assert [item["query"] for item in items] == QUERIES  # in the order given, whatever order they were answered
     assert len(items[0]["results"]) == 2 and items[1]["error"]["code"] == "invalid_arguments"
     assert "bad query" in items[1]["error"]["message"]
     assert (outcome.data["succeeded"], outcome.data["failed"]) == (2, 1)
+
+
+async def test_an_orbis_answer_of_the_wrong_shape_is_that_items_error(stub, dispatcher, context):
+    stub.route("GET", ORBIS, json_body=data("geocode_v2.json"))
+    stub.route("GET", ORBIS, query=r"query=nowhere", json_body={"results": [{"position": [4.9, 52.3]}]})
+    items = (await dispatcher.call("tomtom-geocode", {"queries": QUERIES}, context)).data["items"]
+    assert items[2]["error"]["code"] == "malformed" and "results" in items[0] and "results" in items[1]
 
 
 async def test_a_refused_key_fails_the_whole_batch(stub, dispatcher, context):

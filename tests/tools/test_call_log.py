@@ -16,7 +16,9 @@ def call_lines(caplog) -> list[dict]:
 
 async def test_a_failed_call_logs_its_message_with_keys_masked(stub, caplog):
     caplog.set_level(logging.INFO)
-    stub.route("GET", r"/.*geocode/.*", status=400, json_body={"errorText": f"bad query; key {CANARY_KEY}"})
+    stub.route(
+        "GET", r"/maps/orbis/places/geocode", status=400, json_body={"errorText": f"bad query; key {CANARY_KEY}"}
+    )
 
     outcome = await build_dispatcher().call(
         "tomtom-geocode", {"query": "Dam"}, CallContext(config=make_config(stub), transport="exec")
@@ -32,8 +34,8 @@ async def test_a_failed_call_logs_its_message_with_keys_masked(stub, caplog):
 
 async def test_an_ok_call_logs_no_message_and_counts_the_429s_it_retried(stub, caplog):
     caplog.set_level(logging.INFO)
-    stub.route("GET", r"/.*geocode/.*", json_body=data("geocode.json"))
-    stub.route("GET", r"/.*geocode/.*", status=429, json_body={}, headers={"Retry-After": "0"}, times=2)
+    stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
+    stub.route("GET", r"/maps/orbis/places/geocode", status=429, json_body={}, headers={"Retry-After": "0"}, times=2)
 
     outcome = await build_dispatcher().call(
         "tomtom-geocode", {"query": "Dam"}, CallContext(config=make_config(stub), transport="exec")

@@ -11,9 +11,11 @@ from tools.geometry.simplify import VERTEX_CAP
 from tools.tomtom.backends import Backend
 
 ROUTE_PATHS = {
-    Backend.ORBIS: r"/maps/orbis/routing/calculateRoute/.*",
+    Backend.ORBIS: r"/maps/orbis/routing/routes/calculate",  # Routing v3: a POST
     Backend.GENESIS: r"/routing/1/calculateRoute/.*",
 }
+ROUTE_METHODS = {Backend.ORBIS: "POST", Backend.GENESIS: "GET"}
+ROUTE_ANSWERS = {Backend.ORBIS: "route_v3.json", Backend.GENESIS: "route.json"}
 TRAFFIC_PATHS = {
     Backend.ORBIS: r"/maps/orbis/traffic/incidentDetails",
     Backend.GENESIS: r"/traffic/services/5/incidentDetails",
@@ -57,7 +59,7 @@ def long_route(points: int) -> dict:
 
 @pytest.mark.parametrize("backend", list(Backend))
 async def test_routing_geometry(stub, dispatcher, context, backend):
-    stub.route("GET", ROUTE_PATHS[backend], json_body=data("route.json"))
+    stub.route(ROUTE_METHODS[backend], ROUTE_PATHS[backend], json_body=data(ROUTE_ANSWERS[backend]))
     context.backend = backend
     compact = (await dispatcher.call("tomtom-routing", {"locations": LOCATIONS}, context)).data
     answer = (
@@ -74,7 +76,8 @@ async def test_routing_geometry(stub, dispatcher, context, backend):
 
 
 async def test_a_long_route_is_capped_and_says_so(stub, dispatcher, context):
-    stub.route("GET", ROUTE_PATHS[Backend.ORBIS], json_body=long_route(8000))
+    stub.route("GET", ROUTE_PATHS[Backend.GENESIS], json_body=long_route(8000))
+    context.backend = Backend.GENESIS
     answer = (
         await dispatcher.call("tomtom-routing", {"locations": LOCATIONS, "response_detail": "geometry"}, context)
     ).data

@@ -6,7 +6,7 @@ method that does, `image` for a tool TomTom answers with a picture), a baseline 
 one sample value per input. For each backend that serves the tool and each input it lists
 there (an input it refuses, or takes only at its default, is not listed), the call
 `baseline + sample` must send TomTom a different request (method, path, query without `key`,
-or body) than the baseline call. An input that could never change the request
+the headers in `MEANINGFUL_HEADERS`, or body) than the baseline call. An input that could never change the request
 does not exist: remove it, or, if the tool itself consumes it (it shapes our answer and is never
 sent), list it in `CONSUMED_BY_TOOL` with the reason; the test then checks that it leaves the
 request alone and changes the answer instead.
@@ -28,6 +28,10 @@ from protocol.service import build_dispatcher
 from tests.conftest import DATA, data
 from tests.support.tomtom_stub import TomTomStub
 from tools.context import CallContext
+from tools.definitions.ev_search import EvSearchInput
+from tools.definitions.fuzzy_search import FuzzySearchInput
+from tools.definitions.poi_search import PoiSearchInput
+from tools.definitions.search_common import next_cursor
 from tools.dispatch import Dispatcher
 from tools.tomtom.backends import Backend
 
@@ -62,9 +66,16 @@ BOX = [4.8, 52.33, 4.95, 52.4]
 AREAS = [[5.0, 52.2, 5.1, 52.3]]
 STOPS = [AMSTERDAM, UTRECHT, [4.4777, 51.9244], [4.6462, 52.3874]]
 
+
+def second_page(model: Any, baseline: dict[str, Any]) -> str:
+    """The `cursor` of the baseline search's results from the 11th on (it becomes `ofs`)."""
+    return next_cursor(model.model_validate(baseline), 10)
+
+
 TOOLS: dict[str, dict[str, Any]] = {
     "tomtom-geocode": {
         "answer": "geocode.json",
+        "answer_on": {Backend.ORBIS: "geocode_v2.json"},  # Orbis Geocoding v2: GeoJSON points
         "answer_post": {"POST": "batch_geocode.json"},  # `queries` on tomtom-maps: one Synchronous Batch
         "baseline": {"query": "Dam 1, Amsterdam"},
         "samples": {
@@ -83,6 +94,7 @@ TOOLS: dict[str, dict[str, Any]] = {
     },
     "tomtom-reverse-geocode": {
         "answer": "reverse_geocode.json",
+        "answer_on": {Backend.ORBIS: "reverse_geocode_v2.json"},  # Orbis Reverse Geocoding v2
         "baseline": {"position": AMSTERDAM},
         "samples": {
             "show_ui": True,
@@ -110,6 +122,7 @@ TOOLS: dict[str, dict[str, Any]] = {
             "boundingBox": BOX,
             "poiCategories": [9376],
             "idxSet": ["POI"],
+            "cursor": second_page(FuzzySearchInput, {"query": "coffee"}),
         },
     },
     "tomtom-poi-search": {
@@ -133,6 +146,7 @@ TOOLS: dict[str, dict[str, Any]] = {
             "maxPowerKW": 150,
             "openingHours": "nextSevenDays",
             "timeZone": "iana",
+            "cursor": second_page(PoiSearchInput, {"query": "pharmacy"}),
         },
     },
     "tomtom-place-details": {
@@ -151,9 +165,12 @@ TOOLS: dict[str, dict[str, Any]] = {
         "samples": {
             "center": UTRECHT,
             "zoom": With(15, also={"center": AMSTERDAM}),
-            "bbox": Instead(BOX, of=("center",)),
-            "width": 300,
-            "height": 200,
+            "bbox": Instead([4.5, 52.0, 5.3, 52.6], of=("center",)),  # a lower zoom than the baseline's
+            "width": 1024,  # more tiles on Orbis, not only another size
+            "height": 1024,
+            "markers": [{"position": UTRECHT, "label": "Utrecht"}],
+            "path": [AMSTERDAM, UTRECHT],
+            "area": [AMSTERDAM, UTRECHT, [4.4777, 51.9244]],
         },
     },
     "tomtom-poi-categories": {
@@ -175,10 +192,12 @@ TOOLS: dict[str, dict[str, Any]] = {
             "maxPowerKW": 150,
             "brandSet": ["Fastned"],
             "language": "nl-NL",
+            "cursor": second_page(EvSearchInput, {"position": AMSTERDAM}),
         },
     },
     "tomtom-routing": {
         "answer": "route.json",
+        "answer_on": {Backend.ORBIS: "route_v3.json"},  # Orbis Routing v3
         "baseline": {"locations": [AMSTERDAM, UTRECHT]},
         "samples": {
             "locations": [AMSTERDAM, UTRECHT, [13.405, 52.52]],
@@ -209,6 +228,7 @@ TOOLS: dict[str, dict[str, Any]] = {
     },
     "tomtom-dynamic-map": {
         "answer": "route.json",
+        "answer_on": {Backend.ORBIS: "route_v3.json"},  # Orbis Routing v3
         "baseline": {"routePlans": [{"locations": [AMSTERDAM, UTRECHT]}]},
         "samples": {
             "routePlans": [{"locations": [AMSTERDAM, [13.405, 52.52]], "routeType": "short", "avoid": ["ferries"]}],
@@ -252,6 +272,7 @@ TOOLS: dict[str, dict[str, Any]] = {
     },
     "tomtom-search-along-route": {
         "answer": "along_route.json",  # one file answers both calls: the route, then the places along it
+        "answer_on": {Backend.ORBIS: "route_v3_along.json"},  # the same, the route in Routing v3's words
         "baseline": {"origin": AMSTERDAM, "destination": UTRECHT, "query": "petrol station"},
         "samples": {
             "show_ui": True,
@@ -308,7 +329,7 @@ TOOLS: dict[str, dict[str, Any]] = {
     },
     "tomtom-matrix-routing": {
         "answer": "matrix.json",
-        "answer_on": {Backend.ORBIS: "route.json"},  # Orbis: one Calculate Route per pair
+        "answer_on": {Backend.ORBIS: "route_v3.json"},  # Orbis: one Calculate Route (Routing v3) per pair
         "baseline": {"origins": [AMSTERDAM, UTRECHT], "destinations": [UTRECHT, AMSTERDAM]},
         "samples": {
             "origins": [UTRECHT, STOPS[2]],
@@ -354,6 +375,9 @@ CONSUMED_BY_TOOL: dict[tuple[str, str], str] = {
     ("tomtom-dynamic-map", "polygons"): "drawn on the map and counted; never sent",
     ("tomtom-dynamic-map", "bbox"): "the map's view; never sent",
     ("tomtom-dynamic-map", "title"): "the map's title; never sent",
+    ("tomtom-map-image", "markers"): "drawn on the picture and counted in its text; never sent",
+    ("tomtom-map-image", "path"): "drawn on the picture and counted in its text; never sent",
+    ("tomtom-map-image", "area"): "drawn on the picture and counted in its text; never sent",
     ("tomtom-traffic", "maxResults"): "caps the incidents we list, most severe first; TomTom has no such parameter",
     ("tomtom-poi-categories", "filters"): "picks categories out of TomTom's whole list; the endpoint takes no filter",
 }
@@ -366,6 +390,10 @@ FULL_ASKS_MORE: dict[str, str] = {
     "tomtom-traffic": "full asks for every incident field; compact for the fields it lists",
 }
 """Tools whose `response_detail: full` asks TomTom for more than compact needs: it reaches the request."""
+
+
+MEANINGFUL_HEADERS = ("accept-language", "attributes", "tomtom-api-version")
+"""Request headers that carry an input or a version (Orbis v2 sends the language in `Accept-Language`)."""
 
 
 def consumed(tool: str, name: str) -> str | None:
@@ -445,6 +473,7 @@ async def call(
             r.method,
             r.path,
             tuple(sorted((k, tuple(v)) for k, v in r.query.items() if k != "key")),
+            tuple(r.headers.get(h, "") for h in MEANINGFUL_HEADERS),
             json.dumps(r.json(), sort_keys=True) if r.body else "",
         )
         for r in stub.requests
@@ -474,8 +503,8 @@ async def test_input_reaches_the_request(stub, dispatcher, context, tool, name, 
     sent_before, text_before = await call(stub, dispatcher, context, tool, base)
     kept = {key: value for key, value in base.items() if key not in replaced}
     sent_after, text_after = await call(stub, dispatcher, context, tool, {**kept, name: sample})
-    if consumed(tool, name):
+    if why := consumed(tool, name):
         assert sent_after == sent_before, f"{tool}.{name} now reaches the request: remove it from CONSUMED_BY_TOOL"
-        assert text_after != text_before, f"{tool}.{name} ({consumed(tool, name)}) changed neither request nor answer"
+        assert text_after != text_before, f"{tool}.{name} ({why}) changed neither request nor answer"
     else:
         assert sent_after != sent_before, f"{tool}.{name}={sample!r} did not change the request on {backend.value}"

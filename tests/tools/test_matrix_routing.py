@@ -9,6 +9,7 @@ recorded answer exists yet (tests/data/PROVENANCE.md).
 import pytest
 
 from tests.conftest import CREDIT, data
+from tests.tools.test_routing import ORBIS_PATH, v3_answer
 from tools.tomtom.backends import Backend
 
 pytestmark = pytest.mark.asyncio
@@ -115,11 +116,12 @@ async def test_more_origins_than_the_limit_names_origins(stub, dispatcher, genes
     assert stub.requests == []
 
 
-ORBIS_ROUTE = r"/maps/orbis/routing/calculateRoute/.*"
+ORBIS_ROUTE = ORBIS_PATH
+ROUTE_V3 = v3_answer(data("route.json"))
 
 
 async def test_orbis_composes_the_matrix_from_one_route_per_pair(stub, dispatcher, context):
-    stub.route("GET", ORBIS_ROUTE, json_body=data("route.json"))
+    stub.route("POST", ORBIS_ROUTE, json_body=ROUTE_V3)
     outcome = await dispatcher.call(
         "tomtom-matrix-routing",
         {"origins": [AMSTERDAM, UTRECHT], "destinations": [ROTTERDAM], "departAt": "now", "avoid": ["tollRoads"]},
@@ -134,18 +136,25 @@ async def test_orbis_composes_the_matrix_from_one_route_per_pair(stub, dispatche
     }
     assert outcome.data["matrix"] == [[cell], [cell]]
     assert outcome.data["routing_requests"] == 2  # the cost, stated in the answer
-    paths = sorted(r.path for r in stub.requests)
-    assert paths == [
-        "/maps/orbis/routing/calculateRoute/52.0907,5.1215:51.9244,4.4777/json",
-        "/maps/orbis/routing/calculateRoute/52.3676,4.9041:51.9244,4.4777/json",
-    ]
+    assert {(r.method, r.path) for r in stub.requests} == {("POST", ORBIS_PATH)}
+    pairs = sorted(
+        (
+            r.json()["routePlanningLocations"]["origin"]["coordinates"],
+            r.json()["routePlanningLocations"]["destination"]["coordinates"],
+        )
+        for r in stub.requests
+    )
+    assert pairs == sorted([(AMSTERDAM, ROTTERDAM), (UTRECHT, ROTTERDAM)])
     sent = stub.requests[-1]
-    assert sent.param("departAt") == "now" and sent.query["avoid"] == ["tollRoads"]
-    assert "travelMode" not in sent.query  # Orbis plans for cars only
+    assert sent.headers["tomtom-api-version"] == "3"
+    assert sent.headers["attributes"] == "routes(summary)"  # a cell needs the summary alone
+    body = sent.json()
+    assert body["avoids"] == ["tollRoads"] and "departureDateTime" not in body  # now: v3's default
+    assert "travelMode" not in body  # Orbis plans for cars only
 
 
 async def test_orbis_full_is_each_pairs_answer(stub, dispatcher, context):
-    stub.route("GET", ORBIS_ROUTE, json_body=data("route.json"))
+    stub.route("POST", ORBIS_ROUTE, json_body=ROUTE_V3)
     outcome = await dispatcher.call(
         "tomtom-matrix-routing",
         {"origins": [AMSTERDAM], "destinations": [ROTTERDAM, UTRECHT], "response_detail": "full"},
@@ -153,21 +162,34 @@ async def test_orbis_full_is_each_pairs_answer(stub, dispatcher, context):
     )
     assert outcome.data["routing_requests"] == 2
     assert [(c["origin"], c["destination"]) for c in outcome.data["cells"]] == [(0, 0), (0, 1)]
-    assert outcome.data["cells"][1]["route"] == data("route.json")
+    (route,) = outcome.data["cells"][1]["route"]["routes"]  # in the shape both backends share
+    assert route["summary"] == data("route.json")["routes"][0]["summary"]
 
 
 async def test_orbis_a_pair_without_a_route_is_a_cell_error(stub, dispatcher, context):
-    stub.route("GET", ORBIS_ROUTE, json_body=data("route.json"))
-    stub.route("GET", r".*:52\.0907,5\.1215/json", status=400, json_body={"detailedError": {"code": "NO_ROUTE_FOUND"}})
+    stub.route("POST", ORBIS_ROUTE, json_body=ROUTE_V3)
+    stub.route("POST", ORBIS_ROUTE, status=400, json_body={"detailedError": {"code": "NO_ROUTE_FOUND"}}, times=1)
     outcome = await dispatcher.call(
         "tomtom-matrix-routing", {"origins": [AMSTERDAM], "destinations": [ROTTERDAM, UTRECHT]}, context
     )
-    assert outcome.data["matrix"][0][1] == {"error": "NO_ROUTE"}
-    assert outcome.data["failed"] == 1 and outcome.data["nearest"][0]["destination"] == 0
+    refused = stub.requests[0].json()["routePlanningLocations"]["destination"]["coordinates"]  # the first asked
+    j = [ROTTERDAM, UTRECHT].index(refused)
+    assert outcome.data["matrix"][0][j] == {"error": "NO_ROUTE"}
+    assert outcome.data["failed"] == 1 and outcome.data["nearest"][0]["destination"] == 1 - j
+
+
+async def test_orbis_a_wrong_shaped_pair_answer_is_malformed(stub, dispatcher, context):
+    stub.route("POST", ORBIS_ROUTE, json_body={"routes": [{"summary": {"travelDurationInSeconds": "long"}}]})
+    outcome = await dispatcher.call(
+        "tomtom-matrix-routing", {"origins": [AMSTERDAM], "destinations": [UTRECHT]}, context
+    )
+    error = outcome.data["error"]
+    assert error["code"] == "malformed"
+    assert "`routes[0].summary.travelDurationInSeconds` is a string" in error["message"]
 
 
 async def test_orbis_a_request_tomtom_refuses_for_every_pair_is_the_calls_error(stub, dispatcher, context):
-    stub.route("GET", ORBIS_ROUTE, status=400, json_body={"detailedError": {"message": "Invalid departAt"}})
+    stub.route("POST", ORBIS_ROUTE, status=400, json_body={"detailedError": {"message": "Invalid departAt"}})
     outcome = await dispatcher.call(
         "tomtom-matrix-routing", {"origins": [AMSTERDAM], "destinations": [ROTTERDAM, UTRECHT]}, context
     )
@@ -196,7 +218,7 @@ async def test_orbis_refuses_trucks_naming_the_backend_that_takes_them(stub, dis
 
 
 async def test_orbis_a_failure_ends_the_call_and_cancels_the_calls_still_waiting(stub, dispatcher, context):
-    stub.route("GET", ORBIS_ROUTE, status=401, json_body={"detailedError": {"message": "bad key"}})
+    stub.route("POST", ORBIS_ROUTE, status=401, json_body={"detailedError": {"message": "bad key"}})
     destinations = [[4.0 + i / 100, 52.0] for i in range(25)]
     outcome = await dispatcher.call(
         "tomtom-matrix-routing", {"origins": [AMSTERDAM], "destinations": destinations}, context

@@ -37,14 +37,14 @@ async def test_orbis_request(stub, dispatcher, context):
     assert not outcome.is_error, outcome.text
     (sent,) = stub.requests
     assert (sent.method, sent.path) == ("GET", PATHS[Backend.ORBIS])
-    assert sent.query == {
+    assert sent.api_key == CANARY_KEY  # in the header on Orbis, the `key` parameter on TomTom Maps
+    assert {name: value for name, value in sent.query.items() if name != "key"} == {
         "apiVersion": ["2"],
         "routeType": ["short"],
         "traffic": ["historical"],
         "timeBudgetInSec": ["1800"],
         "departAt": ["2026-12-01T08:00:00+01:00"],
         "avoid": ["tollRoads", "ferries"],
-        "key": [CANARY_KEY],
     }
 
 
@@ -55,12 +55,12 @@ async def test_genesis_request_uses_its_own_vocabulary(stub, dispatcher, context
     assert not outcome.is_error, outcome.text
     (sent,) = stub.requests
     assert sent.path == PATHS[Backend.GENESIS]
-    assert sent.query == {
+    assert sent.api_key == CANARY_KEY  # in the header on Orbis, the `key` parameter on TomTom Maps
+    assert {name: value for name, value in sent.query.items() if name != "key"} == {
         "routeType": ["eco"],
         "traffic": ["true"],
         "travelMode": ["truck"],
         "distanceBudgetInMeters": ["12500"],
-        "key": [CANARY_KEY],
     }
 
 
@@ -202,3 +202,11 @@ async def test_an_answer_echoing_the_request_never_shows_the_key(stub, dispatche
     assert CANARY_KEY not in outcome.text
     if detail == "geometry":
         assert [f["properties"] for f in outcome.data["geometry"]["features"]] == [{"budget_min": 10}]
+
+
+@pytest.mark.parametrize("tool", ["tomtom-reachable-range", "tomtom-ev-routing"])
+async def test_orbis_lists_a_v2_only_routing_tool_as_a_preview(dispatcher, tool):
+    """Orbis Routing v3 has Calculate Route only: these answer from the v2 public preview there."""
+    listed = dispatcher.get(tool)
+    assert "public preview" in listed.listing(Backend.ORBIS, False).description
+    assert "preview" not in listed.listing(Backend.GENESIS, False).description

@@ -6,15 +6,32 @@ from tools.tomtom.backends import Backend
 pytestmark = pytest.mark.asyncio
 
 PATHS = {
-    Backend.ORBIS: "/maps/orbis/places/reverseGeocode/52.37314,4.89273.json",
+    Backend.ORBIS: "/maps/orbis/places/reverseGeocode",
     Backend.GENESIS: "/search/2/reverseGeocode/52.37314,4.89273.json",
 }
+ANSWERS = {Backend.ORBIS: "reverse_geocode_v2.json", Backend.GENESIS: "reverse_geocode.json"}
 
 
-@pytest.mark.parametrize("backend", list(Backend))
-async def test_request_on_each_backend(stub, dispatcher, context, backend):
-    stub.route("GET", PATHS[backend], json_body=data("reverse_geocode.json"))
-    context.backend = backend
+async def test_orbis_sends_reverse_geocoding_v2_longitude_first(stub, dispatcher, context):
+    stub.route("GET", PATHS[Backend.ORBIS], json_body=data("reverse_geocode_v2.json"))
+    outcome = await dispatcher.call(
+        "tomtom-reverse-geocode",
+        {"position": [4.89273, 52.37314], "radius": 50, "language": "nl-NL", "heading": 90},
+        context,
+    )
+    assert not outcome.is_error, outcome.text
+    sent = stub.requests[-1]
+    assert sent.path == PATHS[Backend.ORBIS]
+    assert sent.query == {"position": ["4.89273,52.37314"], "radiusInMeters": ["50"], "vehicleHeadingInDegrees": ["90"]}
+    assert "key=" not in sent.raw_path
+    assert sent.headers["tomtom-api-key"] == CANARY_KEY
+    assert (sent.headers["tomtom-api-version"], sent.headers["attributes"]) == ("2", "results(*)")
+    assert sent.headers["accept-language"] == "nl-NL"
+
+
+async def test_genesis_request_keeps_its_parameters_and_the_key_parameter(stub, dispatcher, context):
+    stub.route("GET", PATHS[Backend.GENESIS], json_body=data("reverse_geocode.json"))
+    context.backend = Backend.GENESIS
     outcome = await dispatcher.call(
         "tomtom-reverse-geocode",
         {"position": [4.89273, 52.37314], "radius": 50, "language": "nl-NL", "heading": 90, "returnSpeedLimit": True},
@@ -22,19 +39,30 @@ async def test_request_on_each_backend(stub, dispatcher, context, backend):
     )
     assert not outcome.is_error, outcome.text
     sent = stub.requests[-1]
-    assert sent.path == PATHS[backend]
+    assert sent.path == PATHS[Backend.GENESIS]
     assert sent.query == {
-        **({"apiVersion": ["1"]} if backend is Backend.ORBIS else {}),
         "radius": ["50"],
         "language": ["nl-NL"],
         "heading": ["90"],
         "returnSpeedLimit": ["true"],
         "key": [CANARY_KEY],
     }
+    assert "tomtom-api-key" not in sent.headers
 
 
 async def test_entity_type_asks_for_the_area(stub, dispatcher, context):
-    stub.route("GET", PATHS[Backend.ORBIS], json_body=data("reverse_geocode.json"))
+    stub.route("GET", PATHS[Backend.ORBIS], json_body=data("reverse_geocode_v2.json"))
+    await dispatcher.call(
+        "tomtom-reverse-geocode",
+        {"position": [4.89273, 52.37314], "entityType": ["Municipality", "PostalCodeArea"]},
+        context,
+    )
+    assert stub.requests[-1].param("areaTypes") == "municipality,postalCode"
+
+
+async def test_entity_type_on_genesis(stub, dispatcher, context):
+    stub.route("GET", PATHS[Backend.GENESIS], json_body=data("reverse_geocode.json"))
+    context.backend = Backend.GENESIS
     await dispatcher.call(
         "tomtom-reverse-geocode",
         {"position": [4.89273, 52.37314], "entityType": ["Municipality", "PostalCodeArea"]},
@@ -43,8 +71,29 @@ async def test_entity_type_asks_for_the_area(stub, dispatcher, context):
     assert stub.requests[-1].param("entityType") == "Municipality,PostalCodeArea"
 
 
-async def test_compact_answer(stub, dispatcher, context):
-    stub.route("GET", PATHS[Backend.ORBIS], json_body=data("reverse_geocode.json"))
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"addresses": []},
+        {"results": [{"address": {"streetName": "Dam"}}]},
+        {"results": [{"position": {"type": "Point", "coordinates": [4.9, 95]}}]},
+        {"results": [{"position": "52.3,4.9"}]},
+    ],
+)
+async def test_orbis_answers_of_the_wrong_shape_are_malformed(stub, dispatcher, context, body):
+    stub.route("GET", PATHS[Backend.ORBIS], json_body=body)
+    outcome = await dispatcher.call("tomtom-reverse-geocode", {"position": [4.9, 52.3]}, context)
+    if body == {"addresses": []}:  # no `results`: nothing found, as v2 says it
+        assert outcome.data["results"] == []
+        return
+    assert outcome.data["error"]["code"] == "malformed"
+
+
+@pytest.mark.parametrize("backend", list(Backend))
+async def test_compact_answer(stub, dispatcher, context, backend):
+    """Orbis v2 and TomTom Maps, answering for the same place, compact to the same answer."""
+    stub.route("GET", PATHS[backend], json_body=data(ANSWERS[backend]))
+    context.backend = backend
     outcome = await dispatcher.call("tomtom-reverse-geocode", {"position": [4.89273, 52.37314]}, context)
     assert outcome.data == {
         "results": [
@@ -66,12 +115,23 @@ async def test_compact_answer(stub, dispatcher, context):
         "returned": 1,
         "truncated": False,
         "show_ui": False,
-        **CREDIT[Backend.ORBIS],
+        **CREDIT[backend],
     }
 
 
+async def test_orbis_refuses_the_speed_limit_it_cannot_return(stub, dispatcher, context):
+    outcome = await dispatcher.call(
+        "tomtom-reverse-geocode", {"position": [4.89273, 52.37314], "returnSpeedLimit": True}, context
+    )
+    error = outcome.data["error"]
+    assert (error["code"], error["argument"]) == ("unsupported", "returnSpeedLimit")
+    assert "not available on tomtom-orbis-maps (Orbis Reverse Geocoding v2 returns no speed limit)" in error["message"]
+    assert stub.requests == []
+
+
 async def test_speed_limit_is_kept_only_when_asked(stub, dispatcher, context):
-    stub.route("GET", PATHS[Backend.ORBIS], json_body=data("reverse_geocode.json"))
+    stub.route("GET", PATHS[Backend.GENESIS], json_body=data("reverse_geocode.json"))
+    context.backend = Backend.GENESIS
     asked = await dispatcher.call(
         "tomtom-reverse-geocode", {"position": [4.89273, 52.37314], "returnSpeedLimit": True}, context
     )
@@ -81,11 +141,24 @@ async def test_speed_limit_is_kept_only_when_asked(stub, dispatcher, context):
 
 
 async def test_full_is_the_untrimmed_answer(stub, dispatcher, context):
-    stub.route("GET", PATHS[Backend.ORBIS], json_body=data("reverse_geocode.json"))
+    stub.route("GET", PATHS[Backend.GENESIS], json_body=data("reverse_geocode.json"))
+    context.backend = Backend.GENESIS
     outcome = await dispatcher.call(
         "tomtom-reverse-geocode", {"position": [4.89273, 52.37314], "response_detail": "full"}, context
     )
-    assert outcome.data == {**data("reverse_geocode.json"), "show_ui": False, **CREDIT[Backend.ORBIS]}
+    assert outcome.data == {**data("reverse_geocode.json"), "show_ui": False, **CREDIT[Backend.GENESIS]}
+
+
+async def test_orbis_full_is_every_member_in_the_reverse_layout(stub, dispatcher, context):
+    stub.route("GET", PATHS[Backend.ORBIS], json_body=data("reverse_geocode_v2.json"))
+    outcome = await dispatcher.call(
+        "tomtom-reverse-geocode", {"position": [4.89273, 52.37314], "response_detail": "full"}, context
+    )
+    (entry,) = outcome.data["addresses"]
+    assert entry["position"] == "52.373141,4.892734"
+    assert (entry["id"], entry["type"], entry["title"]) == ("rev-1", "Point Address", "Dam 1, 1012 JS Amsterdam")
+    assert entry["address"]["streetName"] == "Dam" and entry["address"]["streetNumber"] == "1"
+    assert entry["address"]["countrySubdivisionCodeIso"] == "NH"  # members we do not rename pass through
 
 
 async def test_recorded_genesis_answer(stub, dispatcher, context):

@@ -4,14 +4,16 @@ import pytest
 
 from tests.conftest import CANARY_KEY, CREDIT, data
 from tests.tools.test_geometry_mode import assert_geojson_contract
+from tests.tools.test_routing import ORBIS_PATH, v3_answer
 from tools.geometry.simplify import VERTEX_CAP
 from tools.tomtom.backends import Backend
 
 AMSTERDAM, UTRECHT = [4.9041, 52.3676], [5.1215, 52.0907]
 ROUTES = {
-    Backend.ORBIS: "/maps/orbis/routing/calculateRoute/52.3676,4.9041:52.0907,5.1215/json",
+    Backend.ORBIS: ORBIS_PATH,  # Routing v3: the stops travel in the body
     Backend.GENESIS: "/routing/1/calculateRoute/52.3676,4.9041:52.0907,5.1215/json",
 }
+ROUTE_METHODS = {Backend.ORBIS: "POST", Backend.GENESIS: "GET"}
 SEARCHES = {
     Backend.ORBIS: "/maps/orbis/places/searchAlongRoute/petrol station.json",
     Backend.GENESIS: "/search/2/searchAlongRoute/petrol station.json",
@@ -19,8 +21,12 @@ SEARCHES = {
 
 
 def answer_on(stub, backend, route=None):
-    """The route, then the places: `along_route.json` holds both answers."""
-    stub.route("GET", ROUTES[backend], json_body=route if route is not None else data("along_route.json"))
+    """The route, then the places: `along_route.json` holds both answers (the route in v2's
+    words; Orbis answers it in v3's)."""
+    route = route if route is not None else data("along_route.json")
+    if backend is Backend.ORBIS:
+        route = v3_answer(route)
+    stub.route(ROUTE_METHODS[backend], ROUTES[backend], json_body=route)
     stub.route("POST", r".*/searchAlongRoute/.*", json_body=data("along_route.json"))
 
 
@@ -38,17 +44,24 @@ async def test_route_then_search_along_it(stub, dispatcher, context, backend):
     )
     assert not outcome.is_error, outcome.text
     route, search = stub.requests
-    assert (route.method, route.path) == ("GET", ROUTES[backend])
-    assert route.param("routeType") == ("short" if backend is Backend.ORBIS else "shortest")
-    assert route.param("key") == CANARY_KEY
+    assert (route.method, route.path) == (ROUTE_METHODS[backend], ROUTES[backend])
+    if backend is Backend.ORBIS:
+        assert route.json()["routePlanningLocations"] == {
+            "origin": {"type": "Point", "coordinates": AMSTERDAM},
+            "destination": {"type": "Point", "coordinates": UTRECHT},
+        }
+        assert route.json()["routeType"] == "short" and route.headers["tomtom-api-version"] == "3"
+    else:
+        assert route.param("routeType") == "shortest"
+    assert route.api_key == CANARY_KEY
     assert (search.method, search.path) == ("POST", SEARCHES[backend])
-    assert search.query == {
+    assert search.api_key == CANARY_KEY  # where the key travels is the client's business
+    assert {name: value for name, value in search.query.items() if name != "key"} == {
         **({"apiVersion": ["1"]} if backend is Backend.ORBIS else {}),
         "maxDetourTime": ["300"],
         "limit": ["5"],
         "categorySet": ["7311"],
         "brandSet": ["Shell"],
-        "key": [CANARY_KEY],
     }
     line = data("along_route.json")["routes"][0]["legs"][0]["points"]
     assert search.json() == {"route": {"points": [{"lat": p["latitude"], "lon": p["longitude"]} for p in line]}}
@@ -168,4 +181,21 @@ async def test_a_route_without_points_is_malformed_and_nothing_is_searched(stub,
     answer_on(stub, Backend.ORBIS, route)
     outcome = await call(dispatcher, context)
     assert outcome.data["error"]["code"] == "malformed"
-    assert [r.method for r in stub.requests] == ["GET"]
+    assert [r.path for r in stub.requests] == [ORBIS_PATH]
+
+
+async def test_orbis_full_is_tomtoms_v3_route_and_the_search(stub, dispatcher, context):
+    answer_on(stub, Backend.ORBIS)
+    outcome = await call(dispatcher, context, response_detail="full")
+    assert outcome.data["route"] == v3_answer(data("along_route.json"))
+    assert outcome.data["search"] == data("along_route.json")
+
+
+async def test_orbis_avoid_areas_reach_the_route(stub, dispatcher, context):
+    answer_on(stub, Backend.ORBIS)
+    area = [5.0, 52.2, 5.1, 52.3]
+    outcome = await call(dispatcher, context, avoidAreas=[area], avoid=["tollRoads"])
+    assert not outcome.is_error, outcome.text
+    body = stub.requests[0].json()
+    assert body["avoidAreas"] == {"rectangles": [{"type": "Feature", "bbox": area, "geometry": None}]}
+    assert body["avoids"] == ["tollRoads"]

@@ -6,7 +6,7 @@ from tests.conftest import CANARY_KEY, make_config
 from tools.context import CallContext
 from tools.tomtom.backends import Backend
 
-PATH = r"/maps/orbis/places/geocode/.*"
+PATH = r"/maps/orbis/places/geocode"
 CALL = ("tomtom-geocode", {"query": "Dam"})
 GOOD = {"summary": {"totalResults": 0}, "results": []}
 
@@ -80,7 +80,7 @@ async def test_missing_key_says_how_to_give_one(stub, dispatcher):
     outcome = await dispatcher.call(*CALL, CallContext(config=config, transport="stdio"))
     assert outcome.data["error"] == {
         "code": "unauthorized",
-        "message": "No TomTom API key: set TOMTOM_API_KEY in the environment or .env, or pass --apikey.",
+        "message": "No TomTom API key: set TOMTOM_API_KEY in the environment or .env, or pass --apikey-file PATH.",
     }
     assert stub.requests == []
 
@@ -97,4 +97,27 @@ async def test_key_priority(stub, dispatcher):
         (KeySources(), CANARY_KEY),
     ]:
         await dispatcher.call(*CALL, CallContext(config=config, transport="http", keys=keys, backend=Backend.ORBIS))
-        assert stub.requests[-1].param("key") == expected
+        assert stub.requests[-1].api_key == expected
+
+
+async def test_the_key_travels_in_its_header_on_orbis_and_as_a_parameter_on_tomtom_maps(stub, dispatcher):
+    stub.route("GET", PATH, json_body=GOOD)
+    stub.route("GET", r"/search/2/geocode/.*", json_body=GOOD)
+    config = make_config(stub)
+    await dispatcher.call(*CALL, CallContext(config=config, transport="exec", backend=Backend.ORBIS))
+    orbis = stub.requests[-1]
+    assert orbis.headers["tomtom-api-key"] == CANARY_KEY and "key" not in orbis.query
+    await dispatcher.call(*CALL, CallContext(config=config, transport="exec", backend=Backend.GENESIS))
+    genesis = stub.requests[-1]
+    assert genesis.param("key") == CANARY_KEY and "tomtom-api-key" not in genesis.headers
+
+
+async def test_a_request_cannot_replace_the_key_header(stub):
+    from tools.tomtom.client import TomTomSession
+
+    stub.route("GET", PATH, json_body=GOOD)
+    config = make_config(stub)
+    session = TomTomSession(settings=config.client, api_key=CANARY_KEY, backend=Backend.ORBIS, user_agent="t/1 x")
+    for spelling in ("TomTom-Api-Key", "tomtom-api-key"):
+        await session.get("/maps/orbis/places/geocode", {"query": "Dam"}, headers={spelling: "other"})
+        assert stub.requests[-1].headers["tomtom-api-key"] == CANARY_KEY

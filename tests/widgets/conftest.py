@@ -28,10 +28,10 @@ def files() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def tomtom() -> Iterator[TomTomStub]:
     with TomTomStub() as stub:
-        stub.route("GET", r"/maps/orbis/routing/calculateRoute/.*", json_body=data("route.json"))
+        stub.route("POST", r"/maps/orbis/routing/routes/calculate", json_body=data("route_v3.json"))  # Routing v3
         stub.route("GET", r"/maps/orbis/traffic/incidentDetails", json_body=data("traffic.json"))
-        stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
-        stub.route("GET", r"/maps/orbis/places/reverseGeocode/.*", json_body=data("reverse_geocode.json"))
+        stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
+        stub.route("GET", r"/maps/orbis/places/reverseGeocode", json_body=data("reverse_geocode_v2.json"))
         stub.route("GET", r"/maps/orbis/places/search/.*", json_body=data("poi_search.json"))
         stub.route("GET", r"/maps/orbis/places/search/many.*", json_body=many_places(60))
         stub.route("GET", r"/maps/orbis/places/poiSearch/.*", json_body=data("poi_search.json"))

@@ -84,7 +84,7 @@ async def test_errors_of_other_tools_and_for_clients_without_widgets_carry_no_me
 
 
 async def test_a_success_result_is_unchanged(stub, dispatcher, config):
-    stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+    stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
     context = CallContext(config=config, transport="http", client_name="Claude", session="s-1")
     outcome = await dispatcher.call("tomtom-geocode", {"query": "Dam 1"}, context)
     assert outcome.meta == {"show_ui": False, "tool": "tomtom-geocode", "request_id": context.request_id}
@@ -92,7 +92,7 @@ async def test_a_success_result_is_unchanged(stub, dispatcher, config):
 
 async def test_every_line_of_a_call_names_its_session(stub, dispatcher, config, caplog):
     caplog.set_level(logging.INFO)
-    stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+    stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
     context = CallContext(config=config, transport="http", client_name="Claude", session="abcDEF123_-x")
     await dispatcher.call("tomtom-geocode", {"query": "Dam 1", "show_ui": True}, context)
     (delivered,) = app_status(caplog)
@@ -132,7 +132,7 @@ async def test_a_result_refused_after_its_app_data_was_delivered_is_delivered_on
     """`MCP_MAX_FULL_CHARS` refuses a result after the app data was fitted into it: the error names
     the call, and its one `App data` line stays the delivery the widget's report joins."""
     caplog.set_level(logging.INFO)
-    stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body={**data("geocode.json"), "note": "x" * 5_000})
+    stub.route("GET", r"/maps/orbis/places/geocode", json_body={**data("geocode_v2.json"), "note": "x" * 5_000})
     client = ClientSettings(base_url=stub.base_url, total_timeout=5.0, max_retries=0, max_full_chars=2_000)
     context = CallContext(config=make_config(stub, client=client), transport="http", client_name="Claude")
     outcome = await dispatcher.call(

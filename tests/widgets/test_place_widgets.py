@@ -19,6 +19,7 @@ from protocol.appdata import APP_DATA_KEY, RESULT_LIMIT
 from tests.conftest import data
 from tests.support import logs
 from tests.support.long_routes import route_answer
+from tests.tools.test_routing import v3_answer
 from tools.shaping.appdata import decode
 from tools.tomtom.backends import Backend
 
@@ -59,11 +60,11 @@ def ring(points: int) -> dict:
 
 CASES = {
     "tomtom-geocode": (
-        [("GET", r".*/geocode/.*", many(data("geocode.json"), "results", 100))],
+        [("GET", r"/maps/orbis/places/geocode", many(data("geocode_v2.json"), "results", 100))],
         {"query": "Dam", "limit": 100},
     ),
     "tomtom-reverse-geocode": (
-        [("GET", r".*/reverseGeocode/.*", many(data("reverse_geocode.json"), "addresses", 20))],
+        [("GET", r"/maps/orbis/places/reverseGeocode", many(data("reverse_geocode_v2.json"), "results", 20))],
         {"position": [4.8927, 52.3731]},
     ),
     "tomtom-fuzzy-search": (
@@ -95,7 +96,7 @@ CASES = {
     ),
     "tomtom-search-along-route": (
         [
-            ("GET", r".*/calculateRoute/.*", route_answer(39_414)),
+            ("POST", r"/maps/orbis/routing/routes/calculate", v3_answer(route_answer(39_414))),  # Routing v3
             ("POST", r".*/searchAlongRoute/.*", many(data("along_route.json"), "results", 20)),
         ],
         {"origin": AMSTERDAM, "destination": BERLIN, "query": "petrol", "limit": 20},

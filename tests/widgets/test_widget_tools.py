@@ -19,12 +19,13 @@ from tests.conftest import CANARY_KEY, apps_extension, data, make_config
 from tests.support import logs
 from tools.context import CallContext
 from tools.definition import ToolDefinitionError, define_tool
+from tools.definitions.geocode import decode_orbis
 from tools.inputs import ToolInput
 from tools.shaping.appdata import decode
 from tools.tomtom.credentials import KeySources
 from tools.widgets import MAP_APP_URI, MAPLIBRE_CDN
 
-ORBIS_ROUTE = r"/maps/orbis/routing/calculateRoute/.*/json"
+ORBIS_ROUTE = r"/maps/orbis/routing/routes/calculate"  # Orbis Routing v3: a POST
 ROUTE = {"locations": [[4.9041, 52.3676], [13.405, 52.52]]}
 WIDGET_TOOLS = {"tomtom-geocode", "tomtom-routing", "tomtom-traffic", "tomtom-dynamic-map", "tomtom-data-viz"}
 APP_ONLY_TOOLS = {"tomtom-get-app-data", "tomtom-get-map-key", "tomtom-report-app-status"}
@@ -38,7 +39,7 @@ def app_status(caplog) -> list[dict]:
 
 
 async def test_show_ui_adds_no_coordinates_to_the_text(stub, dispatcher, context):
-    stub.route("GET", ORBIS_ROUTE, json_body=data("route.json"))
+    stub.route("POST", ORBIS_ROUTE, json_body=data("route_v3.json"))
     plain = await dispatcher.call("tomtom-routing", ROUTE, context)
     shown = await dispatcher.call("tomtom-routing", {**ROUTE, "show_ui": True}, context)
     plain_text, shown_text = orjson.loads(plain.text), orjson.loads(shown.text)
@@ -50,20 +51,27 @@ async def test_show_ui_adds_no_coordinates_to_the_text(stub, dispatcher, context
     assert plain.meta == {"show_ui": False, "tool": "tomtom-routing", "request_id": context.request_id}
     assert set(shown.meta) == {"show_ui", "tool", "request_id", "delivery", APP_DATA_KEY}
     assert shown.meta["delivery"] == "inline"
-    assert decode(shown.meta[APP_DATA_KEY]) == data("route.json"), "a TomTom tool's app data is its untrimmed answer"
+    app = decode(
+        shown.meta[APP_DATA_KEY]
+    )  # TomTom's untrimmed route, in the shape the widget reads (Orbis v3: translated)
+    assert [leg["points"] for leg in app["routes"][0]["legs"]] == [
+        leg["points"] for leg in data("route.json")["routes"][0]["legs"]
+    ]
+    assert app["routes"][0]["summary"] == data("route.json")["routes"][0]["summary"]
 
 
 async def test_app_data_is_logged_with_the_caller(stub, dispatcher, config, caplog):
     caplog.set_level(logging.INFO)
-    stub.route("GET", r"/maps/orbis/places/geocode/.*", json_body=data("geocode.json"))
+    stub.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
     context = CallContext(config=config, transport="http", client_name="Claude", user_agent="Claude-User/1.0")
     outcome = await dispatcher.call("tomtom-geocode", {"query": "Dam 1", "show_ui": True}, context)
-    assert decode(outcome.meta[APP_DATA_KEY]) == data("geocode.json")
+    drawn = decode_orbis(orjson.dumps(data("geocode_v2.json")))  # Orbis v2's answer in the layout the map reads
+    assert decode(outcome.meta[APP_DATA_KEY]) == drawn
     (line,) = app_status(caplog)
     assert line["message"] == "App data" and line["kind"] == "app_data"
     assert (line["tool"], line["client"], line["user_agent"]) == ("tomtom-geocode", "Claude", "Claude-User/1.0")
     assert line["delivery"] == "inline" and line["encoded_chars"] == len(outcome.meta[APP_DATA_KEY])
-    assert line["raw_bytes"] == len(orjson.dumps(data("geocode.json")))
+    assert line["raw_bytes"] == len(orjson.dumps(drawn))
     assert line["result_chars"] > line["encoded_chars"] and "simplification" not in line
     assert line["request_id"] == outcome.meta["request_id"] == context.request_id, "the join key of widget reports"
 
@@ -147,7 +155,7 @@ async def test_the_map_app_is_served_as_an_mcp_app(config):
 
 
 async def test_dynamic_map_plans_routes_and_summarises(stub, dispatcher, context):
-    stub.route("GET", ORBIS_ROUTE, json_body=data("route.json"))
+    stub.route("POST", ORBIS_ROUTE, json_body=data("route_v3.json"))
     arguments = {
         "title": "Trip",
         "markers": [{"position": [4.9, 52.37], "label": "Home"}, {"position": [5.12, 52.09]}],
@@ -158,9 +166,12 @@ async def test_dynamic_map_plans_routes_and_summarises(stub, dispatcher, context
     }
     outcome = await dispatcher.call("tomtom-dynamic-map", arguments, context)
     assert not outcome.is_error, outcome.text
-    sent = stub.requests[-1]
-    assert sent.path.endswith("/52.3676,4.9041:52.52,13.405/json")
-    assert (sent.param("routeType"), sent.query["avoid"]) == ("short", ["ferries"])
+    sent = stub.requests[-1].json()  # Orbis Routing v3: the plan travels in the body
+    assert sent["routePlanningLocations"] == {
+        "origin": {"type": "Point", "coordinates": [4.9041, 52.3676]},
+        "destination": {"type": "Point", "coordinates": [13.405, 52.52]},
+    }
+    assert (sent["routeType"], sent["avoids"]) == ("short", ["ferries"])
     text = orjson.loads(outcome.text)
     assert text["title"] == "Trip" and text["show_ui"] is True and text["tool"] == "tomtom-dynamic-map"
     assert text["markers"] == {"count": 2, "labels": ["Home"]}
@@ -180,7 +191,8 @@ async def test_dynamic_map_plans_routes_and_summarises(stub, dispatcher, context
     assert west <= 4.8 and south <= 52.09 and east >= 13.405 and north >= 52.52
     state = decode(outcome.meta[APP_DATA_KEY])["map"]
     assert state["markers"] == arguments["markers"] and state["polygons"] == arguments["polygons"]
-    assert state["routes"][0]["route"] == data("route.json")["routes"][0]
+    drawn, planned = state["routes"][0]["route"], data("route.json")["routes"][0]  # v3's route, in the shared shape
+    assert (drawn["summary"], drawn["legs"]) == (planned["summary"], planned["legs"])
     assert "points" not in outcome.text
 
 
@@ -208,7 +220,7 @@ async def test_dynamic_map_names_the_wrong_input(stub, dispatcher, context, argu
 
 
 async def test_a_plan_tomtom_refuses_is_named_in_the_error(stub, dispatcher, context):
-    stub.route("GET", ORBIS_ROUTE, json_body={"errorText": "no route found"}, status=400)
+    stub.route("POST", ORBIS_ROUTE, json_body={"errorText": "no route found"}, status=400)
     outcome = await dispatcher.call("tomtom-dynamic-map", {"routePlans": [ROUTE]}, context)
     assert outcome.data["error"]["code"] == "invalid_arguments"
     assert outcome.data["error"]["message"].startswith("routePlans[0]: ")

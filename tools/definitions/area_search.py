@@ -7,6 +7,8 @@ a polygon (and a bounding box, as its four corners) as `{"type": "POLYGON", "ver
 ["lat,lon", ...]}`. Exactly one area: `center` with `radius`, `polygon`, or `boundingBox`.
 
 Compact is the search compact (tools.shaping.search) plus `boundary`, which area was searched.
+Geometry Search takes no offset (`ofs`), so the tool does not page: a truncated answer says, in
+`more`, to raise `limit` or narrow the search.
 `geometry` adds that area as one Polygon feature `{"boundary": "circle" | "polygon" |
 "boundingBox"}`: a circle is drawn as a polygon of `CIRCLE_VERTICES` (64) vertices.
 """
@@ -35,6 +37,7 @@ from tools.definitions.search_common import (
     PoiCategories,
     Query,
     common_params,
+    more_results,
     poi_params,
     query_segment,
     search_path,
@@ -77,7 +80,7 @@ class AreaSearchInput(ToolInput):
     query: Annotated[Query, Field(description="What to find, e.g. 'cafe'.")]
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
-    center: Position | None = Field(None, description="Circle centre, [lon, lat]; needs radius.")
+    center: Position | None = Field(None, description="[lon, lat], with radius.")
     radius: int | None = Field(
         None,
         ge=1,
@@ -143,7 +146,7 @@ async def run(input: AreaSearchInput, context: CallContext) -> Answer:
     if input.response_detail == FULL:
         data = body
     else:
-        data = {"boundary": kind, **compact_search(body)}
+        data = {"boundary": kind, **compact_search(body), **more_results(input, body)}
         if input.response_detail == GEOMETRY:
             data = with_geometry(data, [boundary])
     return answer(input, data, {**body, "boundary": boundary})
@@ -152,9 +155,7 @@ async def run(input: AreaSearchInput, context: CallContext) -> Answer:
 TOOL = define_tool(
     name="tomtom-area-search",
     title="TomTom Area Search",
-    description=(
-        "POIs strictly inside a circle (center, radius), a polygon or a box. Ranked near a point: tomtom-poi-search."
-    ),
+    description=("POIs strictly inside a circle, a polygon or a box. Ranked near a point: tomtom-poi-search."),
     input=AreaSearchInput,
     run=run,
     widget=MAP_APP_URI,

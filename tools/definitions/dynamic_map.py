@@ -105,10 +105,10 @@ async def _plan(index: int, plan: RoutePlan, context: CallContext) -> dict[str, 
     """The first route TomTom plans for `plan`; an error names the plan (`routePlans[i]`)."""
     session = context.tomtom
     try:
-        path, params = routing.build_request(
+        request = routing.build_request(
             plan.locations, plan.options(), session.backend, avoid=plan.avoid, departAt=plan.departAt
         )
-        body = await session.get(path, params)
+        body = await routing.calculate_route(session, request)  # the shape both backends share
     except ToolError as error:
         where = f"routePlans[{index}]"
         data = dict(error.data)

@@ -1,6 +1,7 @@
 """tomtom-ev-routing: a long-distance electric-vehicle route, with the charging stops it needs.
 
-Orbis: POST `/maps/orbis/routing/calculateLongDistanceEVRoute/{locations}/json?apiVersion=2`;
+Orbis: POST `/maps/orbis/routing/calculateLongDistanceEVRoute/{locations}/json?apiVersion=2`,
+TomTom's public preview (no Orbis v3 page documents it; the listing says so on Orbis);
 TomTom Maps: POST `/routing/1/calculateLongDistanceEVRoute/{locations}/json`. On both, the
 electric consumption model travels as query parameters (`vehicleEngineType=electric`,
 `constantSpeedConsumptionInkWhPerHundredkm` as `speed,kWh:speed,kWh`, `currentChargeInkWh`,
@@ -23,7 +24,15 @@ from pydantic import AfterValidator, Field, ValidatorFunctionWrapHandler, WrapVa
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.definitions.common import FULL, GEOMETRY, GeometryDetail, ShowUi, answer
-from tools.definitions.routing import Avoid, AvoidAreas, DepartAt, Locations, TrafficMode, avoid_areas_body
+from tools.definitions.routing import (
+    ORBIS_PREVIEW,
+    Avoid,
+    AvoidAreas,
+    DepartAt,
+    Locations,
+    TrafficMode,
+    avoid_areas_body,
+)
 from tools.inputs import UNIQUE, ToolInput, listed_by_example, problem, rule
 from tools.shaping.ev_routes import charging_stop_features, compact_ev_routes
 from tools.shaping.geometry import route_features, with_geometry
@@ -122,8 +131,8 @@ BatteryCurve = Annotated[
     Field(
         min_length=1,
         max_length=25,
-        description="[[charge kWh, max kW], ...], charges rising; default: the best connector's power to 50 %, "
-        "half to 80 %, a fifth at full.",
+        description="[[charge kWh, max kW], ...], rising; default: connector power to 50 %, half to 80 %, "
+        "a fifth at full.",
     ),
     AfterValidator(_increasing("charges")),
 ]
@@ -149,7 +158,7 @@ class EvRoutingInput(ToolInput):
         Locations,
         Field(
             max_length=MAX_STOPS,
-            description="Stops in order, origin first: [[lon, lat], ...].",
+            description="Stops in order: [[lon, lat], ...].",
         ),
     ]
     maxChargeInkWh: Capacity = Field(description="Battery capacity.")
@@ -157,16 +166,16 @@ class EvRoutingInput(ToolInput):
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
     minChargeAtDestinationInkWh: Kwh | None = Field(
-        None, description="Charge to keep on arrival; default 20 % of maxChargeInkWh."
+        None, description="Kept on arrival; default 20 % of maxChargeInkWh."
     )
-    minChargeAtChargingStopsInkWh: Kwh | None = Field(None, description="Charge to keep at a stop; default 10 %.")
+    minChargeAtChargingStopsInkWh: Kwh | None = Field(None, description="Kept at each stop; default 10 %.")
     consumption: Consumption | None = None
     batteryCurve: BatteryCurve | None = None
     chargingConnectors: list[Connector] | None = Field(
         None,
         min_length=1,
         max_length=10,
-        description="How the car charges; default Type 2 AC 11 kW and CCS2 DC 150 kW.",
+        description="Default: Type 2 AC 11 kW, CCS2 DC 150 kW.",
     )
     traffic: TrafficMode = "live"
     avoid: Avoid | None = None
@@ -257,9 +266,10 @@ TOOL = define_tool(
     name="tomtom-ev-routing",
     title="TomTom EV Route Planner",
     description=(
-        "A long EV trip with the charging stops it needs: where, connector and power, how long, charge left. "
-        "Without charging: tomtom-routing; chargers near a point: tomtom-ev-search."
+        "A long EV trip with its charging stops: where, connector, power, how long, charge left. "
+        "No charging: tomtom-routing; chargers near a point: tomtom-ev-search."
     ),
+    backend_notes={Backend.ORBIS: ORBIS_PREVIEW},
     input=EvRoutingInput,
     run=run,
     widget=MAP_APP_URI,

@@ -3,6 +3,7 @@
 Stations: a Nearby Search restricted to category 7309 (electric vehicle station), nearest
 first: Orbis GET `/maps/orbis/places/nearbySearch/.json?apiVersion=1`, TomTom Maps GET
 `/search/2/nearbySearch/.json`, with `connectorSet`, `minPowerKW`, `maxPowerKW` and `brandSet`.
+It pages: `cursor` (an answer's `nextCursor`) becomes `ofs`.
 
 Live availability: on TomTom Maps, every station TomTom links to live data
 (`dataSources.chargingAvailability.id`) costs one more request, GET
@@ -32,12 +33,15 @@ from tools.definitions.search_common import (
     ConnectorSet,
     MaxPower,
     MinPower,
+    PagedSearch,
     Radius,
     common_params,
+    more_results,
     nearby_search,
+    page_params,
     poi_params,
 )
-from tools.inputs import ToolInput, rule
+from tools.inputs import rule
 from tools.shaping.search import compact_search
 from tools.tomtom.backends import Backend
 from tools.tomtom.client import TomTomSession
@@ -51,7 +55,7 @@ CONCURRENT_LOOKUPS = 5
 ORBIS_NOTE = "Live availability is only offered on the tomtom-maps backend."
 
 
-class EvSearchInput(ToolInput):
+class EvSearchInput(PagedSearch):
     position: CentrePosition
     response_detail: PointsDetail = "compact"
     show_ui: ShowUi = False
@@ -73,7 +77,7 @@ class EvSearchInput(ToolInput):
 def build_request(input: EvSearchInput, backend: Backend) -> tuple[str, dict[str, Any]]:
     """The station search: its path and query parameters on this backend."""
     path, params = nearby_search(backend, input.position, input.radius)
-    params.update(common_params(input), categorySet=EV_STATION, **poi_params(input))
+    params.update(common_params(input), categorySet=EV_STATION, **poi_params(input), **page_params(input))
     return path, params
 
 
@@ -122,11 +126,11 @@ async def run(input: EvSearchInput, context: CallContext) -> Answer:
     body = await session.get(*build_request(input, session.backend))
     note = await add_availability(body, input, session)
     if input.response_detail == FULL:
-        return answer(input, body, body)
+        return answer(input, {**body, **more_results(input, body)}, body)
     compact = compact_search(body)
     if note:
         compact["availabilityNote"] = note
-    return answer(input, compact, body)
+    return answer(input, {**compact, **more_results(input, body)}, body)
 
 
 TOOL = define_tool(

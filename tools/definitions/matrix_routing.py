@@ -8,9 +8,10 @@ TomTom needs every point inside a 400 km by 400 km box and answers OUT_OF_REGION
 outside it (compact reports them as cell errors). Larger matrices are asynchronous only
 (submit, poll, download by redirect) and for Enterprise plans; this tool does not offer them.
 
-Orbis documents no matrix service, so there the matrix is composed of Calculate Route calls,
-one per cell (`COMPOSED_MAX_CELLS`, at most `COMPOSED_AT_ONCE` at a time), each a routing
-request TomTom bills: the description says so, and the answer counts them in
+Orbis documents no matrix service (neither in its v2 preview nor in Routing v3), so there the
+matrix is composed of Calculate Route calls (Routing v3, `routing.build_request`, asking for the
+summary alone), one per cell (`COMPOSED_MAX_CELLS`, at most `COMPOSED_AT_ONCE` at a time), each
+a routing request TomTom bills: the description says so, and the answer counts them in
 `routing_requests` (docs/adr/0023-listings-per-caller.md). A cell TomTom finds no route for is
 a cell error (when it refuses every cell, it refused the request: that is the answer); any
 other failure (key, rate limit, outage) is the call's. Orbis plans for cars only.
@@ -18,7 +19,8 @@ other failure (key, rate limit, outage) is the call's. Orbis plans for cars only
 Compact: `matrix[i][j]` is `{time_s, distance_m, delay_s}` from origin i to destination j (or
 `{"error": code}` for a cell TomTom could not route), and `nearest[i]` the destination reached
 soonest from origin i. `full` is TomTom's answer: the matrix on TomTom Maps; on Orbis each
-cell's Calculate Route answer, `{"cells": [{"origin", "destination", "route" | "error"}]}`.
+cell's Calculate Route summary, `{"cells": [{"origin", "destination", "route" | "error"}]}`,
+`route` in the shape both backends share (`{"routes": [{"summary": {...}}]}`).
 """
 
 from __future__ import annotations
@@ -53,8 +55,8 @@ Points = Annotated[list[Position], Field(min_length=1, max_length=MAX_SIDE)]
 
 
 class MatrixRoutingInput(ToolInput):
-    origins: Points = Field(description="Where trips start, [[lon, lat], ...].")
-    destinations: Points = Field(description="Where trips end, [[lon, lat], ...].")
+    origins: Points = Field(description="[[lon, lat], ...].")
+    destinations: Points = Field(description="[[lon, lat], ...].")
     response_detail: PointsDetail = "compact"
     departAt: DepartAt | None = None
     traffic: TrafficMode = "live"
@@ -157,16 +159,17 @@ async def composed_cells(input: MatrixRoutingInput, session: TomTomSession) -> l
     refused: list[ToolError] = []
 
     async def cell(i: int, j: int) -> dict[str, Any]:
-        path, params = routing.build_request(
+        request = routing.build_request(
             [input.origins[i], input.destinations[j]],
             options,
             session.backend,
             avoid=input.avoid,
             departAt=input.departAt,
+            summary_only=True,
         )
         async with gate:
             try:
-                route = await session.get(path, params)
+                route = await routing.calculate_route(session, request)
             except ToolError as error:
                 if error.code is not ErrorCode.INVALID_ARGUMENTS:  # TomTom's 400/404: no route for this pair
                     raise
@@ -223,8 +226,8 @@ TOOL = define_tool(
     name="tomtom-matrix-routing",
     title="TomTom Matrix Routing",
     description=(
-        "Time, distance and traffic delay from each origin to each destination, and each origin's nearest: "
-        "which store, depot or driver is closest. One route: tomtom-routing."
+        "Time, distance and delay from each origin to each destination, and each origin's nearest "
+        "(closest store, depot, driver). One route: tomtom-routing."
     ),
     backend_notes={
         Backend.GENESIS: f"Up to {MAX_CELLS} pairs.",

@@ -66,7 +66,7 @@ class OptimizeWaypointsInput(ToolInput):
     stops: list[Position] = Field(
         min_length=3,
         max_length=MAX_STOPS,
-        description="Places to visit: [[lon, lat], ...].",
+        description="[[lon, lat], ...].",
     )
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
@@ -76,7 +76,7 @@ class OptimizeWaypointsInput(ToolInput):
     traffic: routing.TrafficMode = "live"
     travelMode: Literal["car", "truck"] = "car"
     serviceTimes: list[Annotated[int, Field(ge=0, le=MAX_SERVICE_S)]] | None = Field(
-        None, max_length=MAX_STOPS, description="Seconds spent at each of stops."
+        None, max_length=MAX_STOPS, description="Seconds at each stop."
     )
     timeWindows: list[TimeWindow] | None = Field(None, min_length=1, max_length=2 * MAX_STOPS)
 
@@ -192,10 +192,10 @@ def features(order: list[int], stops: list[list[float]], route: dict[str, Any]) 
 
 async def _route(session: TomTomSession, input: OptimizeWaypointsInput, stops: list[list[float]]) -> dict[str, Any]:
     options = routing.RouteOptions(travelMode=input.travelMode, traffic=input.traffic)
-    path, params = routing.build_request(
+    request = routing.build_request(
         stops, options, session.backend, departAt=input.departAt, full=input.response_detail == FULL
     )
-    return await session.get(path, params)
+    return await routing.calculate_route(session, request)
 
 
 async def run(input: OptimizeWaypointsInput, context: CallContext) -> Answer:
@@ -221,7 +221,7 @@ TOOL = define_tool(
     title="TomTom Waypoint Optimization",
     description=(
         f"The fastest order to visit 3-{MAX_STOPS} stops (fixed first or last, time windows, time at each): "
-        "the order, legs, the saving. To keep an order use tomtom-routing."
+        "the order, legs, saving. A fixed order: tomtom-routing."
     ),
     unavailable_on={
         Backend.ORBIS: (

@@ -115,10 +115,7 @@ async def run(input: PlaceDetailsInput, context: CallContext) -> dict[str, Any]:
 TOOL = define_tool(
     name="tomtom-place-details",
     title="TomTom Place Details",
-    description=(
-        "One place by a search result's `id`: phone, website, address, this week's hours, open now. "
-        "To find places use the search tools."
-    ),
+    description="One place by a search result's `id`: phone, website, address, this week's hours, open now.",
     input=PlaceDetailsInput,
     run=run,
 )

@@ -5,7 +5,8 @@ Orbis: GET `/maps/orbis/places/poiSearch/{query}.json?apiVersion=1`; TomTom Maps
 `boundingBox` make it a boundary. An empty (or left out) `query` searches by the POI filters
 alone: with `position`, TomTom's Nearby Search (`nearbySearch/.json`, nearest first, any POI
 filter), which the retired tool name `tomtom-nearby` now reaches as an alias (docs/adr/0032);
-without, `poiSearch/.json` by `poiCategories` or `brandSet`.
+without, `poiSearch/.json` by `poiCategories` or `brandSet`. Both endpoints page: `cursor` (an
+answer's `nextCursor`) becomes `ofs`.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from tools.definition import Answer, define_tool
 from tools.definitions.common import Countries, Language, Limit, PointsDetail, ShowUi
 from tools.definitions.search_common import (
     AreaInputs,
+    PagedSearch,
     PoiDetails,
     PoiFilters,
     area_params,
     common_params,
     nearby_search,
+    page_params,
     poi_params,
     query_segment,
     search,
@@ -34,12 +37,12 @@ from tools.tomtom.backends import Backend
 from tools.widgets import MAP_APP_URI
 
 
-class PoiSearchInput(PoiDetails, PoiFilters, AreaInputs):
+class PoiSearchInput(PagedSearch, PoiDetails, PoiFilters, AreaInputs):
     query: Annotated[
         str,
         Field(
             max_length=400,
-            description="e.g. 'pizza'. Empty: by filters alone, nearest `position` first.",
+            description="e.g. 'pizza', or empty.",
         ),
     ] = ""
     response_detail: PointsDetail = "compact"
@@ -68,7 +71,7 @@ def build_request(input: PoiSearchInput, backend: Backend) -> tuple[str, dict[st
     else:
         path, params = search_path(backend, f"poiSearch/{query_segment(query)}.json")
         params.update(area_params(input))
-    params.update(common_params(input), **poi_params(input))
+    params.update(common_params(input), **poi_params(input), **page_params(input))
     return path, params
 
 
@@ -80,8 +83,8 @@ TOOL = define_tool(
     name="tomtom-poi-search",
     title="TomTom POI Search",
     description=(
-        "POIs (shops, fuel, hotels...) by name, brand or category; `position` ranks nearer first; no query: "
-        "the nearest by filters alone. Details of one: tomtom-place-details."
+        "POIs (shops, fuel, hotels...) by name, brand or category, nearer `position` first; no query: "
+        "nearest by filters alone. Details: tomtom-place-details."
     ),
     input=PoiSearchInput,
     run=run,

@@ -1,6 +1,7 @@
 """tomtom-reachable-range: the area reachable from a point within one time or distance budget.
 
-Orbis: GET `/maps/orbis/routing/calculateReachableRange/{lat},{lon}/json?apiVersion=2`; TomTom
+Orbis: GET `/maps/orbis/routing/calculateReachableRange/{lat},{lon}/json?apiVersion=2`, TomTom's
+public preview (Orbis Routing v3 has Calculate Route only; the listing says so on Orbis); TomTom
 Maps: GET `/routing/1/calculateReachableRange/{lat},{lon}/json`. Exactly one budget is sent:
 `timeBudgetInSec` or `distanceBudgetInMeters` (none, or both, is an error naming both). Energy
 and fuel budgets need a vehicle consumption model, which this tool does not take, so it does
@@ -23,6 +24,7 @@ from tools.definition import Answer, define_tool
 from tools.definitions.common import GeometryDetail, Position, ShowUi, answer
 from tools.definitions.routing import (
     ORBIS_CARS_ONLY,
+    ORBIS_PREVIEW,
     AvoidAreas,
     DepartAt,
     RouteOptions,
@@ -136,9 +138,9 @@ TOOL = define_tool(
     name="tomtom-reachable-range",
     title="TomTom Reachable Range",
     description=(
-        "The area reachable from a point within a time or distance (isochrone): center and box; the "
-        "polygon with geometry. A route: tomtom-routing."
+        "The area reachable from a point within a time or distance (isochrone): center, box; the polygon with geometry."
     ),
+    backend_notes={Backend.ORBIS: ORBIS_PREVIEW},
     input=ReachableRangeInput,
     run=run,
     widget=MAP_APP_URI,

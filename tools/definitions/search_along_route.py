@@ -1,15 +1,19 @@
 """tomtom-search-along-route: a route from origin to destination, then the places along it.
 
 Two TomTom calls, both backends. First the route, built exactly as tomtom-routing builds it
-(`routing.build_request`: Orbis GET `/maps/orbis/routing/calculateRoute/...`, TomTom Maps GET
-`/routing/1/calculateRoute/...`; a POST carrying `avoidAreas` when given). Then Along Route Search: Orbis POST
+(`routing.build_request`: Orbis Routing v3 POST `/maps/orbis/routing/routes/calculate`, its
+answer translated into the shape both backends share; TomTom Maps GET
+`/routing/1/calculateRoute/...`, a POST carrying `avoidAreas` when given). Then Along Route Search: Orbis POST
 `/maps/orbis/places/searchAlongRoute/{query}.json?apiVersion=1`, TomTom Maps POST
 `/search/2/searchAlongRoute/{query}.json`, with `maxDetourTime` (the corridor: the time a stop may
 add to the trip, at most 3600 s) and the route line as the body `{"route": {"points": [{lat,
 lon}, ...]}}`, simplified to at most `ROUTE_POINTS` points. An empty `query` searches by
 category or brand alone (the path becomes `searchAlongRoute/.json`).
 
-`full` is both answers untrimmed: `{"route": <route answer>, "search": <search answer>}`.
+`full` is both answers untrimmed: `{"route": <route answer>, "search": <search answer>}` (on
+Orbis the route is v3's own answer; the widget gets it in the shared shape).
+Along Route Search takes no offset (`ofs`), so the tool does not page: a truncated compact answer
+says, in `more`, to raise `limit` or narrow the search.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from tools.definitions.search_common import (
     BrandSet,
     PoiCategories,
     common_params,
+    more_results,
     poi_params,
     query_segment,
     search_path,
@@ -34,6 +39,7 @@ from tools.geometry.simplify import cap_geometry
 from tools.inputs import ToolInput, rule
 from tools.shaping.along_route import compact_along_route, first_route
 from tools.shaping.geometry import feature, route_line, with_geometry
+from tools.shaping.routes import decode_v3_with_shared
 from tools.tomtom.backends import Backend
 from tools.widgets import MAP_APP_URI
 
@@ -49,12 +55,12 @@ class SearchAlongRouteInput(ToolInput):
         str,
         Field(
             max_length=400,
-            description="e.g. 'petrol station'; empty: by poiCategories or brandSet alone.",
+            description="e.g. 'petrol station'; empty: by poiCategories/brandSet.",
         ),
     ]
     response_detail: GeometryDetail = "compact"
     show_ui: ShowUi = False
-    maxDetourTime: int = Field(600, ge=1, le=3600, description="Seconds a stop may add to the trip.")
+    maxDetourTime: int = Field(600, ge=1, le=3600, description="Seconds a stop may add.")
     limit: int = Field(10, ge=1, le=MAX_RESULTS)
     language: Language | None = None
     poiCategories: PoiCategories | None = None
@@ -70,13 +76,18 @@ class SearchAlongRouteInput(ToolInput):
         return self
 
 
-def route_request(input: SearchAlongRouteInput, backend: Backend) -> tuple[str, dict[str, Any]]:
-    """The route's path and parameters: tomtom-routing's, for origin then destination, with this
-    tool's route type and avoid (travel mode and traffic at tomtom-routing's defaults); `full`
+def route_request(input: SearchAlongRouteInput, backend: Backend) -> routing.RouteRequest:
+    """The route's request: tomtom-routing's, for origin then destination, with this tool's route
+    type, avoid and areas to avoid (travel mode and traffic at tomtom-routing's defaults); `full`
     asks for every section type, as tomtom-routing's `full` does."""
     options = routing.RouteOptions(routeType=input.routeType)
     return routing.build_request(
-        [input.origin, input.destination], options, backend, avoid=input.avoid, full=input.response_detail == "full"
+        [input.origin, input.destination],
+        options,
+        backend,
+        avoid=input.avoid,
+        avoidAreas=input.avoidAreas,
+        full=input.response_detail == "full",
     )
 
 
@@ -100,18 +111,23 @@ async def run(input: SearchAlongRouteInput, context: CallContext) -> Answer:
     """The widget draws both answers untrimmed (`full`'s shape): the route, and the places
     with the detour each adds."""
     session = context.tomtom
-    route_body = await routing.calculate(session, *route_request(input, session.backend), input.avoidAreas)
+    request = route_request(input, session.backend)
+    if request.v3:
+        tomtom_route, route_body = await routing.calculate_route(session, request, decode=decode_v3_with_shared)
+    else:
+        tomtom_route = route_body = await routing.calculate_route(session, request)
     path, params, body = search_request(input, session.backend, route_body)
     search_body = await session.post(path, body, params)
     both = {"route": route_body, "search": search_body}
     match input.response_detail:
         case "full":
-            data = both
+            data = {"route": tomtom_route, "search": search_body}
         case "geometry":
             line = feature(route_line(first_route(route_body)), {"route": 0})
-            data = with_geometry(compact_along_route(route_body, search_body), [line])
+            compact = {**compact_along_route(route_body, search_body), **more_results(input, search_body)}
+            data = with_geometry(compact, [line])
         case _:
-            data = compact_along_route(route_body, search_body)
+            data = {**compact_along_route(route_body, search_body), **more_results(input, search_body)}
     return answer(input, data, both)
 
 
@@ -119,7 +135,7 @@ TOOL = define_tool(
     name="tomtom-search-along-route",
     title="TomTom Search Along Route",
     description=(
-        "Places on the way from origin to destination (fuel, food...), each with the detour it adds, and "
+        "Places on the way from origin to destination, each with its detour, and "
         "the route's distance and time. Around a point: tomtom-poi-search."
     ),
     input=SearchAlongRouteInput,

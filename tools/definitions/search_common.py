@@ -15,20 +15,36 @@ with `apiVersion=1`, TomTom Maps (Genesis) `/search/2/<endpoint>`. Every input h
 Categories are TomTom's numeric ids (7315 restaurant, 7309 charging station), exactly what
 `categorySet` takes on both backends: `tomtom-poi-categories` turns words into ids. We do not
 accept the maps-sdk's category codes, which would need a second lookup on every call.
+
+Paging (docs/adr, "search paging"): a search that can page (its endpoint takes `ofs`: Fuzzy,
+POI and Nearby Search) inherits `PagedSearch`, whose one input `cursor` is the `nextCursor` an
+earlier answer gave. A cursor is opaque to callers: base64url of 11 bytes, a version, the offset
+of the next page and 8 bytes of SHA-256 over the inputs that choose the results (the tool's
+model and every input but the page's own: `cursor`, `limit`, `response_detail`, `show_ui`). A
+cursor that does not decode, is out of bounds (offset 1..`MAX_OFFSET`) or belongs to other
+inputs is `invalid_arguments` naming `cursor`; nothing in it is trusted beyond the offset, which
+becomes `ofs`. A truncated answer says what to do next under `more`: call again with the cursor
+(also in `nextCursor`), or, where TomTom stops paging (the first `MAX_RESULTS`, or an endpoint
+without `ofs`: Geometry and Along Route Search), narrow the search.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import base64
+import hashlib
+import json
+import re
+import struct
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from tools.context import CallContext
 from tools.definition import Answer
 from tools.definitions.common import FULL, BoundingBox, Position, answer
-from tools.inputs import UNIQUE, ToolInput, exclusive, listed_by_example, requires, rule
+from tools.inputs import UNIQUE, ToolInput, exclusive, listed_by_example, problem, requires, rule
 from tools.shaping.search import NOTHING_REQUESTED, Requested, compact_search
 from tools.tomtom.backends import Backend
 
@@ -66,7 +82,7 @@ POI_FILTERS = ("poiCategories", "brandSet", "connectorSet", "fuelSet", "minPower
 """The inputs that narrow which POIs come back (nearby search needs at least one)."""
 
 Query = Annotated[str, Field(min_length=1, max_length=400)]
-BiasPosition = Annotated[Position, Field(description="Prefer results near [lon, lat] (not a boundary).")]
+BiasPosition = Annotated[Position, Field(description="Ranks near [lon, lat] first (not a limit).")]
 CentrePosition = Annotated[Position, Field(description="Centre, [lon, lat].")]
 Radius = Annotated[int, Field(ge=1, le=20_000_000, description="Only within these metres of `position`.")]
 PoiCategories = Annotated[
@@ -147,6 +163,122 @@ class PoiDetails(ToolInput):
         return Requested(opening_hours=self.openingHours is not None, time_zone=self.timeZone is not None)
 
 
+MAX_RESULTS = 2000
+"""How deep paging goes into one search's results: `ofs` up to `MAX_OFFSET` with `limit` up to 100
+(TomTom's pages bound `limit` at 100; the 1,900 bound on `ofs` is ours, the one its SDKs and
+other Search API hosts have used, kept so that no page asks past the 2,000th result)."""
+MAX_OFFSET = 1900
+"""The largest `ofs` a cursor carries."""
+PAGE_INPUTS = frozenset({"cursor", "limit", "response_detail", "show_ui"})
+"""Inputs that choose the page, its size or its shape, not the results: a cursor outlives them."""
+_CURSOR_VERSION = 1
+_CURSOR = struct.Struct(">BH8s")
+"""A cursor's bytes: version, offset of the next page, digest of the search's inputs."""
+_CURSOR_TEXT = re.compile(r"[A-Za-z0-9_-]{15}")
+"""`_CURSOR` (11 bytes) in unpadded base64url."""
+_NOT_A_CURSOR = "is not a cursor this server gave; send an answer's nextCursor as it came, or leave cursor out"
+
+
+def _unpack(cursor: str) -> tuple[int, bytes]:
+    """The offset and digest a cursor carries; a `problem` when it is not one this server made
+    (TomTom's bounds included: an offset is 1..`MAX_OFFSET`)."""
+    if not _CURSOR_TEXT.fullmatch(cursor):
+        raise problem(_NOT_A_CURSOR)
+    version, offset, digest = _CURSOR.unpack(base64.urlsafe_b64decode(cursor + "="))
+    if version != _CURSOR_VERSION or not 0 < offset <= MAX_OFFSET:
+        raise problem(_NOT_A_CURSOR)
+    return offset, digest
+
+
+def _readable(cursor: str) -> str:
+    _unpack(cursor)
+    return cursor
+
+
+SearchCursor = Annotated[str, Field(max_length=64), AfterValidator(_readable)]
+"""An answer's `nextCursor`, listed bare: every answer that gives one says to send it as `cursor`."""
+
+
+def _digest(input: ToolInput) -> bytes:
+    """8 bytes of SHA-256 over the tool's input model and the inputs that choose its results."""
+    chosen = input.model_dump(mode="json", exclude=set(PAGE_INPUTS))
+    text = json.dumps([type(input).__name__, chosen], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).digest()[:8]
+
+
+def next_cursor(input: ToolInput, offset: int) -> str:
+    """The cursor of the page of `input`'s results that starts at `offset` (1..`MAX_OFFSET`)."""
+    if not 0 < offset <= MAX_OFFSET:
+        raise ValueError(f"a cursor's offset is 1..{MAX_OFFSET}, not {offset}")
+    packed = _CURSOR.pack(_CURSOR_VERSION, offset, _digest(input))
+    return base64.urlsafe_b64encode(packed).rstrip(b"=").decode()
+
+
+class PagedSearch(ToolInput):
+    """`cursor`: the `nextCursor` of an earlier answer of the same search (a search whose
+    endpoint takes `ofs`); left out, the first page."""
+
+    cursor: SearchCursor | None = None
+
+    @model_validator(mode="after")
+    def _cursor_rule(self) -> PagedSearch:
+        if self.cursor is not None and _unpack(self.cursor)[1] != _digest(self):
+            raise problem(
+                "belongs to another search (other arguments); leave cursor out to start this one from its first page",
+                item="cursor",
+            )
+        return self
+
+    @property
+    def offset(self) -> int:
+        """Where this page starts among the search's results (0: the first page)."""
+        return 0 if self.cursor is None else _unpack(self.cursor)[0]
+
+
+def page_params(input: PagedSearch) -> dict[str, Any]:
+    """`ofs` for a page after the first (the first sends none: TomTom's default is 0)."""
+    return {"ofs": input.offset} if input.offset else {}
+
+
+def _counts(body: Mapping[str, Any]) -> tuple[int, int, int | None]:
+    """How many results a TomTom list answer holds, how many the search has, and the offset
+    TomTom says the answer starts at (None when it does not say)."""
+    returned = sum(1 for r in body.get("results") or [] if isinstance(r, dict))
+    summary = body.get("summary")
+    if not isinstance(summary, dict):
+        summary = {}
+    total, start = summary.get("totalResults"), summary.get("offset")
+    return (
+        returned,
+        total if isinstance(total, int) and not isinstance(total, bool) else returned,
+        start if isinstance(start, int) and not isinstance(start, bool) else None,
+    )
+
+
+def more_results(input: ToolInput, body: Mapping[str, Any]) -> dict[str, Any]:
+    """What a truncated list answer adds so its caller can go on: `nextCursor` (a search that
+    pages, while TomTom serves more) and `more`, a sentence saying how: call again with the
+    cursor, or narrow the search. Nothing when the answer holds every result."""
+    returned, total, start = _counts(body)
+    offset = input.offset if isinstance(input, PagedSearch) else 0
+    if total <= returned and not offset:
+        return {}
+    if not isinstance(input, PagedSearch):
+        return {
+            "more": f"{returned} of {total} results; this search does not page: raise limit or narrow it for others."
+        }
+    if start is not None and start != offset:
+        return {"more": f"TomTom did not page this search ({total} results); narrow it to see others."}
+    shown = f"Results {offset + 1}-{offset + returned} of {total}" if returned else f"No results past {offset}"
+    following = offset + returned
+    if not returned or following >= total:
+        return {"more": f"{shown}: the last page."}
+    if following > MAX_OFFSET:
+        return {"more": f"{shown}; TomTom pages through the first {MAX_RESULTS} only: narrow the search for others."}
+    cursor = next_cursor(input, following)
+    return {"nextCursor": cursor, "more": f'{shown}; next: call again with the same arguments and cursor="{cursor}".'}
+
+
 def search_path(backend: Backend, endpoint: str) -> tuple[str, dict[str, Any]]:
     """`poiSearch/{query}.json` -> this backend's path and its fixed parameters."""
     if backend is Backend.ORBIS:
@@ -160,12 +292,13 @@ async def search[I: ToolInput](
     build_request: Callable[[I, Backend], tuple[str, dict[str, Any]]],
     requested: Requested = NOTHING_REQUESTED,
 ) -> Answer:
-    """Send this tool's search request; answer TomTom's body (`full`) or its compact form, and
-    the body as the widget's app data when the input asks for the map (`show_ui`)."""
+    """Send this tool's search request; answer TomTom's body (`full`) or its compact form, with
+    how to go on when truncated (`more_results`), and the body as the widget's app data when the
+    input asks for the map (`show_ui`)."""
     session = context.tomtom
     body = await session.get(*build_request(input, session.backend))
     data = body if getattr(input, "response_detail", None) == FULL else compact_search(body, requested)
-    return answer(input, data, body)
+    return answer(input, {**data, **more_results(input, body)}, body)
 
 
 def nearby_search(backend: Backend, position: list[float], radius: int | None) -> tuple[str, dict[str, Any]]:

@@ -1,9 +1,11 @@
 """tomtom-traffic-flow: live speed and travel time on the road nearest a point.
 
 TomTom Maps only: GET `/traffic/services/4/flowSegmentData/absolute/{zoom}/json` with
-`point=lat,lon` and `unit=KMPH` (Flow Segment Data). Orbis's Traffic API documents flow as map
-tiles only (vector and raster), with no segment answer, so the tool is not listed there
-(docs/adr/0032). `zoom` picks which roads count as nearest: at low zoom only major roads.
+`point=lat,lon` and `unit=KMPH` (Flow Segment Data). Orbis's Traffic API (v1, and the v2 public
+preview checked again in December 2026) documents flow as map tiles only, vector and raster, with
+no answer for a point: reading one would mean decoding a vector tile's road shapes and picking
+the nearest, so the tool is not listed there (docs/adr/0032). `zoom` picks which roads count as
+nearest: at low zoom only major roads.
 
 Compact: the road class, current and free-flow speed (km/h), current and free-flow travel time
 and the delay between them (seconds), TomTom's confidence (0-1), whether the road is closed,
@@ -55,7 +57,7 @@ KEPT = ("currentSpeed", "freeFlowSpeed", "currentTravelTime", "freeFlowTravelTim
 
 
 class TrafficFlowInput(ToolInput):
-    position: Annotated[Position, Field(description="[lon, lat] on or near the road.")]
+    position: Annotated[Position, Field(description="On or near the road.")]
     zoom: int = Field(10, ge=0, le=22, description="Higher reaches smaller roads.")
 
 
@@ -95,8 +97,8 @@ TOOL = define_tool(
     name="tomtom-traffic-flow",
     title="TomTom Traffic Flow",
     description=(
-        "Live speed and travel time on the road nearest a point vs free flow, delay, confidence, closure. "
-        "Incidents in an area: tomtom-traffic."
+        "Live speed and travel time vs free flow on the road nearest a point; delay, closure. "
+        "Incidents: tomtom-traffic."
     ),
     input=TrafficFlowInput,
     run=run,

@@ -19,14 +19,24 @@
   `max_decoded_bytes` once decompressed (tools/bodies.py: decoded a slice at a time, so a
   decompression bomb never inflates in memory, and the event loop runs between slices, so the
   deadline holds while a bomb inflates); over either is `malformed`, naming the limit.
+- Heads are bounded as they arrive (`max_header_bytes`, and per line and in number:
+  tools/tomtom/http1.py); past a limit reading stops and the answer is `malformed`, naming it.
+  Interim answers (`103 Early Hints`) are skipped for the final one, within the same deadline.
+- At most `max_connections` requests to TomTom are in flight per event loop; more wait for a
+  connection, within the deadline (passing it there is the same `unavailable`).
 - Status mapping: 400 -> invalid_arguments (with TomTom's message), 401/403 -> unauthorized,
   404 -> invalid_arguments, 429 -> retry_later, 5xx and timeouts -> unavailable.
 - Paths travel exactly as the tools build them (`request(path=...)` takes an encoded path: a
   free-text query in it percent-encoded whole, `query_segment`); parameters are encoded here.
-- The key travels as the `key` query parameter and is scrubbed from every answer body (the body
-  is searched for it first and copied only when it holds it); error messages never include URLs.
+- The key travels in the `TomTom-Api-Key` header on Orbis (`KEY_HEADER`: TomTom documents it for
+  the Orbis APIs and recommends it, so no URL carries the key) and as the `key` query parameter on
+  TomTom Maps (whose pages document no header); either way it is scrubbed from every answer body
+  (the body is searched for it first and copied only when it holds it); error messages never
+  include URLs. A request's own headers (`headers=`: an API version, an `Attributes` selection)
+  go after the defaults; the key header is set last, so no caller can replace it.
 - With traces on, each request sent (a retry too) is a CLIENT span (tools/tracing.py): `url.full`
-  with the key `REDACTED`, the status, and on failure the exception's class name, never its text.
+  (no key in it on Orbis; the `key` parameter `REDACTED` on TomTom Maps), the status, and on
+  failure the exception's class name, never its text.
 - A 2xx body is decoded by `json_object` (TomTom's whole JSON object), or by the `decode`
   callable a caller passes to read only what its answer needs (e.g. a typed decoder); either
   sees the body after the key scrub.
@@ -51,12 +61,17 @@ from yarl import URL
 
 from core.errors import ErrorCode, ToolError
 from tools import bodies, tracing
+from tools.connect import ProxyError
 from tools.tomtom import http1
 from tools.tomtom.backends import Backend
 
 RETRYABLE = frozenset({429, 502, 503, 504})
+KiB = 1024
 MiB = 1024 * 1024
 T = TypeVar("T")
+KEY_HEADER = "TomTom-Api-Key"
+"""The header that carries the key to the Orbis APIs, out of every URL (TomTom recommends it, and
+it wins over a `key` parameter); TomTom Maps takes the `key` parameter."""
 REQUEST_HEADERS = {"Accept": "application/json", "Accept-Encoding": "gzip"}
 """Sent with every request, before the call's own (`TomTom-User-Agent`, a body's `Content-Type`)."""
 
@@ -78,6 +93,10 @@ class ClientSettings:
     """Largest answer as sent, compressed or not (TOMTOM_MAX_BODY_BYTES)."""
     max_decoded_bytes: int = 64 * MiB
     """Largest answer once decompressed (TOMTOM_MAX_DECODED_BYTES)."""
+    max_header_bytes: int = 64 * KiB
+    """Largest head of an answer: its status line and headers (TOMTOM_MAX_HEADER_BYTES)."""
+    max_connections: int = 64
+    """Connections to TomTom in use at once, per event loop; more requests wait (TOMTOM_MAX_CONNECTIONS)."""
     max_full_chars: int = 5_000_000
     """Largest `response_detail: full` result, in characters of its JSON (MCP_MAX_FULL_CHARS)."""
 
@@ -113,6 +132,19 @@ class UpstreamStats:
     calls: int = 0
     seconds: float = 0.0
     statuses: list[int] = field(default_factory=list)
+    sent: list[SentRequest] = field(default_factory=list)
+    """Each request the call made (retries not repeated), without its key or parameters."""
+
+
+@dataclass(frozen=True, slots=True)
+class SentRequest:
+    """One request as sent, for the upstream contract canary (tools/canary.py): the method, the
+    path as built and TomTom's API version when it travelled apart from the path (Orbis's
+    `apiVersion` parameter or `TomTom-Api-Version` header). Never the key, never the query."""
+
+    method: str
+    path: str
+    api_version: str | None = None
 
 
 _SURROGATES = re.compile("[\ud800-\udfff]")
@@ -148,13 +180,23 @@ class TomTomSession:
         self.deadline = time.monotonic() + settings.total_timeout
         """`time.monotonic()` by which every request of this call has ended."""
 
+    @property
+    def _key_in_header(self) -> bool:
+        """Whether the key travels in `TomTom-Api-Key` (Orbis) rather than the `key` parameter."""
+        return self.backend is Backend.ORBIS
+
     def __repr__(self) -> str:  # never show the key
         return f"<TomTomSession backend={self.backend.value}>"
 
     async def get(
-        self, path: str, params: dict[str, Any] | None = None, *, decode: Callable[[bytes], Any] = json_object
+        self,
+        path: str,
+        params: dict[str, Any] | None = None,
+        *,
+        decode: Callable[[bytes], Any] = json_object,
+        headers: dict[str, str] | None = None,
     ) -> Any:
-        return await self.request("GET", path, params=params, decode=decode)
+        return await self.request("GET", path, params=params, decode=decode, headers=headers)
 
     async def post(
         self,
@@ -163,8 +205,9 @@ class TomTomSession:
         params: dict[str, Any] | None = None,
         *,
         decode: Callable[[bytes], Any] = json_object,
+        headers: dict[str, str] | None = None,
     ) -> Any:
-        return await self.request("POST", path, params=params, body=body, decode=decode)
+        return await self.request("POST", path, params=params, body=body, decode=decode, headers=headers)
 
     async def request(
         self,
@@ -174,13 +217,17 @@ class TomTomSession:
         params: dict[str, Any] | None = None,
         body: Any = None,
         decode: Callable[[bytes], T] = json_object,  # type: ignore[assignment]
+        headers: dict[str, str] | None = None,
     ) -> T:
         """`decode` of TomTom's 2xx body for one request (by default its whole JSON object),
         retried within the call's deadline, or a `ToolError`. `decode` gets the body with the
-        key scrubbed and raises `ToolError(malformed)` for what it cannot read."""
+        key scrubbed and raises `ToolError(malformed)` for what it cannot read. `headers` are
+        the request's own (an API version, an `Attributes` selection), never the key."""
         pool = http1.pool()
+        extra_headers = dict(headers or {})
         query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
-        query["key"] = self._api_key
+        if not self._key_in_header:
+            query["key"] = self._api_key
         # `path` is sent as built: a free-text query in it is already percent-encoded whole, and
         # yarl would otherwise decode the reserved characters it may leave in a path (`;`, `=`,
         # `&`, `,`, ...), which a server may read as delimiters.
@@ -190,6 +237,15 @@ class TomTomSession:
         if body is not None:
             data = orjson.dumps(body)
             headers["Content-Type"] = "application/json"
+        headers.update(extra_headers)
+        if self._key_in_header:
+            for name in [name for name in headers if name.lower() == KEY_HEADER.lower()]:
+                del headers[name]  # one key header, ours, whatever case a caller wrote
+            headers[KEY_HEADER] = self._api_key
+        version = query.get("apiVersion") or next(
+            (value for name, value in headers.items() if name.lower() == "tomtom-api-version"), None
+        )
+        self.stats.sent.append(SentRequest(method, path, str(version) if version is not None else None))
         attempt = 0
         while True:
             remaining = self.deadline - time.monotonic()
@@ -212,8 +268,12 @@ class TomTomSession:
                 raise _failed(span, exc, error) from None
             except TimeoutError as exc:
                 raise _failed(span, exc, self._deadline_passed()) from None
+            except http1.HeadRefused as exc:
+                raise _failed(span, exc, _head_refused(exc)) from None
             except http1.UpstreamError as exc:
-                error = ToolError(ErrorCode.UNAVAILABLE, "TomTom could not be reached; try again later.")
+                proxy = exc.__cause__ if isinstance(exc.__cause__, ProxyError) else None  # names no credentials
+                why = f": {proxy}; check HTTPS_PROXY and NO_PROXY" if proxy else "; try again later"
+                error = ToolError(ErrorCode.UNAVAILABLE, f"TomTom could not be reached{why}.")
                 raise _failed(span, exc, error) from None
             except BaseException as exc:  # a body refused (ToolError), or the call cancelled
                 _failed(span, exc, exc)
@@ -234,8 +294,11 @@ class TomTomSession:
 
     def _span(self, tracer: Tracer, method: str, path: str, query: dict[str, Any], attempt: int) -> Span:
         """The CLIENT span of one request sent (OpenTelemetry's HTTP conventions): `url.full`
-        with the key `REDACTED`, `http.request.resend_count` on a retry."""
-        redacted = URL(self.settings.base_url + path, encoded=True).extend_query({**query, "key": tracing.REDACTED})
+        (no key in it when the key travels in its header; `REDACTED` where it is the `key`
+        parameter), `http.request.resend_count` on a retry."""
+        if "key" in query:
+            query = {**query, "key": tracing.REDACTED}
+        redacted = URL(self.settings.base_url + path, encoded=True).extend_query(query)
         return tracer.start_span(
             method,
             kind=SpanKind.CLIENT,
@@ -267,8 +330,11 @@ class TomTomSession:
 
         Leaving the `async with` before the body's end closes the connection rather than pooling it."""
         origin = http1.origin_of(url.scheme, url.raw_host or "", url.port)
+        limits = http1.Limits(
+            max_header_bytes=self.settings.max_header_bytes, max_connections=self.settings.max_connections
+        )
         async with await pool.request(
-            method, origin, url.raw_path_qs, headers, data, connect_timeout=connect_timeout
+            method, origin, url.raw_path_qs, headers, data, connect_timeout=connect_timeout, limits=limits
         ) as response:
             limit = self.settings.max_body_bytes
             length = response.headers.get("content-length", "")
@@ -327,11 +393,24 @@ def _query_value(value: Any) -> str | list[str]:
 
 
 def _size(n: int) -> str:
-    return f"{n // MiB} MiB" if n % MiB == 0 else f"{n:,} bytes"
+    if n % MiB == 0:
+        return f"{n // MiB} MiB"
+    return f"{n // KiB} KiB" if n % KiB == 0 else f"{n:,} bytes"
 
 
 def _too_large(what: str) -> ToolError:
     return ToolError(ErrorCode.MALFORMED, f"TomTom's answer {what}; it was not read.")
+
+
+def _head_refused(refused: http1.HeadRefused) -> ToolError:
+    """`malformed`, naming the head limit the answer passed (tools/tomtom/http1.py stopped reading at it)."""
+    match refused.which:
+        case "head":
+            return _too_large(f"has headers larger than {_size(refused.limit)} in all (TOMTOM_MAX_HEADER_BYTES)")
+        case "line":
+            return _too_large(f"has a header line longer than {_size(refused.limit)}, the most one may have")
+        case "count":
+            return _too_large(f"has more than {refused.limit} headers, the most one may have")
 
 
 async def read_bounded(
