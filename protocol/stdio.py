@@ -94,13 +94,31 @@ class Unanswered:
             await self._none_left.wait()
 
 
-class DrainingInput:
+class _Wrapped:
+    """A stream of `stdio_server()`'s, closed with its wrapper (and as its context manager)."""
+
+    def __init__(self, inner: Any, unanswered: Unanswered) -> None:
+        self._inner = inner
+        self._unanswered = unanswered
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class DrainingInput(_Wrapped):
     """The stdin message stream, whose end is passed on only once `unanswered` has none left
     (or `drain_seconds` have passed): a `ReadStream` for the SDK's serving loop."""
 
     def __init__(self, inner: Any, unanswered: Unanswered, drain_seconds: float) -> None:
-        self._inner = inner
-        self._unanswered = unanswered
+        super().__init__(inner, unanswered)
         self._drain_seconds = drain_seconds
 
     @property
@@ -125,40 +143,14 @@ class DrainingInput:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
-class AnsweringOutput:
+class AnsweringOutput(_Wrapped):
     """The stdout message stream, telling `unanswered` which requests each message answers:
     a `WriteStream` for the SDK's serving loop."""
-
-    def __init__(self, inner: Any, unanswered: Unanswered) -> None:
-        self._inner = inner
-        self._unanswered = unanswered
 
     async def send(self, item: SessionMessage, /) -> None:
         await self._inner.send(item)
         self._unanswered.written(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 async def serve_stdio(

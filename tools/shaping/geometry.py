@@ -27,6 +27,7 @@ from tools.shaping.routes import (
     TypedRoute,
     compact_routes,
     compact_typed_routes,
+    joined_line,
     typed_routes,
 )
 from tools.shaping.shape import expect
@@ -87,19 +88,14 @@ def route_features(body: dict[str, Any]) -> list[dict[str, Any]]:
 def typed_route_line(route: TypedRoute) -> dict[str, Any]:
     """`route_line` of a typed route, its coordinates an (n, 2) array read straight from the
     points (no per-point lists); `cap_geometry` takes the array as it is."""
-    parts: list[np.ndarray] = []
-    for leg in route.legs or []:
-        points = leg.points or []
+
+    def leg_line(points: list[Any]) -> np.ndarray:
         xy = np.empty((len(points), 2))
         xy[:, 0] = np.fromiter(map(_LON, points), np.float64, count=len(points))
         xy[:, 1] = np.fromiter(map(_LAT, points), np.float64, count=len(points))
-        if parts and len(xy) and (xy[0] == parts[-1][-1]).all():
-            xy = xy[1:]
-        if len(xy):
-            parts.append(xy)
-    if sum(len(part) for part in parts) < 2:
-        raise ToolError(ErrorCode.MALFORMED, "TomTom answered with a route line of fewer than two points.")
-    return {"type": "LineString", "coordinates": np.concatenate(parts)}
+        return xy
+
+    return {"type": "LineString", "coordinates": joined_line(leg_line(leg.points or []) for leg in route.legs or [])}
 
 
 def decode_route_geometry(content: bytes) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -461,12 +462,11 @@ def decode_compact_routes_v3(content: bytes) -> dict[str, Any]:
         raise _unreadable(content, error) from None
 
 
-def _v3_line(route: _V3Route) -> np.ndarray:
-    """A v3 route's whole line, (n, 2) [lon, lat], legs joined with a shared point once (as
-    `route_line` joins v2 legs); `malformed` under two points."""
+def joined_line(legs: Iterable[np.ndarray]) -> np.ndarray:
+    """A route's whole line from its legs' (n, 2) [lon, lat] arrays, the point where one leg ends
+    and the next begins kept once; `malformed` under two points (both backends' answers)."""
     parts: list[np.ndarray] = []
-    for leg in route.legs or []:
-        xy = np.asarray(leg.path.coordinates if leg.path is not None else [], dtype=np.float64).reshape(-1, 2)
+    for xy in legs:
         if parts and len(xy) and (xy[0] == parts[-1][-1]).all():
             xy = xy[1:]
         if len(xy):
@@ -474,6 +474,14 @@ def _v3_line(route: _V3Route) -> np.ndarray:
     if sum(len(part) for part in parts) < 2:
         raise ToolError(ErrorCode.MALFORMED, "TomTom answered with a route line of fewer than two points.")
     return np.concatenate(parts)
+
+
+def _v3_line(route: _V3Route) -> np.ndarray:
+    """A v3 route's whole line, (n, 2) [lon, lat] (`joined_line` of its legs' paths)."""
+    return joined_line(
+        np.asarray(leg.path.coordinates if leg.path is not None else [], dtype=np.float64).reshape(-1, 2)
+        for leg in route.legs or []
+    )
 
 
 def decode_routes_and_lines_v3(content: bytes) -> tuple[dict[str, Any], list[np.ndarray]]:
