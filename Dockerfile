@@ -1,8 +1,10 @@
 # The server as a container image: `tomtom-maps-mcp serve` on port 8000, non-root, runs with a
 # read-only root file system (everything it writes goes to /data), healthy once /readyz answers.
 # Build and run: docs/deploy.md ("Container image"). PYTHON_IMAGE: any Debian-based image with
-# Python >= 3.12, python3 -m venv and pip (the official python:*-slim images are).
-ARG PYTHON_IMAGE=python:3.13-slim
+# Python >= 3.12, python3 -m venv and pip (the official python:*-slim images are); by default the
+# official 3.13 slim image pinned by digest, so every build starts from the same bytes
+# (.github/dependabot.yml proposes each new digest as a pull request).
+ARG PYTHON_IMAGE=python:3.13-slim@sha256:7c61056e61ac89e852de05f3dc6fa51a6dd2181797bceed46aa725dd7cb2cd3b
 
 # --- build: the wheel, then an environment with it and the locked dependencies ------------------
 # A C compiler builds the simplifier's kernel into the wheel (setup.py; the build fails without it).
@@ -11,7 +13,7 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml setup.py README.md constraints.txt ./
+COPY pyproject.toml setup.py README.md LICENSE requirements.lock ./
 COPY core core
 COPY tomtom_mcp tomtom_mcp
 COPY tools tools
@@ -19,10 +21,11 @@ COPY governance governance
 COPY protocol protocol
 COPY analytics analytics
 COPY tenants tenants
+# The dependencies only as requirements.lock pins them, each file checked against its hash.
 RUN python3 -m venv /opt/tomtom-maps-mcp \
-    && /opt/tomtom-maps-mcp/bin/pip install --no-cache-dir --quiet --upgrade pip \
+    && /opt/tomtom-maps-mcp/bin/pip install --no-cache-dir --quiet --require-hashes -r requirements.lock \
     && /opt/tomtom-maps-mcp/bin/pip wheel --no-cache-dir --quiet --no-deps --wheel-dir /wheels . \
-    && /opt/tomtom-maps-mcp/bin/pip install --no-cache-dir --quiet -c constraints.txt /wheels/*.whl \
+    && /opt/tomtom-maps-mcp/bin/pip install --no-cache-dir --quiet --no-deps /wheels/*.whl \
     && /opt/tomtom-maps-mcp/bin/python -c "import tools.geometry._kernel"
 
 # --- run: the environment alone, as an unprivileged user ---------------------------------------

@@ -19,7 +19,8 @@ $(VENV)/.installed: $(VENV)/.runtime
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
 	@touch $@
 
-# Re-resolve pyproject.toml's dependencies into constraints.txt (after changing a pin); commit both.
+# Re-resolve pyproject.toml's dependencies into constraints.txt, and the run-time ones with hashes
+# into requirements.lock (after changing a pin); commit all three.
 lock:
 	@test -x $(PY) || "$$(scripts/find-python.sh)" -m venv $(VENV)
 	$(PY) scripts/lock.py

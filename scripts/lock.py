@@ -1,4 +1,7 @@
-"""Write constraints.txt: every package `pip install -e '.[test]'` installs, pinned (`make lock`).
+"""Write constraints.txt: every package `pip install -e '.[test]'` installs, pinned (`make lock`);
+then requirements.lock: what the server needs at run time, at those versions, with the hashes of
+every file PyPI has for them, on every platform and Python from 3.12 (the container image installs
+from it with `--require-hashes`).
 
 pip resolves the direct pins in pyproject.toml afresh, as into an empty environment (a dry run:
 nothing is installed or changed), and the resolution, less the project itself, becomes
@@ -22,6 +25,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 LOCK = REPO / "constraints.txt"
+HASHED = REPO / "requirements.lock"
 
 
 def canonical(name: str) -> str:
@@ -62,6 +66,35 @@ def main() -> None:
     )
     LOCK.write_text(header + "".join(f"{pins[name]}\n" for name in sorted(pins)))
     print(f"{LOCK.name}: {len(pins)} packages")
+    write_hashed_lock()
+
+
+def write_hashed_lock() -> None:
+    """requirements.lock from pyproject.toml's run-time dependencies, held to constraints.txt's
+    versions: uv resolves them for every platform (`--universal`) and writes each file's hash."""
+    uv = Path(sys.executable).with_name("uv")
+    subprocess.run(
+        [
+            uv,
+            "pip",
+            "compile",
+            "pyproject.toml",
+            "--universal",
+            "--python-version",
+            "3.12",
+            "--generate-hashes",
+            "--constraint",
+            LOCK.name,
+            "--quiet",
+            "--custom-compile-command",
+            "make lock",
+            "--output-file",
+            HASHED.name,
+        ],
+        cwd=REPO,
+        check=True,
+    )
+    print(f"{HASHED.name}: {HASHED.read_text().count('==')} packages, with hashes")
 
 
 if __name__ == "__main__":

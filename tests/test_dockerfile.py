@@ -11,7 +11,12 @@ import fnmatch
 import json
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 import tomllib
+import zipfile
+from pathlib import Path
 
 from django.urls import resolve
 
@@ -54,7 +59,7 @@ def test_every_file_it_copies_exists_and_reaches_the_builder():
 
     copied = [shlex.split(value) for value in values("COPY") if not value.startswith("--from")]
     sources = [source for args in copied for source in args[:-1]]
-    assert {"pyproject.toml", "constraints.txt", *PACKAGES} <= set(sources)
+    assert {"pyproject.toml", "LICENSE", "requirements.lock", *PACKAGES} <= set(sources)
     assert [source for source in sources if not (REPO / source).exists()] == []
     assert [source for source in sources if not sent(source)] == []
 
@@ -86,3 +91,35 @@ def test_the_builder_compiles_the_simplifiers_kernel_and_the_image_refuses_to_bu
     assert re.search(r"apt-get install [^\n]*\bgcc\b", re.sub(r"\\\n\s*", " ", build))
     assert "setup.py" in [source for value in values("COPY") for source in shlex.split(value)[:-1]]
     assert 'python -c "import tools.geometry._kernel"' in build
+
+
+def test_the_base_image_is_pinned_by_digest_and_dependencies_by_hash():
+    """Every build starts from the same base image and installs exactly the files the lock names."""
+    (default,) = re.findall(r"^ARG PYTHON_IMAGE=(\S+)$", DOCKERFILE, flags=re.M)
+    assert re.fullmatch(r"python:3\.1[2-9]-slim@sha256:[0-9a-f]{64}", default), default
+    build = re.sub(r"\\\n\s*", " ", DOCKERFILE.split("\nFROM ", 2)[1])
+    assert "pip install --no-cache-dir --quiet --require-hashes -r requirements.lock" in build
+    assert "--no-deps /wheels/*.whl" in build  # the package itself adds no unhashed dependency
+
+
+def test_the_wheel_builds_from_only_what_the_dockerfile_copies(tmp_path):
+    """The builder's context is enough to build the wheel (a file the build needs and the
+    Dockerfile leaves out, like the licence, fails here, not at release)."""
+    copied = [shlex.split(value) for value in values("COPY") if not value.startswith("--from")]
+    for args in copied:
+        for source in args[:-1]:
+            target = tmp_path / source
+            if (REPO / source).is_dir():
+                shutil.copytree(REPO / source, target, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyc"))
+            else:
+                shutil.copy2(REPO / source, target)
+    uv = Path(sys.executable).with_name("uv")
+    done = subprocess.run(
+        [uv, "build", "--wheel", "--out-dir", tmp_path / "wheels", tmp_path],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (wheel,) = (tmp_path / "wheels").glob("tomtom_maps_mcp-*.whl")
+    assert any(name.endswith(".dist-info/licenses/LICENSE") for name in zipfile.ZipFile(wheel).namelist())

@@ -90,3 +90,13 @@ def test_the_image_tag_and_the_smoke_test_are_those_the_registry_entry_and_the_r
     assert oci["identifier"].startswith("ghcr.io/tomtom-maps-mcp/tomtom-maps-mcp:")
     commands = json.dumps(JOBS["wheels"]) + json.dumps(JOBS["newest-python"])
     assert commands.count("scripts/smoke_wheel.py") == 2 and (REPO / "scripts" / "smoke_wheel.py").is_file()
+
+
+def test_dependabot_keeps_the_base_image_digest_and_the_actions_current():
+    config = REPO / ".github" / "dependabot.yml"
+    done = subprocess.run(
+        [CHECK_JSONSCHEMA, "--builtin-schema", "vendor.dependabot", config], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    ecosystems = {update["package-ecosystem"] for update in yaml.safe_load(config.read_text())["updates"]}
+    assert ecosystems == {"docker", "github-actions"}
