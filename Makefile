@@ -112,12 +112,14 @@ wheel: $(VENV)/.runtime
 	$(PY) -m pip wheel --quiet --no-deps --wheel-dir dist .
 
 # What a release uploads from a Linux machine, in $(DIST): the sdist, and the wheel built from it
-# repaired to a manylinux tag (auditwheel), both passing `twine check --strict`. The other
+# alone (no build directory of the checkout's can leak into it) repaired to a manylinux tag
+# (auditwheel), both passing `twine check --strict`. The other
 # platforms' wheels come from .github/workflows/release.yml (docs/deploy.md, "Releasing").
 DIST ?= dist
 dist: $(VENV)/.installed
 	rm -rf $(DIST)/build && mkdir -p $(DIST)/build
-	$(VENV)/bin/uv build --quiet --sdist --wheel --out-dir $(DIST)/build .
+	$(VENV)/bin/uv build --quiet --sdist --out-dir $(DIST)/build .
+	$(VENV)/bin/uv build --quiet --wheel --out-dir $(DIST)/build $(DIST)/build/*.tar.gz  # from the sdist alone
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/auditwheel repair --wheel-dir $(DIST) $(DIST)/build/*.whl
 	mv $(DIST)/build/*.tar.gz $(DIST)/
 	rm -rf $(DIST)/build

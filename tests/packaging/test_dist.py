@@ -10,6 +10,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,9 @@ def test_dist_makes_an_sdist_and_a_manylinux_abi3_wheel_that_pass_twines_strict_
         "tomtom_maps_mcp-0.1.0.tar.gz",
     ]
     assert printed.count("PASSED") == 2 and "FAILED" not in printed and "WARNING" not in printed
+    (wheel,) = out.glob("*.whl")
+    built = [name for name in zipfile.ZipFile(wheel).namelist() if name.endswith((".so", ".pyd"))]
+    assert built == ["tools/geometry/_kernel.abi3.so"]  # the stable-ABI kernel, and no other build
 
 
 @pytest.mark.parametrize("version", PYTHONS)
