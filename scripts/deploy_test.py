@@ -47,15 +47,17 @@ REFRESH_SECONDS = 5
 CLIENT = "Deploy Test Client/1.0"
 STAFF = ("operator", secrets.token_urlsafe(16))
 GEOCODE = {
-    "summary": {"query": "dam", "numResults": 1},
     "results": [
         {
-            "type": "Point Address",
-            "address": {"freeformAddress": "Dam 1, Amsterdam"},
-            "position": {"lat": 52.37314, "lon": 4.89273},
+            "id": "NL/PAD/p0/1",
+            "type": "address",
+            "title": "Dam 1, 1012 JS Amsterdam",
+            "address": {"houseNumber": "1", "street": "Dam", "municipality": "Amsterdam", "countryCodeIso2": "NL"},
+            "position": {"type": "Point", "coordinates": [4.89273, 52.37314]},
         }
     ],
 }
+"""An Orbis Geocoding v2 answer (the shape of tests/data/geocode_v2.json), for one address."""
 
 
 def free_port() -> int:
@@ -241,7 +243,7 @@ def main() -> None:
         replica_ports = [free_port() for _ in range(REPLICAS)]
         origin = f"https://127.0.0.1:{port}"
         env = replica_env(f"{base_db}/{database}", f"http://127.0.0.1:{stub_port}", origin)
-        routes = [{"method": "GET", "pattern": r"/maps/orbis/places/geocode/.*", "body": json.dumps(GEOCODE)}]
+        routes = [{"method": "GET", "pattern": r"/maps/orbis/places/geocode", "body": json.dumps(GEOCODE)}]
         (tmp / "routes.json").write_text(json.dumps(routes))
         manage = [sys.executable, "manage.py"]
         for command in (
