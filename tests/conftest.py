@@ -72,6 +72,15 @@ def _no_proxy_from_the_machine() -> Iterator[None]:
 
 
 @pytest.fixture
+def browser() -> Iterator[Any]:
+    """A headless Chromium for one test (tests/support/chromium.py)."""
+    from tests.support.chromium import launched
+
+    with launched() as chromium:
+        yield chromium
+
+
+@pytest.fixture
 async def _tomtom_session_closed() -> AsyncIterator[None]:
     yield
     await close_shared_clients()

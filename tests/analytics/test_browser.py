@@ -3,30 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.analytics.conftest import KNOWN_DATA, ingest
+from tests.support.chromium import NEEDS_CHROMIUM
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 DASHBOARD = "/analytics/widgets/?start=2026-11-02&end=2026-11-03"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium"),
-]
+pytestmark = NEEDS_CHROMIUM
 
 
 def signed_in(client: Any, user: Any, live_server: Any) -> list[dict[str, str]]:
@@ -47,16 +33,6 @@ def staff_cookies(live_server: Any, client: Any, django_user_model: Any) -> list
 def other_cookies(live_server: Any, client: Any, django_user_model: Any) -> list[dict[str, str]]:
     ingest(*KNOWN_DATA)
     return signed_in(client, django_user_model.objects.create_user("someone"), live_server)
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 def test_staff_see_the_chart_and_the_table(live_server, staff_cookies, browser):

@@ -8,13 +8,11 @@ from typing import Any
 import pytest
 
 from tests.analytics.conftest import ingest
-from tests.analytics.test_browser import ARGS, CHROMIUM, signed_in
+from tests.analytics.test_browser import signed_in
 from tests.analytics.test_drill_down_links import DAY, SESSION_CALLS, WIDGET_EVENTS
+from tests.support.chromium import NEEDS_CHROMIUM, launched
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium"),
-]
+pytestmark = NEEDS_CHROMIUM
 
 
 @pytest.fixture
@@ -24,10 +22,7 @@ def staff_cookies(live_server: Any, client: Any, django_user_model: Any) -> list
 
 
 def test_a_failing_widget_event_lands_on_its_delivering_call_and_its_session(live_server, staff_cookies):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    with launched() as chromium:
         context = chromium.new_context()
         context.add_cookies(staff_cookies)
         page = context.new_page()
@@ -49,4 +44,3 @@ def test_a_failing_widget_event_lands_on_its_delivering_call_and_its_session(liv
 
         assert "/analytics/requests/after-1/" in page.url
         assert page.locator("#request-events tbody tr td:nth-child(3)").all_inner_texts() == ["invalid_arguments"]
-        chromium.close()

@@ -14,14 +14,12 @@ from urllib.parse import urlencode
 import pytest
 
 from tests.analytics.conftest import ingest
-from tests.analytics.test_browser import ARGS, CHROMIUM, signed_in
+from tests.analytics.test_browser import signed_in
 from tests.analytics.test_dashboard import table_rows
 from tests.analytics.test_evidence_pages import D1, D2, RECORDED, evidence  # noqa: F401  (a fixture)
+from tests.support.chromium import NEEDS_CHROMIUM, launched
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium"),
-]
+pytestmark = NEEDS_CHROMIUM
 WIDTH = 1280
 
 
@@ -53,10 +51,7 @@ def product_manager(live_server: Any, client: Any, django_user_model: Any) -> li
 
 @pytest.mark.usefixtures("evidence")
 def test_an_unknown_name_becomes_an_alias_in_two_clicks(live_server, product_manager):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    with launched() as chromium:
         context = chromium.new_context(viewport={"width": WIDTH, "height": 900})
         context.add_cookies(product_manager)
         page = context.new_page()
@@ -82,7 +77,6 @@ def test_an_unknown_name_becomes_an_alias_in_two_clicks(live_server, product_man
         page.goto(f"{live_server.url}/analytics/evidence/?start={D1}&end={D2}&group=family")
         after = table_rows(page.content(), "unknown-names")
         shoot(page.locator("#unknown"), "evidence-after-alias")
-        chromium.close()
 
     from governance.models import ToolAlias
 
@@ -100,12 +94,9 @@ def recorded(live_server: Any) -> list[dict[str, Any]]:
 
 
 def test_the_recorded_sessions_from_the_evidence_to_a_sessions_timeline(live_server, recorded, product_manager):
-    from playwright.sync_api import sync_playwright
-
     in_session = [line for line in recorded if line.get("session") == "s00"]
     call = next(line for line in in_session if line["message"] == "Tool call")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    with launched() as chromium:
         context = chromium.new_context(viewport={"width": WIDTH, "height": 900})
         context.add_cookies(product_manager)
         page = context.new_page()
@@ -121,4 +112,3 @@ def test_the_recorded_sessions_from_the_evidence_to_a_sessions_timeline(live_ser
         assert messages == [line["message"] for line in sorted(in_session, key=lambda line: line["time"])]
         assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH
         shoot(page, "session-timeline", full_page=True)
-        chromium.close()

@@ -17,13 +17,11 @@ from typing import Any
 import pytest
 
 from tests.analytics.incident_data import BROKEN, SILENT, STEADY, TINY, incident_lines
-from tests.analytics.test_browser import CHROMIUM, browser, signed_in  # noqa: F401  (the browser fixture)
+from tests.analytics.test_browser import signed_in
 from tests.analytics.test_browser_overview import current_hour_for_a_while, overflow, screenshot
+from tests.support.chromium import NEEDS_CHROMIUM
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium"),
-]
+pytestmark = NEEDS_CHROMIUM
 VIEWPORT = {"width": 1280, "height": 800}
 SCREENS = 3
 """A page fits in this many screens of the viewport's height."""
@@ -61,7 +59,7 @@ def cookies(live_server: Any, client: Any, django_user_model: Any, now: datetime
 
 
 @pytest.fixture
-def page(live_server: Any, now: datetime, cookies: Any, browser: Any) -> Any:  # noqa: F811
+def page(live_server: Any, now: datetime, cookies: Any, browser: Any) -> Any:
     context = browser.new_context(viewport=VIEWPORT)
     context.add_cookies(cookies)
     page = context.new_page()

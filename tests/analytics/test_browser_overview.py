@@ -18,13 +18,11 @@ import pytest
 
 from analytics.overview import Window
 from tests.analytics.ops_data import HOSTS, JOINED, ops_lines
-from tests.analytics.test_browser import CHROMIUM, browser, signed_in  # noqa: F401  (the browser fixture)
+from tests.analytics.test_browser import signed_in
 from tests.analytics.test_overview import raw
+from tests.support.chromium import NEEDS_CHROMIUM
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium"),
-]
+pytestmark = NEEDS_CHROMIUM
 VIEWPORT = {"width": 1280, "height": 900}
 
 
@@ -75,7 +73,7 @@ def cookies(live_server: Any, client: Any, django_user_model: Any, expected: Any
 
 
 @pytest.fixture
-def page(live_server: Any, expected: Any, cookies: Any, browser: Any) -> Any:  # noqa: F811
+def page(live_server: Any, expected: Any, cookies: Any, browser: Any) -> Any:
     context = browser.new_context(viewport=VIEWPORT)
     context.add_cookies(cookies)
     page = context.new_page()

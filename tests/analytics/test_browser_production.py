@@ -16,14 +16,10 @@ from typing import Any
 import pytest
 
 from analytics.api import api
-from tests.analytics.test_browser import ARGS, CHROMIUM
 from tests.conftest import REPO, server_process
+from tests.support.chromium import NEEDS_CHROMIUM, launched
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.live_server_process,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium"),
-]
+pytestmark = [*NEEDS_CHROMIUM, pytest.mark.live_server_process]
 
 STAFF = ("operator", "a-long-enough-password-4e1b")
 HEADER_BG = "rgb(65, 118, 144)"
@@ -63,10 +59,7 @@ def production_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
 @pytest.fixture
 def page(production_server: str) -> Iterator[Any]:
     """A light-scheme page that records every stylesheet and script answered with an error."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    with launched() as chromium:
         page = chromium.new_context(color_scheme="light").new_page()
         page.failed = []
         page.on(
@@ -74,7 +67,6 @@ def page(production_server: str) -> Iterator[Any]:
         )
         page.on("requestfailed", lambda request: page.failed.append(("failed", request.url)))
         yield page
-        chromium.close()
 
 
 def style(page: Any, selector: str, prop: str) -> str:

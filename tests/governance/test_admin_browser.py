@@ -4,7 +4,6 @@ and saves a deprecation with the browser's own form."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -12,23 +11,11 @@ from typing import Any
 import pytest
 
 from governance import services
+from tests.support.chromium import NEEDS_CHROMIUM
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 WIDTH = 1280
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium"),
-]
+pytestmark = NEEDS_CHROMIUM
 
 
 # The database is filled before the browser starts: Playwright runs an event loop in this
@@ -46,16 +33,6 @@ def product_manager(live_server: Any, client: Any, django_user_model: Any) -> li
     services.alias_create(name="tomtom-search", target="tomtom-fuzzy-search", arguments={"q": "query"})
     client.force_login(django_user_model.objects.create_superuser("pm", "pm@example.com", "pw"))
     return [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 def page_at_1280(browser: Any, cookies: list[dict[str, str]]) -> Any:

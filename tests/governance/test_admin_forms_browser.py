@@ -6,7 +6,6 @@ each pair checked as you type with the verdict the server gives on save."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -15,12 +14,10 @@ import pytest
 from core.app_status import DeprecatedToolCalled
 from governance import services
 from tests.analytics.conftest import ingest, line
-from tests.governance.test_admin_browser import ARGS, CHROMIUM, WIDTH, page_at_1280
+from tests.governance.test_admin_browser import WIDTH, page_at_1280
+from tests.support.chromium import NEEDS_CHROMIUM
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium"),
-]
+pytestmark = NEEDS_CHROMIUM
 
 
 # The database is filled before the browser starts (Playwright runs an event loop in this thread).
@@ -48,16 +45,6 @@ def staff(live_server: Any, client: Any, django_user_model: Any) -> list[dict[st
     )
     client.force_login(django_user_model.objects.create_superuser("pm", "pm@example.com", "pw"))
     return [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 def verdicts(page: Any) -> list[str]:

@@ -12,25 +12,16 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import server_process
+from tests.support.chromium import CHROMIUM
 from tests.support.tomtom_stub import TomTomStub
 
 HERE = Path(__file__).resolve().parent
 JS = HERE / "js"
 ARTIFACTS = HERE / "artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
 MAPLIBRE = JS / "node_modules" / "maplibre-gl" / "dist"
 BLANK_PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 )
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 
 AMSTERDAM, BERLIN = [4.9041, 52.3676], [13.405, 52.52]
 PLACE_TOOLS = [

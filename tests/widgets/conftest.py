@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import data
+from tests.support.chromium import launched
 from tests.support.tomtom_stub import TomTomStub
-from tests.widgets.chromium import ARGS, CHROMIUM, HERE, _Files, many_places
+from tests.widgets.chromium import HERE, _Files, many_places
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +46,6 @@ def tomtom() -> Iterator[TomTomStub]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    """One Chromium per widget test module (tests/support/chromium.py)."""
+    with launched() as chromium:
         yield chromium
-        chromium.close()
