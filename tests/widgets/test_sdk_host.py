@@ -283,7 +283,7 @@ def test_an_error_result_names_its_tool_without_tool_info(browser, files, tomtom
     before = seen["before"]
     assert (before["outcome"], before["tool"], before["reported"]) == ("failed", "tomtom-routing", "failed")
     assert (
-        before["panel"].startswith("The map could not be drawn.\n\nThe request failed:")
+        before["panel"].startswith("Couldn't show the route: it needs at least two places.")
         and "_meta" not in before["panel"]
     )
     log = server_process.last_log

@@ -45,9 +45,23 @@ class Widget:
     """Where it may load scripts, styles, images and workers from."""
 
 
+MAX_PAGE_BYTES = 70_000
+MAX_PAGE_GZIP_BYTES = 20_000
+"""What the map app may weigh as sent, whole and gzipped (tests/widgets/test_widget_size.py)."""
+
+
+def compact(page: str) -> str:
+    """The page as sent: each line without its indentation, and without blank lines and lines that
+    are only a `//` comment. The source keeps both for its readers; the host and the model's
+    context pay for neither. Line breaks stay, so no statement joins another (the page's script
+    relies on them where it has no semicolon)."""
+    lines = (line.strip() for line in page.splitlines())
+    return "\n".join(line for line in lines if line and not line.startswith("//"))
+
+
 @cache
 def _template() -> str:
-    return (Path(__file__).with_name("map_app.html")).read_text(encoding="utf-8")
+    return compact((Path(__file__).with_name("map_app.html")).read_text(encoding="utf-8"))
 
 
 def _script_json(value: Any) -> str:

@@ -6,6 +6,10 @@
 // the tool (unless `cancel` names a reason: then the call is reported cancelled), puts the widget
 // it read with resources/read in a sandboxed iframe and lets AppBridge speak to it: the handshake,
 // the tool input and result, and the widget's tools/call, which AppBridge proxies to the server.
+// It also offers openLinks, updateModelContext, message and logging, answers ui/request-display-mode
+// and the widget's tools/list (the session's listing), and records what the widget asks in
+// window.hostEvents (tests/widgets/test_widget_talks_back.py); window.sendAnotherResult and
+// window.pendingResult (with `hold`) send a later result, `partial` a partial tool input first.
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { AppBridge, PostMessageTransport, getToolUiResourceUri } from "@modelcontextprotocol/ext-apps/app-bridge";
 
@@ -14,8 +18,14 @@ const APPS = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mc
 
 window.hostLog = [];
 window.sizes = [];
+/** What the widget asked of the host beyond tools/call: [{method, params}] (model context, messages, links, modes, logs). */
+window.hostEvents = [];
+const record = (method, params) => {
+  window.hostLog.push(method);
+  window.hostEvents.push({ method, params });
+};
 
-window.runSdkHost = async ({ server, tool, args, dropMeta = false, cancel = null, serverTools = true }) => {
+window.runSdkHost = async ({ server, tool, args, dropMeta = false, cancel = null, serverTools = true, partial = null, hold = false }) => {
   const client = new Client(HOST, { capabilities: { extensions: APPS } });
   await client.connect(new StreamableHTTPClientTransport(new URL(server)));
   const { tools } = await client.listTools();
@@ -29,8 +39,32 @@ window.runSdkHost = async ({ server, tool, args, dropMeta = false, cancel = null
     theme: "light", displayMode: "inline", availableDisplayModes: ["inline", "fullscreen", "pip"],
     containerDimensions: { maxHeight: 600, width: 800 }, platform: "web", locale: "en-GB",
   };
-  const bridge = new AppBridge(serverTools ? client : null, HOST, serverTools ? { serverTools: {}, logging: {} } : { logging: {} },
+  // What this host offers the widget besides serverTools: links, model context, messages, logging.
+  const offers = { openLinks: {}, updateModelContext: { text: {}, structuredContent: {} }, message: { text: {} }, logging: {} };
+  const bridge = new AppBridge(serverTools ? client : null, HOST, serverTools ? { serverTools: {}, ...offers } : offers,
     { hostContext: context });
+  bridge.onupdatemodelcontext = async (params) => (record("ui/update-model-context", params), {});
+  bridge.onmessage = async (params) => (record("ui/message", params), {});
+  bridge.onopenlink = async (params) => (record("ui/open-link", params), {});
+  bridge.onloggingmessage = (params) => record("notifications/message", params);
+  bridge.onrequestdisplaymode = async (params) => {
+    record("ui/request-display-mode", params);
+    window.hostContext = { ...window.hostContext, displayMode: params.mode };
+    bridge.setHostContext(window.hostContext);
+    return { mode: params.mode };
+  };
+  // The tools this session lists, for the widget's buttons (AppBridge proxies tools/call only).
+  if (serverTools) {
+    bridge.setRequestHandler("tools/list", async (request) => {
+      window.hostLog.push("tools/list");
+      return client.listTools(request.params);
+    });
+  }
+  window.mcpClient = client;
+  window.pendingResult = async () => {
+    await bridge.sendToolInput({ arguments: args });
+    await bridge.sendToolResult(delivered);
+  };
   bridge.onsizechange = ({ width, height }) => {
     window.sizes.push({ width, height });
     // Inline, the frame takes the height the app asks for; fullscreen and pip sizes are the host's.
@@ -38,6 +72,8 @@ window.runSdkHost = async ({ server, tool, args, dropMeta = false, cancel = null
   };
   bridge.oninitialized = async () => {
     window.hostLog.push("initialized");
+    if (partial) await bridge.sendToolInputPartial({ arguments: partial });
+    if (hold) return;  // the test sends the result with window.pendingResult()
     await bridge.sendToolInput({ arguments: args });
     if (cancel) await bridge.sendToolCancelled({ reason: cancel });
     else await bridge.sendToolResult(delivered);
@@ -54,6 +90,15 @@ window.runSdkHost = async ({ server, tool, args, dropMeta = false, cancel = null
   window.hostContext = context;
   frame.srcdoc = html;
   return { metaKeys: Object.keys((result && result._meta) || {}), appVersion: null };
+};
+
+/** A later call of `tool` from the host, its input and result sent to the widget already showing a map. */
+window.sendAnotherResult = async ({ tool, args, partial = null }) => {
+  if (partial) await window.bridge.sendToolInputPartial({ arguments: partial });
+  const result = await window.mcpClient.callTool({ name: tool, arguments: args });
+  await window.bridge.sendToolInput({ arguments: args });
+  await window.bridge.sendToolResult(result);
+  return { requestId: (result._meta || {}).request_id };
 };
 
 /** ping through AppBridge: what the widget answered (an empty result, or the error's text). */
