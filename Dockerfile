@@ -21,6 +21,7 @@ COPY governance governance
 COPY protocol protocol
 COPY analytics analytics
 COPY tenants tenants
+COPY authserver authserver
 # The dependencies only as requirements.lock pins them, each file checked against its hash.
 RUN python3 -m venv /opt/tomtom-maps-mcp \
     && /opt/tomtom-maps-mcp/bin/pip install --no-cache-dir --quiet --require-hashes -r requirements.lock \

@@ -40,7 +40,7 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
-	$(VENV)/bin/mypy core tools governance protocol analytics tomtom_mcp tenants
+	$(VENV)/bin/mypy core tools governance protocol analytics tomtom_mcp tenants authserver
 	$(PY) manage.py check --fail-level ERROR
 	@# The database group of the tool-surface checks, on a fresh database migrated from the fixture.
 	@rm -f /tmp/tomtom-mcp-lint.sqlite3

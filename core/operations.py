@@ -185,6 +185,59 @@ class SigningKeysSkipped(Event, kw_only=True, frozen=True):
     skipped: Annotated[list[SkippedKey], Meta(max_length=100)]
 
 
+OAUTH_CLIENT_ID_LENGTH = 2_048
+OAuthClientId = Annotated[str, Meta(max_length=OAUTH_CLIENT_ID_LENGTH)]
+"""An OAuth client's id: a random id the server issued, or the https URL of its metadata document."""
+GRANT_ID_LENGTH = 36
+GrantId = Annotated[str, Meta(max_length=GRANT_ID_LENGTH)]
+"""A built-in authorization server grant's id (a UUID)."""
+
+
+class OAuthClientRegistered(Event, kw_only=True, frozen=True):
+    """The built-in authorization server registered a client (RFC 7591), or first accepted one
+    by its Client ID Metadata Document."""
+
+    LOGGER = "authserver"
+    MESSAGE = "OAuth client registered"
+    client_id: OAuthClientId
+    kind: Annotated[ShortText, OneOf(("registered", "metadata_document"))]
+    redirect_uris: Count
+
+
+class OAuthGrantIssued(Event, kw_only=True, frozen=True):
+    """A person consented: the built-in authorization server issued a grant (and its code)."""
+
+    LOGGER = "authserver"
+    MESSAGE = "OAuth grant issued"
+    grant: GrantId
+    client_id: OAuthClientId
+    tenant: TenantName
+
+
+class OAuthGrantRevoked(Event, kw_only=True, frozen=True):
+    """A grant was revoked: its codes and refresh tokens die at once, its access tokens within
+    OAUTH_BUILTIN_REVOCATION_SECONDS."""
+
+    LOGGER = "authserver"
+    MESSAGE = "OAuth grant revoked"
+    grant: GrantId
+    client_id: OAuthClientId
+    reason: Annotated[
+        ShortText, OneOf(("admin", "client revoked", "revocation request", "code replayed", "refresh reused"))
+    ]
+
+
+class OAuthRefreshReused(Event, kw_only=True, frozen=True):
+    """A refresh token already exchanged was presented again: it may have been stolen, so the
+    whole grant is revoked (OAuth 2.1 §4.3.1)."""
+
+    LOGGER = "authserver"
+    MESSAGE = "OAuth refresh reused"
+    LEVEL = logging.WARNING
+    grant: GrantId
+    client_id: OAuthClientId
+
+
 class ServerStarted(Event, kw_only=True, frozen=True):
     """A server process is ready to serve: stdio when it starts reading, each HTTP worker at the
     end of its ASGI lifespan startup. `simplifier` says whether this installation has the

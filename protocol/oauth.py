@@ -17,6 +17,13 @@
   `insufficient_scope` naming the scope to ask for; or 503 with `Retry-After` when no signing
   key can be had (the issuer's fault, not the caller's). Nothing in a token makes a 500.
 
+With the built-in authorization server on (`OAUTH_BUILTIN`, authserver/), a token whose `kid`
+is `builtin-<8 hex>` is this server's own: HS256 only, verified with the key derived from
+DJANGO_SECRET_KEY (authserver.tokens, no database and no key fetch), its grant checked against
+the grants revoked lately (authserver.selectors.RevokedGrants, re-read at most every
+OAUTH_BUILTIN_REVOCATION_SECONDS), then admitted to its tenant exactly as an external token is.
+The external path keeps refusing every HMAC algorithm.
+
 The token only says who is calling: it is never forwarded anywhere (TomTom gets the tenant's own
 key). The JWKS cache is a cache of the issuer's public keys, not request state: any replica
 answers any request, each fetching the keys itself.
@@ -38,6 +45,8 @@ from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 
+from authserver import tokens as builtin_tokens
+from authserver.selectors import RevokedGrants
 from core.events import ERROR_TEXT_LENGTH, clip, log
 from core.operations import TenantsUnreadable
 from protocol.jwks import JwksCache, KeysUnavailable
@@ -94,6 +103,11 @@ class OAuthSettings:
     leeway_seconds: int = 30
     jwks_cache_seconds: int = 300
     jwks_max_stale_seconds: int = 3600
+    builtin_keys: Sequence[builtin_tokens.SigningKey] = ()
+    """The built-in authorization server's access-token keys (current first); empty: it is off."""
+    builtin_issuer: str = ""
+    builtin_access_token_seconds: int = 600
+    builtin_revocation_seconds: int = 30
 
     def __post_init__(self) -> None:
         weak = set(self.algorithms) - ASYMMETRIC_ALGORITHMS
@@ -158,6 +172,13 @@ class ResourceServer:
         )
         self.metadata_url = str(build_resource_metadata_url(AnyHttpUrl(settings.resource)))
         self._audiences = [settings.resource.rstrip("/"), settings.resource.rstrip("/") + "/"]
+        self.revoked_grants = (
+            RevokedGrants(
+                settings.builtin_revocation_seconds, settings.builtin_access_token_seconds, settings.leeway_seconds
+            )
+            if settings.builtin_keys
+            else None
+        )
 
     def metadata(self) -> ProtectedResourceMetadata:
         """RFC 9728 metadata. URLs go in as text so the model keeps them exactly as configured: an
@@ -191,6 +212,10 @@ class ResourceServer:
         if len(token) > MAX_TOKEN_CHARS:
             raise _invalid("The access token is too long")
         header = token_header(token)
+        if self.settings.builtin_keys and builtin_tokens.is_builtin_kid(header.get("kid")):
+            return await self._verify_builtin(token, header)
+        if self.settings.builtin_keys and not self.settings.jwks_url:  # the built-in server alone
+            raise _invalid("The access token is not from this server's authorization server")
         algorithm = header.get("alg")
         if not isinstance(algorithm, str) or algorithm not in self.settings.algorithms:
             raise _invalid(f"The access token's alg is not one of {', '.join(self.settings.algorithms)}")
@@ -253,6 +278,46 @@ class ResourceServer:
             resource=self.settings.resource,
             subject=claims.get("sub") if isinstance(claims.get("sub"), str) else None,
             claims={"iss": claims["iss"], self.settings.tenant_claim: tenant},
+        )
+
+    async def _verify_builtin(self, token: str, header: dict[str, Any]) -> AccessToken:
+        """A token of the built-in authorization server (see the module docstring)."""
+        try:
+            claims = builtin_tokens.verify(
+                token,
+                header,
+                list(self.settings.builtin_keys),
+                issuer=self.settings.builtin_issuer,
+                audiences=self._audiences,
+                leeway=self.settings.leeway_seconds,
+            )
+        except builtin_tokens.TokenInvalid as refused:
+            raise _invalid(str(refused)) from None
+        assert self.revoked_grants is not None
+        try:
+            revoked = await self.revoked_grants.contains(claims["gid"])
+        except DatabaseError as exc:
+            log(TenantsUnreadable(error=clip(f"{type(exc).__name__}: {exc}", ERROR_TEXT_LENGTH)))
+            raise AuthFailure(503, None, "Sign-in is unavailable for a moment; try again") from None
+        if revoked:
+            raise _invalid("The access token's grant has been revoked")
+        scopes = granted_scopes(claims)
+        missing = [s for s in self.settings.required_scopes if s not in scopes]
+        if missing:
+            raise AuthFailure(
+                403,
+                "insufficient_scope",
+                f"The access token lacks the scope {' '.join(missing)}",
+                scope=" ".join(self.settings.required_scopes),
+            )
+        return AccessToken(
+            token=token,
+            client_id=claims["client_id"],
+            scopes=scopes,
+            expires_at=int(claims["exp"]),
+            resource=self.settings.resource,
+            subject=claims["sub"],
+            claims={"iss": claims["iss"], self.settings.tenant_claim: claims["tenant"]},
         )
 
     def tenant_of(self, token: AccessToken) -> str:

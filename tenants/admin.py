@@ -14,9 +14,10 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
-from tenants.models import Tenant, TenantKey, TenantUsage
+from tenants.models import Tenant, TenantKey, TenantMember, TenantUsage
 from tenants.tool_names import allow_list_problems
 
 MAX_KEY_LENGTH = 200
@@ -58,6 +59,32 @@ class TenantKeyInline(admin.TabularInline):
     fields = ("label", "new_key", "fingerprint", "active", "created_at")
 
 
+class TenantMemberInline(admin.TabularInline):
+    """The people who act as this tenant when they sign in through the built-in authorization
+    server (OAUTH_BUILTIN): a person belongs to one tenant at most. Removing a person here stops
+    new sign-ins; their existing grants are refused at the next token refresh, and can be
+    revoked at once under *Grants*."""
+
+    model = TenantMember
+    extra = 1
+    autocomplete_fields = ("user",)
+    readonly_fields = ("grants", "created_at")
+    fields = ("user", "grants", "created_at")
+    verbose_name = "person signing in (built-in OAuth)"
+    verbose_name_plural = "people signing in (built-in OAuth)"
+
+    @admin.display(description="grants")
+    def grants(self, member: TenantMember) -> Any:
+        """A link to this person's grants (the authorization server's admin, by URL)."""
+        if member.pk is None:
+            return "-"
+        try:
+            url = reverse("admin:authserver_grant_changelist")
+        except NoReverseMatch:
+            return "-"
+        return format_html('<a href="{}?user__id__exact={}">their grants</a>', url, member.user_id)
+
+
 class ToolListField(forms.CharField):
     def prepare_value(self, value: Any) -> Any:
         return ", ".join(value) if isinstance(value, list) else value
@@ -90,7 +117,7 @@ class TenantForm(forms.ModelForm):
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
     form = TenantForm
-    inlines = [TenantKeyInline]
+    inlines = [TenantKeyInline, TenantMemberInline]
     list_display = ("name", "claim", "enabled", "active_keys", "calls_per_minute", "calls_per_day", "updated_at")
     list_filter = ("enabled",)
     search_fields = ("name", "claim")

@@ -33,7 +33,8 @@ def check_sign_in(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
         )
     if "oauth" not in modes:
         return errors
-    for name in ("OAUTH_ISSUER", "OAUTH_JWKS_URL", "OAUTH_RESOURCE"):
+    required = ("OAUTH_RESOURCE",) if settings.OAUTH_BUILTIN else ("OAUTH_ISSUER", "OAUTH_JWKS_URL", "OAUTH_RESOURCE")
+    for name in required:  # the built-in authorization server (authserver.checks) needs no external issuer
         if not getattr(settings, name):
             errors.append(checks.Error(f"MCP_AUTH includes oauth but {name} is not set.", id="tenants.E002"))
     weak = [alg for alg in settings.OAUTH_ALGORITHMS if alg not in ASYMMETRIC]

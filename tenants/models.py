@@ -8,6 +8,7 @@ deactivating the old. `TenantUsage` is the quota counter every replica shares (t
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from tenants import crypto
@@ -76,3 +77,19 @@ class TenantUsage(models.Model):
 
     class Meta:
         verbose_name_plural = "tenant usage"
+
+
+class TenantMember(models.Model):
+    """A person (a Django user) who signs in through the built-in authorization server acts as
+    this tenant: its key, allow-list and quotas apply to their calls (authserver, OAUTH_BUILTIN)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tenant_membership")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="members")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["tenant", "user"]
+        verbose_name = "member"
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.tenant})"

@@ -165,6 +165,10 @@ def test_a_tenants_key_is_never_shown_again_nor_stored_in_the_clear(admin_client
         "keys-0-label": "first",
         "keys-0-new_key": CANARY_KEY,
         "keys-0-active": "on",
+        "members-TOTAL_FORMS": "0",  # the people signing in (built-in OAuth): none here
+        "members-INITIAL_FORMS": "0",
+        "members-MIN_NUM_FORMS": "0",
+        "members-MAX_NUM_FORMS": "1000",
     }
     saved = admin_client.post(f"/admin/tenants/tenant/{acme.pk}/change/", form)
     assert saved.status_code == 302, saved.content.decode()[:2000]

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "protocol",
     "analytics",
     "tenants",
+    "authserver",  # the built-in OAuth authorization server (OAUTH_BUILTIN, docs/oauth.md)
     "ninja",  # its Swagger UI template and static files for /api/analytics/docs
 ]
 
@@ -164,6 +165,21 @@ OAUTH_JWKS_CACHE_SECONDS = env_int("OAUTH_JWKS_CACHE_SECONDS", 300)
 """How long the issuer's signing keys are fresh; past it the next request fetches them again."""
 OAUTH_JWKS_MAX_STALE_SECONDS = env_int("OAUTH_JWKS_MAX_STALE_SECONDS", 3600)
 """How long past OAUTH_JWKS_CACHE_SECONDS the keys stay in use while a new set cannot be fetched or is refused."""
+OAUTH_BUILTIN = env_bool("OAUTH_BUILTIN", False)
+"""Be this server's own OAuth authorization server (authserver/, docs/oauth.md): people sign in with
+their Django account and consent; its issuer is the origin of OAUTH_RESOURCE."""
+OAUTH_BUILTIN_ACCESS_TOKEN_SECONDS = env_int("OAUTH_BUILTIN_ACCESS_TOKEN_SECONDS", 600)
+"""Lifetime of a built-in access token (a JWT signed with a key derived from DJANGO_SECRET_KEY)."""
+OAUTH_BUILTIN_REFRESH_TOKEN_SECONDS = env_int("OAUTH_BUILTIN_REFRESH_TOKEN_SECONDS", 30 * 86400)
+"""Lifetime of a built-in refresh token; each use replaces it (rotation), and reusing one revokes the grant."""
+OAUTH_BUILTIN_CODE_SECONDS = env_int("OAUTH_BUILTIN_CODE_SECONDS", 60)
+"""Lifetime of an authorization code (one use)."""
+OAUTH_BUILTIN_REVOCATION_SECONDS = env_int("OAUTH_BUILTIN_REVOCATION_SECONDS", 30)
+"""How soon a revoked grant's access tokens are refused by every replica (the revoked-grant set's refresh)."""
+OAUTH_BUILTIN_REGISTRATIONS_PER_HOUR = env_int("OAUTH_BUILTIN_REGISTRATIONS_PER_HOUR", 20)
+"""Dynamic client registrations (RFC 7591) accepted per client address per hour."""
+OAUTH_CLIENT_METADATA_MAX_BYTES = env_int("OAUTH_CLIENT_METADATA_MAX_BYTES", 5 * 1024)
+"""Largest Client ID Metadata Document fetched (bytes); a larger one is refused `invalid_client`."""
 TENANT_KEY_ENCRYPTION_KEYS = env_list("TENANT_KEY_ENCRYPTION_KEYS", [])
 """Fernet keys that encrypt tenants' TomTom keys at rest, newest first; unset: derived from DJANGO_SECRET_KEY."""
 

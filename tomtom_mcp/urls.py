@@ -17,6 +17,7 @@ urlpatterns = [
     path("", home, name="home"),
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
+    path("", include("authserver.urls")),  # the built-in authorization server (404 unless OAUTH_BUILTIN)
     path("admin/", admin.site.urls),
     path("analytics/", include("analytics.urls")),
     path("api/analytics/", analytics_api.urls),

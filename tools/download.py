@@ -159,8 +159,22 @@ def public(address: Address) -> bool:
     return not any(address.version == network.version and address in network for network in SPECIAL_PURPOSE)
 
 
+@dataclass(frozen=True, slots=True)
+class Downloaded:
+    """A downloaded body and the answer's headers (names in lower case), for a caller that
+    reads one, e.g. `Cache-Control` (authserver/cimd.py)."""
+
+    body: bytes
+    headers: dict[str, str]
+
+
 async def download(url: str, policy: DownloadPolicy) -> bytes:
     """The body at `url`, under the rules of the module docstring."""
+    return (await download_with_headers(url, policy)).body
+
+
+async def download_with_headers(url: str, policy: DownloadPolicy) -> Downloaded:
+    """The body at `url` and the answer's headers, under the rules of the module docstring."""
     try:
         parts = urlsplit(url)
     except ValueError:  # an unclosed `[`, characters NFKC turns into URL delimiters
@@ -290,7 +304,7 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
-async def _fetch(url: str, host: str, port: int, address: str, policy: DownloadPolicy) -> bytes:
+async def _fetch(url: str, host: str, port: int, address: str, policy: DownloadPolicy) -> Downloaded:
     headers = [
         (b"Accept", b"application/geo+json, application/json;q=0.9, */*;q=0.1"),
         (b"Accept-Encoding", b"identity"),
@@ -313,7 +327,10 @@ async def _fetch(url: str, host: str, port: int, address: str, policy: DownloadP
                 if size > policy.max_bytes:
                     raise _too_large(policy)
                 chunks.append(chunk)
-            return b"".join(chunks)
+            answer_headers = {
+                name.decode("latin-1").lower(): value.decode("latin-1") for name, value in response.headers
+            }
+            return Downloaded(b"".join(chunks), answer_headers)
     except ProxyError as exc:  # names the proxy by host and port, never its credentials
         raise _unreachable(host, str(exc)) from None
     except ssl.SSLError as exc:

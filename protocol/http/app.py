@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 
+from authserver.tokens import SigningKey
 from protocol.http.context import http_context_factory
 from protocol.http.endpoint import HttpSettings, McpEndpoint
 from protocol.identity import SessionIds
@@ -50,18 +51,32 @@ def configured_sign_in() -> SignIn | None:
 
     if "oauth" not in settings.MCP_AUTH:
         return None
+    authorization_servers = list(settings.OAUTH_AUTHORIZATION_SERVERS)
+    builtin_keys: tuple[SigningKey, ...] = ()
+    builtin_issuer = ""
+    if settings.OAUTH_BUILTIN:  # this server is the authorization server (authserver/, ADR on issue #46)
+        from authserver import selectors
+        from authserver import server as authorization_server
+
+        builtin_keys = tuple(selectors.keys())
+        builtin_issuer = authorization_server.issuer()
+        authorization_servers = [builtin_issuer]
     server = ResourceServer(
         OAuthSettings(
             issuer=settings.OAUTH_ISSUER or "",
             jwks_url=settings.OAUTH_JWKS_URL or "",
             resource=settings.OAUTH_RESOURCE or "",
-            authorization_servers=settings.OAUTH_AUTHORIZATION_SERVERS,
+            authorization_servers=authorization_servers,
             required_scopes=settings.OAUTH_REQUIRED_SCOPES,
             tenant_claim=settings.OAUTH_TENANT_CLAIM,
             algorithms=settings.OAUTH_ALGORITHMS,
             leeway_seconds=settings.OAUTH_LEEWAY_SECONDS,
             jwks_cache_seconds=settings.OAUTH_JWKS_CACHE_SECONDS,
             jwks_max_stale_seconds=settings.OAUTH_JWKS_MAX_STALE_SECONDS,
+            builtin_keys=builtin_keys,
+            builtin_issuer=builtin_issuer,
+            builtin_access_token_seconds=settings.OAUTH_BUILTIN_ACCESS_TOKEN_SECONDS,
+            builtin_revocation_seconds=settings.OAUTH_BUILTIN_REVOCATION_SECONDS,
         )
     )
     return SignIn(server, api_keys="api-key" in settings.MCP_AUTH)

@@ -33,7 +33,7 @@ class Seen:
     server_name: str | None
 
 
-def _certificates(names: list[str], folder: Path) -> tuple[Path, Path, Path]:
+def _certificates(names: list[str], folder: Path, addresses: tuple[str, ...] = ()) -> tuple[Path, Path, Path]:
     now = dt.datetime.now(dt.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tomtom-mcp test CA")])
@@ -64,7 +64,9 @@ def _certificates(names: list[str], folder: Path) -> tuple[Path, Path, Path]:
         .sign(ca_key, hashes.SHA256())
     )
     key = ec.generate_private_key(ec.SECP256R1())
-    alt = [x509.DNSName(n) for n in names] + [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    alt = [x509.DNSName(n) for n in names] + [
+        x509.IPAddress(ipaddress.ip_address(a)) for a in ("127.0.0.1", *addresses)
+    ]
     leaf = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])]))
@@ -88,9 +90,10 @@ def _certificates(names: list[str], folder: Path) -> tuple[Path, Path, Path]:
 
 
 class LocalHttps:
-    def __init__(self, names: list[str]) -> None:
+    def __init__(self, names: list[str], addresses: tuple[str, ...] = ()) -> None:
+        """`addresses`: IP addresses the certificate also names (a URL with an address for a host)."""
         self._folder = tempfile.TemporaryDirectory()
-        self.ca_file, cert_file, key_file = _certificates(names, Path(self._folder.name))
+        self.ca_file, cert_file, key_file = _certificates(names, Path(self._folder.name), addresses)
         self.files: dict[str, tuple[int, bytes, dict[str, str], float]] = {}
         self.seen: list[Seen] = []
         server_names: dict[int, str | None] = {}

@@ -33,6 +33,10 @@ def tenant_form(**overrides: str) -> dict[str, str]:
         "keys-0-label": "first",
         "keys-0-new_key": CANARY_KEY,
         "keys-0-active": "on",
+        "members-TOTAL_FORMS": "0",  # the people signing in (built-in OAuth): none here
+        "members-INITIAL_FORMS": "0",
+        "members-MIN_NUM_FORMS": "0",
+        "members-MAX_NUM_FORMS": "1000",
         **overrides,
     }
 
