@@ -6,7 +6,8 @@ with Authlib's RFC 8414 model (`AuthorizationServerMetadata.validate`) when it i
 configuration Authlib finds wrong fails loudly at the first request, not at a client.
 
 Authlib also supplies the PKCE S256 transform (RFC 7636) the token endpoint compares with. The
-grant flow itself is in authserver.services: thin, explicit and on our own tables (docs/adr/0050-built-in-authorization-server.md: Authlib's pieces, not its framework).
+grant flow itself is in authserver.services: thin, explicit and on our own tables
+(docs/adr/0050-built-in-authorization-server.md: Authlib's pieces, not its framework).
 """
 
 from __future__ import annotations

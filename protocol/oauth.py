@@ -257,6 +257,14 @@ class ResourceServer:
             raise _invalid(f"The access token has no {exc.claim} claim") from None
         except jwt.PyJWTError:  # bad signature, key/algorithm mismatch, unreadable claims
             raise _invalid("The access token's signature or claims are invalid") from None
+        scopes = self._required_scopes(claims)
+        tenant = claims.get(self.settings.tenant_claim)
+        if not isinstance(tenant, str) or not tenant or len(tenant) > MAX_CLAIM_CHARS:
+            raise _invalid(f"The access token has no usable {self.settings.tenant_claim} claim")
+        return self._access_token(token, claims, scopes, tenant)
+
+    def _required_scopes(self, claims: dict[str, Any]) -> list[str]:
+        """The token's scopes, if they hold every required one; 403 `insufficient_scope` if not."""
         scopes = granted_scopes(claims)
         missing = [s for s in self.settings.required_scopes if s not in scopes]
         if missing:
@@ -266,9 +274,10 @@ class ResourceServer:
                 f"The access token lacks the scope {' '.join(missing)}",
                 scope=" ".join(self.settings.required_scopes),
             )
-        tenant = claims.get(self.settings.tenant_claim)
-        if not isinstance(tenant, str) or not tenant or len(tenant) > MAX_CLAIM_CHARS:
-            raise _invalid(f"The access token has no usable {self.settings.tenant_claim} claim")
+        return scopes
+
+    def _access_token(self, token: str, claims: dict[str, Any], scopes: list[str], tenant: str) -> AccessToken:
+        """The SDK's `AccessToken` for verified `claims`, the tenant under OAUTH_TENANT_CLAIM."""
         client_id = claims.get("client_id", claims.get("azp"))
         return AccessToken(
             token=token,
@@ -301,24 +310,7 @@ class ResourceServer:
             raise AuthFailure(503, None, "Sign-in is unavailable for a moment; try again") from None
         if revoked:
             raise _invalid("The access token's grant has been revoked")
-        scopes = granted_scopes(claims)
-        missing = [s for s in self.settings.required_scopes if s not in scopes]
-        if missing:
-            raise AuthFailure(
-                403,
-                "insufficient_scope",
-                f"The access token lacks the scope {' '.join(missing)}",
-                scope=" ".join(self.settings.required_scopes),
-            )
-        return AccessToken(
-            token=token,
-            client_id=claims["client_id"],
-            scopes=scopes,
-            expires_at=int(claims["exp"]),
-            resource=self.settings.resource,
-            subject=claims["sub"],
-            claims={"iss": claims["iss"], self.settings.tenant_claim: claims["tenant"]},
-        )
+        return self._access_token(token, claims, self._required_scopes(claims), claims["tenant"])
 
     def tenant_of(self, token: AccessToken) -> str:
         """The tenant claim's value of a token `verify` accepted."""

@@ -118,6 +118,17 @@ def require_browser() -> None:
         pytest.skip("needs MapLibre GL JS: make widget-deps (npm ci in tests/widgets/js)", allow_module_level=True)
 
 
+ESBUILD = JS / "node_modules" / ".bin" / "esbuild"
+
+
+def require_sdk_host() -> None:
+    """Skip the calling test module, with the reason, without what the official-SDK host needs:
+    Chromium and MapLibre (`require_browser`), the SDK's package and esbuild to bundle the host."""
+    require_browser()
+    if not (JS / "node_modules" / "@modelcontextprotocol" / "ext-apps").is_dir() or not ESBUILD.is_file():
+        pytest.skip("needs @modelcontextprotocol/ext-apps and esbuild: make widget-deps", allow_module_level=True)
+
+
 class _Files(SimpleHTTPRequestHandler):
     """The host page at /host.html and MapLibre at /maplibre/, readable from any origin."""
 

@@ -1,7 +1,9 @@
-"""Fixtures of the browser tests: the file server, the TomTom stub and headless Chromium."""
+"""Fixtures of the browser tests: the file server, the TomTom stub, headless Chromium and the
+official-SDK host page."""
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -13,7 +15,7 @@ import pytest
 from tests.conftest import data
 from tests.support.chromium import launched
 from tests.support.tomtom_stub import TomTomStub
-from tests.widgets.chromium import HERE, _Files, many_places
+from tests.widgets.chromium import ARTIFACTS, ESBUILD, HERE, JS, _Files, many_places
 
 
 @pytest.fixture(scope="module")
@@ -49,3 +51,14 @@ def browser() -> Iterator[Any]:
     """One Chromium per widget test module (tests/support/chromium.py)."""
     with launched() as chromium:
         yield chromium
+
+
+@pytest.fixture(scope="module")
+def sdk_host(files: str) -> str:
+    """The official-SDK host page (sdk_host.html), its script bundled from node_modules (pinned)
+    for this run; modules using it call `require_sdk_host()` first."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    bundle = ARTIFACTS / "sdk_host.bundle.js"
+    command = [str(ESBUILD), "sdk_host.js", "--bundle", "--format=esm", "--platform=browser", f"--outfile={bundle}"]
+    subprocess.run(command, cwd=JS, check=True, capture_output=True, timeout=120)
+    return f"{files}/sdk_host.html"

@@ -11,7 +11,6 @@ widget's DOM. The server's log shows the widget's report.
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -20,23 +19,18 @@ from tests.conftest import data, server_process
 from tests.support.tomtom_stub import TomTomStub
 from tests.widgets.chromium import (
     AMSTERDAM,
-    ARTIFACTS,
     BERLIN,
-    JS,
     PLACE_TOOLS,
     app_status_lines,
     blank_tiles,
     reported_frame,
-    require_browser,
+    require_sdk_host,
     serve,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server_process]
 
-require_browser()
-ESBUILD = JS / "node_modules" / ".bin" / "esbuild"
-if not (JS / "node_modules" / "@modelcontextprotocol" / "ext-apps").is_dir() or not ESBUILD.is_file():
-    pytest.skip("needs @modelcontextprotocol/ext-apps and esbuild: make widget-deps", allow_module_level=True)
+require_sdk_host()
 
 STOPS = [[4.9041, 52.3676], [5.1215, 52.0907], [4.4777, 51.9244], [4.6462, 52.3874]]
 TRAFFIC_BOX = [4.8, 52.33, 4.95, 52.4]
@@ -74,16 +68,6 @@ CALLS = {
     "tomtom-optimize-waypoints": ({"stops": STOPS}, "tomtom-maps"),
 }
 DARK = {"theme": "dark", "displayMode": "fullscreen", "containerDimensions": {"width": 1000, "height": 700}}
-
-
-@pytest.fixture(scope="module")
-def sdk_host(files: str) -> str:
-    """The SDK host page, its script bundled from node_modules (pinned) for this run."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    bundle = ARTIFACTS / "sdk_host.bundle.js"
-    command = [str(ESBUILD), "sdk_host.js", "--bundle", "--format=esm", "--platform=browser", f"--outfile={bundle}"]
-    subprocess.run(command, cwd=JS, check=True, capture_output=True, timeout=120)
-    return f"{files}/sdk_host.html"
 
 
 @pytest.fixture(scope="module")

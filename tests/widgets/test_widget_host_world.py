@@ -12,11 +12,8 @@ error text with the developer detail behind the toggle. Screenshots of a search 
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
@@ -24,21 +21,16 @@ from tests.widgets.chromium import (
     AMSTERDAM,
     ARTIFACTS,
     BERLIN,
-    JS,
     blank_tiles,
     reported_frame,
-    require_browser,
+    require_sdk_host,
     serve,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server_process]
 
-require_browser()
-ESBUILD = JS / "node_modules" / ".bin" / "esbuild"
-if not (JS / "node_modules" / "@modelcontextprotocol" / "ext-apps").is_dir() or not ESBUILD.is_file():
-    pytest.skip("needs @modelcontextprotocol/ext-apps and esbuild: make widget-deps", allow_module_level=True)
+require_sdk_host()
 
-SHOTS = Path("/tmp/shots")
 ROUTE = {"tool": "tomtom-routing", "args": {"locations": [AMSTERDAM, BERLIN], "show_ui": True}}
 SEARCH = {"tool": "tomtom-fuzzy-search", "args": {"query": "crowded", "show_ui": True}}
 TRAFFIC_BOX = [4.8, 52.33, 4.95, 52.4]
@@ -76,16 +68,6 @@ def incidents(*lines: list[list[float]]) -> dict:
         for i, coordinates in enumerate(lines)
     ]
     return {"incidents": items}
-
-
-@pytest.fixture(scope="module")
-def sdk_host(files: str) -> str:
-    """The SDK host page, its script bundled from node_modules (pinned) for this run."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    bundle = ARTIFACTS / "sdk_host.bundle.js"
-    command = [str(ESBUILD), "sdk_host.js", "--bundle", "--format=esm", "--platform=browser", f"--outfile={bundle}"]
-    subprocess.run(command, cwd=JS, check=True, capture_output=True, timeout=120)
-    return f"{files}/sdk_host.html"
 
 
 @pytest.fixture(scope="module")
@@ -277,8 +259,7 @@ def test_an_error_is_said_plainly_with_the_detail_behind_the_toggle(browser, sdk
 
 @pytest.mark.parametrize("call", [SEARCH, ROUTE], ids=["search", "route"])
 def test_screenshots(browser, sdk_host, server, call):
-    """PNGs of the map at 1,280 and 420 px wide, light and dark (artifacts; copied to /tmp/shots)."""
-    SHOTS.mkdir(exist_ok=True)
+    """PNGs of the map at 1,280 and 420 px wide, light and dark, in the artifacts folder."""
     name = "search" if call is SEARCH else "route"
     for width in (1280, 420):
         with widget(browser, sdk_host, server, call, width=width + 40) as (page, frame):
@@ -295,4 +276,3 @@ def test_screenshots(browser, sdk_host, server, call):
                 path = ARTIFACTS / f"map-{name}-{width}-{theme}.png"
                 page.locator("#app").screenshot(path=str(path))
                 assert path.stat().st_size > 1000
-                shutil.copy(path, SHOTS / path.name)

@@ -12,7 +12,6 @@ the display mode going through the host, a later result redrawn and reported, pa
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -21,20 +20,16 @@ from tests.conftest import server_process
 from tests.widgets.chromium import (
     AMSTERDAM,
     ARTIFACTS,
-    JS,
     app_status_lines,
     blank_tiles,
     reported_frame,
-    require_browser,
+    require_sdk_host,
     serve,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.live_server_process]
 
-require_browser()
-ESBUILD = JS / "node_modules" / ".bin" / "esbuild"
-if not (JS / "node_modules" / "@modelcontextprotocol" / "ext-apps").is_dir() or not ESBUILD.is_file():
-    pytest.skip("needs @modelcontextprotocol/ext-apps and esbuild: make widget-deps", allow_module_level=True)
+require_sdk_host()
 
 PHARMACY = [4.895322, 52.372581]  # Apotheek Centrum in tests/data/poi_search.json
 SEARCH = {"tool": "tomtom-poi-search", "args": {"query": "pharmacy", "position": AMSTERDAM, "show_ui": True}}
@@ -48,16 +43,6 @@ STATE = (
     " labels: [...document.querySelectorAll('.label')].map((e) => e.textContent),"
     " panel: document.getElementById('panel').hidden ? '' : document.getElementById('panel').innerText})"
 )
-
-
-@pytest.fixture(scope="module")
-def sdk_host(files: str) -> str:
-    """The SDK host page, its script bundled from node_modules (pinned) for this run."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    bundle = ARTIFACTS / "sdk_host.bundle.js"
-    command = [str(ESBUILD), "sdk_host.js", "--bundle", "--format=esm", "--platform=browser", f"--outfile={bundle}"]
-    subprocess.run(command, cwd=JS, check=True, capture_output=True, timeout=120)
-    return f"{files}/sdk_host.html"
 
 
 class Host:
