@@ -19,6 +19,7 @@ delivery the widget's `failed` report joins.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,9 +28,12 @@ from core.events import log
 from tools.definition import Answer
 from tools.dispatch import Next, ToolCall, ToolOutcome, dumps
 from tools.shaping.appdata import Fitted, fit
+from tools.widgets import MAP_APP_CALLS
 
 APP_DATA_KEY = "com.tomtom/app-data"
 """The result `_meta` key that carries the encoded app data."""
+CALLABLE_KEY = "com.tomtom/callable-tools"
+"""The result `_meta` key naming the tools of `MAP_APP_CALLS` this caller is listed."""
 
 RESULT_LIMIT = 120_000
 """The whole serialised result (text, `_meta`, envelope) stays under this many characters."""
@@ -62,17 +66,20 @@ def result_chars(text: str, meta: dict[str, Any]) -> int:
     return len(dumps({"content": [{"type": "text", "text": text}], "isError": False, "_meta": meta}))
 
 
-def deliver(tool: str, answer: Answer, request_id: str) -> Delivery:
+def deliver(tool: str, answer: Answer, request_id: str, callable_tools: Sequence[str] = ()) -> Delivery:
     """The text and `_meta` of `answer`, with its app data inline when the result can carry it.
 
     The text is the tool's data plus `show_ui`, and `tool` when the app data is inline (so a
     widget whose host dropped `_meta` can tell). `_meta` carries `show_ui`, `tool`,
     `request_id` (the delivering call's: the widget echoes it in its status report, the join key
     to this call's `App data` line), and, when there is app data, `delivery` (`inline` or
-    `too_large`) and `com.tomtom/app-data`.
+    `too_large`) and `com.tomtom/app-data`; with `show_ui`, `com.tomtom/callable-tools` names
+    `callable_tools`, the map app's card tools its caller is listed.
     """
     plain = {**answer.data, "show_ui": answer.show_ui}
     meta: dict[str, Any] = {"show_ui": answer.show_ui, "tool": tool, "request_id": request_id}
+    if answer.show_ui:
+        meta[CALLABLE_KEY] = list(callable_tools)
     if not answer.show_ui or answer.app_data is None:
         text = dumps(plain)
         return Delivery(plain, text, meta, None, result_chars(text, meta))
@@ -123,10 +130,12 @@ async def deliver_app_data(call: ToolCall, next_: Next) -> ToolOutcome:
         return ToolOutcome(answer.data, image=outcome.image)
     fitting = answer.show_ui and answer.app_data is not None
     request_id = call.context.request_id
+    offered = set(call.offered()) if answer.show_ui else set()
+    callable_tools = [name for name in MAP_APP_CALLS if name in offered]
     delivery = (
-        await asyncio.to_thread(deliver, call.name, answer, request_id)
+        await asyncio.to_thread(deliver, call.name, answer, request_id, callable_tools)
         if fitting
-        else deliver(call.name, answer, request_id)
+        else deliver(call.name, answer, request_id, callable_tools)
     )
     fitted = delivery.fitted
     if fitted is not None:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import re
 
 import orjson
 import pytest
 
-from protocol.appdata import APP_DATA_KEY, RESULT_LIMIT, deliver, result_chars
+from protocol.appdata import APP_DATA_KEY, CALLABLE_KEY, RESULT_LIMIT, deliver, result_chars
 from tests.conftest import data
 from tests.support import logs
 from tests.support.dispatching import ShowUiInput, dispatcher_of
@@ -22,7 +23,7 @@ from tests.support.long_routes import ROUTES, line_of, route_answer
 from tools.context import CallContext
 from tools.definition import Answer, define_tool
 from tools.shaping.appdata import decode, encode, fit
-from tools.widgets import MAP_APP_URI
+from tools.widgets import MAP_APP_CALLS, MAP_APP_URI, map_app
 
 INDEX_KEYS = ("startPointIndex", "endPointIndex", "pointIndex")
 
@@ -175,6 +176,7 @@ async def test_too_large_logs_and_still_answers_the_text(config, caplog):
         "show_ui": True,
         "tool": "big-route",
         "request_id": context.request_id,
+        "com.tomtom/callable-tools": [],
         "delivery": "too_large",
     }
     lines = {line.pop("message"): line for line in logs.app_status(caplog.records)}
@@ -184,3 +186,33 @@ async def test_too_large_logs_and_still_answers_the_text(config, caplog):
         too_large["tool"] == "big-route" and too_large["client"] == "Host A" and too_large["user_agent"] == "HostA/1.0"
     )
     assert too_large["raw_bytes"] > 120_000 and too_large["result_chars"] < 1_000
+
+
+def named_tool(name: str):
+    async def run(arguments: ShowUiInput, context: CallContext) -> Answer:
+        return Answer({"places": []}, {"places": []}, show_ui=arguments.show_ui)
+
+    return define_tool(name=name, title=name, description=name, input=ShowUiInput, run=run, widget=MAP_APP_URI)
+
+
+async def test_a_drawn_result_names_the_card_tools_this_caller_is_listed(config):
+    dispatcher = dispatcher_of(*[named_tool(name) for name in ("tomtom-poi-search", "tomtom-routing", "tomtom-x")])
+    everyone = CallContext(config=config, transport="http", client_name="Host A")
+    hidden = CallContext(
+        config=config, transport="http", client_name="Host B", hidden_tools=frozenset({"tomtom-routing"})
+    )
+
+    drawn = await dispatcher.call("tomtom-poi-search", {"show_ui": True}, everyone)
+    narrower = await dispatcher.call("tomtom-poi-search", {"show_ui": True}, hidden)
+    text_only = await dispatcher.call("tomtom-poi-search", {"show_ui": False}, everyone)
+
+    assert drawn.meta[CALLABLE_KEY] == ["tomtom-routing", "tomtom-poi-search"], "in MAP_APP_CALLS order, listed only"
+    assert narrower.meta[CALLABLE_KEY] == ["tomtom-poi-search"], "a tool this caller is not listed is not offered"
+    assert CALLABLE_KEY not in text_only.meta, "no widget draws it"
+
+
+def test_the_card_calls_the_tools_the_server_names_and_no_other():
+    page = map_app().html
+    card = re.search(r"for \(const \[label, tool, args, message\] of \[(.*?)\]\) \{", page, re.S)
+    assert card is not None, "the card's button table moved: update this test"
+    assert re.findall(r'"(tomtom-[a-z-]+)"', card.group(1)) == list(MAP_APP_CALLS)

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from protocol.appdata import APP_DATA_KEY
+from protocol.appdata import APP_DATA_KEY, CALLABLE_KEY
 from tests.conftest import apps_extension, http_client, server_process
 from tests.support.https_server import LocalHttps
 from tests.support.tomtom_stub import TomTomStub
@@ -87,6 +87,7 @@ async def test_a_fetch_answered_by_another_replica(data_host):
     assert not inline.is_error and not too_large.is_error and not fetched.is_error and not dropped.is_error
     assert decode(inline.meta[APP_DATA_KEY])["data_viz"]["geojson"] == geojson(50)
     assert re.fullmatch(r"[0-9a-f]{16}", too_large.meta.pop("request_id"))
+    assert too_large.meta.pop(CALLABLE_KEY) == ["tomtom-routing", "tomtom-poi-search", "tomtom-reachable-range"]
     assert too_large.meta == {"show_ui": True, "tool": "tomtom-data-viz", "delivery": "too_large"}
     assert json.loads(too_large.content[0].text)["features"] == 20_000
     assert decode(json.loads(fetched.content[0].text)["app_data"])["data_viz"]["geojson"] == geojson(20_000)

@@ -239,3 +239,21 @@ def test_an_error_is_logged_to_the_host(host, files, tomtom):
         host.reported()
     (logged,) = [e for e in host.events("notifications/message") if e["level"] == "error"]
     assert logged["logger"] == "tomtom-map" and logged["data"].startswith("tomtom-routing result:"), logged
+
+
+def test_the_card_offers_its_tools_in_a_host_that_does_not_answer_tools_list(host, files, tomtom):
+    """The plain `AppBridge` passes the widget's `tools/call` on but leaves its `tools/list`
+    unanswered: the result's `_meta` names the card tools this caller is listed, so the buttons
+    are there all the same, and work."""
+    with serve(tomtom, files) as server:
+        host.start(server, {**SEARCH, "answerToolsList": False})
+        host.reported()
+        host.click_at(PHARMACY)
+        buttons = host.frame.locator(".card .acts button")
+        assert buttons.all_inner_texts() == ["Route here", "Search nearby", "Show reachable area"]
+        host.frame.locator(".card").get_by_text("Route here").click()
+        host.wait_reports(2)
+        after = host.state()
+    assert "tools/list" not in host.log(), "this host never answered the widget's tools/list"
+    assert "tools/call tomtom-routing" in host.log()
+    assert after["tool"] == "tomtom-routing" and after["outcome"] == "drawn"

@@ -11,7 +11,7 @@ from mcp import Client
 from mcp.server.apps import APP_MIME_TYPE
 from mcp.shared.exceptions import MCPError
 
-from protocol.appdata import APP_DATA_KEY
+from protocol.appdata import APP_DATA_KEY, CALLABLE_KEY
 from protocol.mcp_apps import tool_meta
 from protocol.server import build_server
 from protocol.service import build_dispatcher
@@ -49,7 +49,7 @@ async def test_show_ui_adds_no_coordinates_to_the_text(stub, dispatcher, context
     assert shown_text == plain_text
     assert "_meta" not in shown.text and "points" not in shown.text
     assert plain.meta == {"show_ui": False, "tool": "tomtom-routing", "request_id": context.request_id}
-    assert set(shown.meta) == {"show_ui", "tool", "request_id", "delivery", APP_DATA_KEY}
+    assert set(shown.meta) == {"show_ui", "tool", "request_id", "delivery", APP_DATA_KEY, CALLABLE_KEY}
     assert shown.meta["delivery"] == "inline"
     app = decode(
         shown.meta[APP_DATA_KEY]

@@ -22,6 +22,10 @@ from urllib.parse import urlsplit
 from tools.tomtom.backends import CREDITS
 
 MAP_APP_URI = "ui://tomtom-map/app.html"
+MAP_APP_CALLS = ("tomtom-routing", "tomtom-poi-search", "tomtom-reachable-range")
+"""The tools the map app's card calls through the host ("Route here", "Search nearby", "Show
+reachable area"). Each result the app draws names those its caller is listed, so the card offers
+only what this caller can use, in hosts that do not pass the app's `tools/list` on too."""
 MAPLIBRE_VERSION = "6.17.0"
 MAPLIBRE_CDN = f"https://cdn.jsdelivr.net/npm/maplibre-gl@{MAPLIBRE_VERSION}/dist/"
 TOMTOM_DOMAINS = ("https://api.tomtom.com", "https://*.api.tomtom.com")

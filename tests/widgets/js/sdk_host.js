@@ -25,7 +25,7 @@ const record = (method, params) => {
   window.hostEvents.push({ method, params });
 };
 
-window.runSdkHost = async ({ server, tool, args, dropMeta = false, cancel = null, serverTools = true, partial = null, hold = false }) => {
+window.runSdkHost = async ({ server, tool, args, dropMeta = false, cancel = null, serverTools = true, partial = null, hold = false, answerToolsList = true }) => {
   const client = new Client(HOST, { capabilities: { extensions: APPS } });
   await client.connect(new StreamableHTTPClientTransport(new URL(server)));
   const { tools } = await client.listTools();
@@ -53,8 +53,9 @@ window.runSdkHost = async ({ server, tool, args, dropMeta = false, cancel = null
     bridge.setHostContext(window.hostContext);
     return { mode: params.mode };
   };
-  // The tools this session lists, for the widget's buttons (AppBridge proxies tools/call only).
-  if (serverTools) {
+  // The tools this session lists, for the widget's buttons (AppBridge proxies tools/call only;
+  // answerToolsList: false is the plain AppBridge, which leaves the widget's tools/list unanswered).
+  if (serverTools && answerToolsList) {
     bridge.setRequestHandler("tools/list", async (request) => {
       window.hostLog.push("tools/list");
       return client.listTools(request.params);
