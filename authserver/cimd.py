@@ -46,6 +46,8 @@ from authserver.errors import OAuthError
 from authserver.models import OAuthClient
 from authserver.redirects import redirect_uri_problem
 from core.errors import ToolError
+from core.events import ERROR_TEXT_LENGTH, clip, log
+from core.operations import OAuthClientRefused
 from tools.download import ARGUMENT, Downloaded, DownloadPolicy, download_with_headers
 
 MAX_URL_LENGTH = 2048
@@ -93,10 +95,19 @@ def resolve_metadata_client(
             raise refused("this client_id is registered, not a metadata document")
         if row.expires_at is not None and row.expires_at > now:
             return row
+    try:
+        return _fetched(client_id, policy or default_policy(), now)
+    except OAuthError as refusal:  # the operator's view of why this client cannot sign in
+        log(OAuthClientRefused(client_id=client_id, error=clip(refusal.description, ERROR_TEXT_LENGTH)))
+        raise
+
+
+def _fetched(client_id: str, policy: DownloadPolicy, now: dt.datetime) -> OAuthClient:
+    """The document fetched (within the per-host rate), checked and stored in the client's row."""
     host = (urlsplit(client_id).hostname or "").lower()
     if not ratelimit.allow("cimd-fetch", host, FETCHES_PER_HOST_PER_MINUTE, 60):
         raise refused(f"{host} was asked for metadata documents too often in the last minute; try again shortly")
-    downloaded = fetch(client_id, policy or default_policy())
+    downloaded = fetch(client_id, policy)
     document = parse_document(client_id, downloaded.body)
     expires_at = now + dt.timedelta(seconds=cache_seconds(downloaded.headers.get("cache-control", "")))
     row = services.store_metadata_client(client_id, document, fetched_at=now, expires_at=expires_at)

@@ -8,6 +8,9 @@ window's edge a caller may get up to twice the limit within seconds, as with the
 
 `who` (a client address) is stored only as a truncated SHA-256, so the table does not keep
 addresses in clear. The count stops one above the limit, so a flood cannot overflow the column.
+Rows of a bucket older than the previous window are deleted by the first count of each new
+window on each replica (`_purge`), so the table holds about the callers of the last two windows,
+not every address that ever asked.
 """
 
 from __future__ import annotations
@@ -41,7 +44,22 @@ def allow(bucket: str, who: str, limit: int, window_seconds: int, *, now: float 
     if window_seconds < 1:
         raise ValueError("window_seconds is at least 1")
     window = int((time.time() if now is None else now) // window_seconds)
-    return _count(key_for(bucket, who), window, limit) <= limit
+    key = key_for(bucket, who)
+    _purge(bucket, window)
+    return _count(key, window, limit) <= limit
+
+
+_purged: dict[str, int] = {}
+"""The window each bucket was last purged in, on this replica (a memo, not request state: a
+replica that forgets only purges again)."""
+
+
+def _purge(bucket: str, window: int) -> None:
+    """Delete the bucket's rows of windows before the previous one, once a window per replica."""
+    if _purged.get(bucket) == window:
+        return
+    RateBucket.objects.filter(key__startswith=f"{bucket}:", window__lt=window - 1).delete()
+    _purged[bucket] = window
 
 
 def _count(key: str, window: int, limit: int) -> int:

@@ -32,6 +32,7 @@ EVENTS: tuple[type[Event], ...] = (
     operations.SigningKeysRefused,
     operations.SigningKeysSkipped,
     operations.OAuthClientRegistered,
+    operations.OAuthClientRefused,
     operations.OAuthGrantIssued,
     operations.OAuthGrantRevoked,
     operations.OAuthRefreshReused,

@@ -204,6 +204,18 @@ class OAuthClientRegistered(Event, kw_only=True, frozen=True):
     redirect_uris: Count
 
 
+class OAuthClientRefused(Event, kw_only=True, frozen=True):
+    """A client whose `client_id` is an https URL could not sign in: its Client ID Metadata
+    Document could not be fetched or broke a rule (`error` says which). The person sees the same
+    reason on the error page; this line is how the operator sees it."""
+
+    LOGGER = "authserver"
+    MESSAGE = "OAuth client refused"
+    LEVEL = logging.WARNING
+    client_id: OAuthClientId
+    error: ErrorText
+
+
 class OAuthGrantIssued(Event, kw_only=True, frozen=True):
     """A person consented: the built-in authorization server issued a grant (and its code)."""
 

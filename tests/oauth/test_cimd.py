@@ -9,6 +9,7 @@ answers a public address and a connector sends it to a local HTTPS server with i
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 import orjson
 import pytest
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from authserver import cimd
 from authserver.errors import OAuthError
 from authserver.models import OAuthClient
+from tests.support import logs
 from tests.support.https_server import LocalHttps
 from tools.download import DownloadPolicy
 
@@ -214,6 +216,14 @@ def test_documents_breaking_a_rule_are_refused_naming_it(https, document, why):
     serve(https, document)
     assert why in refusal(https)
     assert not OAuthClient.objects.exists()
+
+
+def test_a_refused_document_tells_the_operator_why_in_the_log(https, caplog):
+    serve(https, DOCUMENT | {"client_id": "https://elsewhere.example/agent.json"})
+    caplog.set_level(logging.INFO, logger="authserver")
+    why = refusal(https)
+    (refused,) = [logs.line(r) for r in caplog.records if r.getMessage() == "OAuth client refused"]
+    assert refused["client_id"] == CLIENT_ID and refused["error"] == why and refused["level"] == "warning"
 
 
 def test_a_document_over_the_size_bound_is_refused_while_reading(https, settings):

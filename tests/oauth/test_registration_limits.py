@@ -54,6 +54,20 @@ def test_the_address_is_stored_only_as_a_hash_and_the_count_stops_above_the_limi
     assert (row.window, row.count) == (int(T0 // HOUR), 3)
 
 
+def test_old_windows_are_purged_so_the_table_keeps_only_recent_callers(monkeypatch):
+    monkeypatch.setattr(ratelimit, "_purged", {})
+    for hour, address in enumerate(["203.0.113.1", "203.0.113.2", "203.0.113.3"]):
+        ratelimit.allow("register", address, 5, HOUR, now=T0 + hour * HOUR)
+    ratelimit.allow("other", "203.0.113.9", 5, HOUR, now=T0)
+
+    ratelimit.allow("register", "203.0.113.4", 5, HOUR, now=T0 + 3 * HOUR)
+
+    kept = sorted((row.key.split(":")[0], row.window - int(T0 // HOUR)) for row in RateBucket.objects.all())
+    assert kept == [("other", 0), ("register", 2), ("register", 3)], (
+        "this window and the one before; other buckets kept"
+    )
+
+
 def test_bucket_names_that_would_not_fit_the_key_are_refused():
     with pytest.raises(ValueError):
         ratelimit.allow("x" * 68, "203.0.113.7", 1, HOUR)
