@@ -71,3 +71,26 @@ def test_nothing_is_written_beside_the_code_by_default(tmp_path):
         env={**env, "TOMTOM_MCP_DATA_DIR": str(tmp_path / "moved")},
     ).stdout
     assert json.loads(moved) == [str(tmp_path / "moved" / "db.sqlite3"), str(tmp_path / "moved" / "static")]
+
+
+def fallbacks(extra: dict[str, str]) -> str:
+    """SECRET_KEY_FALLBACKS as a fresh process reads them (no .env; DJANGO_SECRET_KEY_FALLBACKS
+    only as `extra` gives it)."""
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SECRET_KEY_FALLBACKS"}
+    code = (
+        "import django; django.setup(); from django.conf import settings as s; print(','.join(s.SECRET_KEY_FALLBACKS))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**env, "DJANGO_SETTINGS_MODULE": "tomtom_mcp.settings", "DOTENV_PATH": "/nonexistent", **extra},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_secret_key_fallbacks_come_from_the_environment_newest_first():
+    assert fallbacks({"DJANGO_SECRET_KEY_FALLBACKS": "older-secret, oldest-secret"}) == "older-secret,oldest-secret"
+    assert fallbacks({}) == ""

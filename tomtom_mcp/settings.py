@@ -29,6 +29,9 @@ EMBEDDED_DATABASE = DATA_DIR / "db.sqlite3"
 DEBUG = env_bool("DJANGO_DEBUG", False)
 INSECURE_DEV_KEY = "django-insecure-development-key-set-DJANGO_SECRET_KEY-in-production"  # check --deploy flags it
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", INSECURE_DEV_KEY) or INSECURE_DEV_KEY
+SECRET_KEY_FALLBACKS = env_list("DJANGO_SECRET_KEY_FALLBACKS", [])
+"""Earlier DJANGO_SECRET_KEYs, newest first, still accepted while a rotation settles: Django's
+signed values and the built-in authorization server's access tokens made with them stay valid."""
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 ALLOWED_HOSTS = env_list("MCP_ALLOWED_HOSTS", LOOPBACK_HOSTS)
