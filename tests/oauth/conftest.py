@@ -47,10 +47,15 @@ def sign_in(settings, issuer, stub):
     close_connections()
 
 
-@pytest.fixture
-def tenant(sign_in):
-    acme = Tenant.objects.create(name="Acme", claim="acme")
-    key = TenantKey(tenant=acme, label="first")
+def acme() -> Tenant:
+    """The tenant `acme` (claim `acme`) with one key, CANARY_KEY, which TomTom must then see."""
+    tenant = Tenant.objects.create(name="Acme", claim="acme")
+    key = TenantKey(tenant=tenant, label="first")
     key.set_key(CANARY_KEY)
     key.save()
-    return acme
+    return tenant
+
+
+@pytest.fixture
+def tenant(sign_in):
+    return acme()

@@ -26,8 +26,9 @@ from authserver import services, tokens
 from authserver.checks import check_builtin
 from authserver.models import AuthorizationCode, Grant, OAuthClient, RefreshToken
 from protocol import http
-from tenants.models import Tenant, TenantKey, TenantMember
+from tenants.models import TenantMember
 from tests.conftest import CANARY_KEY, data
+from tests.oauth.conftest import acme
 from tests.support import logs
 from tests.support.signing_in import ACCEPT, CHALLENGE, GEOCODE, LIST, RESOURCE, SERVER_KEY
 from tests.support.tomtom_stub import TomTomStub
@@ -70,11 +71,7 @@ def builtin(settings, stub):
 
 @pytest.fixture
 def tenant(builtin):
-    acme = Tenant.objects.create(name="Acme", claim="acme")
-    key = TenantKey(tenant=acme, label="first")
-    key.set_key(CANARY_KEY)
-    key.save()
-    return acme
+    return acme()
 
 
 @pytest.fixture
@@ -450,18 +447,24 @@ def test_the_whole_flow_calls_tools_as_the_tenant(person, stub, caplog):
     assert logs.fields(issued) == {"grant": str(Grant.objects.get().pk), "client_id": client_id, "tenant": "Acme"}
 
 
-def test_a_code_works_once_and_a_replay_revokes_the_grant(person, stub):
-    api = Client()
+def code_exchange(api: Client) -> dict[str, str]:
+    """A registered client's token request for a fresh code the person allowed, verifier included."""
     client_id = register(api).json()["client_id"]
     verifier, challenge = pkce()
     code = sign_in_and_allow(Client(), client_id, challenge)["code"]
-    form = {
+    return {
         "grant_type": "authorization_code",
         "code": code,
         "redirect_uri": "http://127.0.0.1:53682/callback",
         "client_id": client_id,
         "code_verifier": verifier,
     }
+
+
+def test_a_code_works_once_and_a_replay_revokes_the_grant(person, stub):
+    api = Client()
+    form = code_exchange(api)
+    client_id = form["client_id"]
     first = exchange(api, **form)
     assert first.status_code == 200
     again = exchange(api, **form)
@@ -491,17 +494,7 @@ def test_a_code_works_once_and_a_replay_revokes_the_grant(person, stub):
 )
 def test_a_bad_exchange_gets_a_coded_error_and_no_token(person, change, error):
     api = Client()
-    client_id = register(api).json()["client_id"]
-    verifier, challenge = pkce()
-    code = sign_in_and_allow(Client(), client_id, challenge)["code"]
-    form = {
-        "grant_type": "authorization_code",
-        "code": code,
-        "redirect_uri": "http://127.0.0.1:53682/callback",
-        "client_id": client_id,
-        "code_verifier": verifier,
-        **change,
-    }
+    form = {**code_exchange(api), **change}
     response = exchange(api, **{k: v for k, v in form.items() if v is not None})
     assert response.status_code == 400
     assert response.json()["error"] == error
