@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
+import jwt
 from django.conf import settings
 from django.db import DatabaseError, connections
 from django.utils import timezone
@@ -60,16 +61,12 @@ def keys() -> list[tokens.SigningKey]:
 
 def access_token_claims(token: str, *, issuer: str, audiences: list[str]) -> dict[str, Any] | None:
     """The claims of a valid built-in access token (revocation aside), None for any other string."""
-    from authserver.tokens import TokenInvalid
-
     if len(token) > 16 * 1024 or token.count(".") != 2:
         return None
     try:
-        import jwt
-
         header = jwt.get_unverified_header(token)
         return tokens.verify(token, header, keys(), issuer=issuer, audiences=audiences, leeway=0)
-    except (TokenInvalid, jwt.PyJWTError):
+    except (tokens.TokenInvalid, jwt.PyJWTError):
         return None
 
 

@@ -95,15 +95,46 @@ def verify(
     key = next((k for k in keys if hmac.compare_digest(k.kid, str(header.get("kid")))), None)
     if key is None:
         raise TokenInvalid("The access token is signed with a key this server does not have")
+    claims = decode(
+        token,
+        key.key,
+        algorithm=ALGORITHM,
+        issuer=issuer,
+        audiences=audiences,
+        leeway=leeway,
+        require=("exp", "iss", "aud", "sub", "iat"),
+    )
+    for name in ("tenant", "client_id", "gid", "sub"):
+        value = claims.get(name)
+        if not isinstance(value, str) or not value or len(value) > MAX_CLAIM_CHARS:
+            raise TokenInvalid(f"The access token has no usable {name} claim")
+    if not isinstance(claims.get("scope", ""), str):
+        raise TokenInvalid("The access token's scope is not a string")
+    return claims
+
+
+def decode(
+    token: str,
+    key: Any,
+    *,
+    algorithm: str,
+    issuer: str,
+    audiences: list[str],
+    leeway: int,
+    require: tuple[str, ...],
+) -> dict[str, Any]:
+    """PyJWT's check of a token's signature, `iss`, `aud`, `exp`/`nbf` and required claims, its
+    refusals said as `TokenInvalid` in the words a 401's challenge carries: one wording for this
+    server's own tokens and an external issuer's (protocol/oauth.py) alike."""
     try:
-        claims = jwt.decode(
+        return jwt.decode(
             token,
-            key=key.key,
-            algorithms=[ALGORITHM],
+            key=key,
+            algorithms=[algorithm],
             issuer=issuer,
             audience=audiences,
             leeway=leeway,
-            options={"require": ["exp", "iss", "aud", "sub", "iat"]},
+            options={"require": list(require), "verify_signature": True},
         )
     except jwt.ExpiredSignatureError:
         raise TokenInvalid("The access token has expired") from None
@@ -115,12 +146,5 @@ def verify(
         raise TokenInvalid("The access token is not for this resource") from None
     except jwt.MissingRequiredClaimError as exc:
         raise TokenInvalid(f"The access token has no {exc.claim} claim") from None
-    except jwt.PyJWTError:
+    except jwt.PyJWTError:  # bad signature, key/algorithm mismatch, unreadable claims
         raise TokenInvalid("The access token's signature or claims are invalid") from None
-    for name in ("tenant", "client_id", "gid", "sub"):
-        value = claims.get(name)
-        if not isinstance(value, str) or not value or len(value) > MAX_CLAIM_CHARS:
-            raise TokenInvalid(f"The access token has no usable {name} claim")
-    if not isinstance(claims.get("scope", ""), str):
-        raise TokenInvalid("The access token's scope is not a string")
-    return claims

@@ -37,7 +37,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jwt
 import orjson
 from django.db import DatabaseError
 from mcp.server.auth.provider import AccessToken
@@ -236,27 +235,17 @@ class ResourceServer:
         if key is None:
             raise _invalid("The access token is signed with a key the issuer does not publish")
         try:
-            claims = jwt.decode(
+            claims = builtin_tokens.decode(
                 token,
-                key=key,
-                algorithms=[str(algorithm)],
+                key,
+                algorithm=str(algorithm),
                 issuer=self.settings.issuer,
-                audience=self._audiences,
+                audiences=self._audiences,
                 leeway=self.settings.leeway_seconds,
-                options={"require": ["exp", "iss", "aud"], "verify_signature": True},
+                require=("exp", "iss", "aud"),
             )
-        except jwt.ExpiredSignatureError:
-            raise _invalid("The access token has expired") from None
-        except jwt.ImmatureSignatureError:
-            raise _invalid("The access token is not valid yet") from None
-        except jwt.InvalidIssuerError:
-            raise _invalid("The access token is from another issuer") from None
-        except jwt.InvalidAudienceError:
-            raise _invalid("The access token is not for this resource") from None
-        except jwt.MissingRequiredClaimError as exc:
-            raise _invalid(f"The access token has no {exc.claim} claim") from None
-        except jwt.PyJWTError:  # bad signature, key/algorithm mismatch, unreadable claims
-            raise _invalid("The access token's signature or claims are invalid") from None
+        except builtin_tokens.TokenInvalid as refused:
+            raise _invalid(str(refused)) from None
         scopes = self._required_scopes(claims)
         tenant = claims.get(self.settings.tenant_claim)
         if not isinstance(tenant, str) or not tenant or len(tenant) > MAX_CLAIM_CHARS:

@@ -27,7 +27,7 @@ from authserver.checks import check_builtin
 from authserver.models import AuthorizationCode, Grant, OAuthClient, RefreshToken
 from protocol import http
 from tenants.models import TenantMember
-from tests.conftest import CANARY_KEY, data
+from tests.conftest import CANARY_KEY
 from tests.oauth.conftest import acme
 from tests.support import logs
 from tests.support.signing_in import ACCEPT, CHALLENGE, GEOCODE, LIST, RESOURCE, SERVER_KEY
@@ -38,13 +38,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 ISSUER = "http://testserver"
 REDIRECT = "http://127.0.0.1/callback"
 PASSWORD = "correct horse battery staple"
-
-
-@pytest.fixture
-def stub():
-    with TomTomStub() as running:
-        running.route("GET", r"/maps/orbis/places/geocode", json_body=data("geocode_v2.json"))
-        yield running
 
 
 @pytest.fixture
